@@ -1,0 +1,265 @@
+//! The CPU matchers: one per query shape, each chosen for speed.
+//!
+//! | query                          | matcher                                  |
+//! |--------------------------------|------------------------------------------|
+//! | one literal, case-sensitive    | `memchr::memmem` (SIMD two-way)          |
+//! | many literals, or ASCII `-i`   | `aho-corasick`, leftmost-first (Teddy)   |
+//! | regex, wildcard, Unicode `-i`, `-w`, `-x` | `regex::bytes`                |
+//! | fuzzy                          | pigeonhole prefilter + Myers bit-vector  |
+//!
+//! Every matcher finds *candidates* in a whole buffer (fast, no per-line
+//! overhead) and confirms them per line only where a candidate could be
+//! wrong: a regex match that runs across a `\n`, or a fuzzy prefilter hit.
+
+use aho_corasick::{AhoCorasick, Input, MatchKind};
+use memchr::memmem;
+use regex::bytes::{Regex, RegexBuilder};
+
+use super::fuzzy::Fuzzy;
+use crate::error::Error;
+use crate::query::{Analysis, CaseMode, QueryBuilder, QueryKind, Syntax};
+
+/// A candidate position: where the match starts in the buffer, and whether
+/// its line must be re-checked.
+pub(crate) struct Candidate {
+    pub(crate) start: usize,
+    /// True when the line containing `start` may not match after all.
+    pub(crate) verify: bool,
+}
+
+pub(crate) enum Matcher {
+    /// The empty pattern: every line matches.
+    All,
+    Memmem(memmem::Finder<'static>),
+    Aho(AhoCorasick),
+    /// A regex; `word` means it has the `-w` wrapper and the match proper is
+    /// capture group 1.
+    Regex {
+        re: Regex,
+        word: bool,
+    },
+    Fuzzy(Fuzzy),
+}
+
+impl std::fmt::Debug for Matcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Matcher::{}", self.name())
+    }
+}
+
+/// Escapes literal bytes for the regex parser. Valid UTF-8 is escaped as
+/// text (so Unicode case folding applies); other bytes become `\xNN` in a
+/// non-Unicode group.
+pub(crate) fn escape_bytes(p: &[u8]) -> String {
+    match std::str::from_utf8(p) {
+        Ok(s) => regex_syntax::escape(s),
+        Err(_) => {
+            let mut out = String::new();
+            for chunk in p.utf8_chunks() {
+                out.push_str(&regex_syntax::escape(chunk.valid()));
+                for b in chunk.invalid() {
+                    out.push_str(&format!("(?-u:\\x{b:02X})"));
+                }
+            }
+            out
+        }
+    }
+}
+
+fn wildcard_to_regex(p: &[u8]) -> String {
+    let mut out = String::new();
+    let mut lit = Vec::new();
+    let flush = |lit: &mut Vec<u8>, out: &mut String| {
+        if !lit.is_empty() {
+            out.push_str(&escape_bytes(lit));
+            lit.clear();
+        }
+    };
+    for &b in p {
+        match b {
+            b'*' => {
+                flush(&mut lit, &mut out);
+                out.push_str("(?-u:[^\\n])*");
+            }
+            b'?' => {
+                flush(&mut lit, &mut out);
+                out.push_str("(?-u:[^\\n])");
+            }
+            _ => lit.push(b),
+        }
+    }
+    flush(&mut lit, &mut out);
+    out
+}
+
+impl Matcher {
+    pub(crate) fn new(b: &QueryBuilder, pats: &[Vec<u8>], a: &Analysis) -> Result<Matcher, Error> {
+        let (word, line) = (b.word, b.whole_line);
+        if a.kind == QueryKind::Literal && !word && !line {
+            let lits = a.literals.as_ref().expect("literal analysis has literals");
+            if lits.iter().any(|l| l.is_empty()) {
+                return Ok(Matcher::All);
+            }
+            match a.case {
+                CaseMode::Sensitive if lits.len() == 1 => {
+                    return Ok(Matcher::Memmem(memmem::Finder::new(&lits[0]).into_owned()));
+                }
+                CaseMode::Sensitive | CaseMode::Ascii => {
+                    let ac = AhoCorasick::builder()
+                        .match_kind(MatchKind::LeftmostFirst)
+                        .ascii_case_insensitive(a.case == CaseMode::Ascii)
+                        .build(lits)
+                        .map_err(|e| Error::pattern(format!("cannot build literal matcher: {e}")))?;
+                    return Ok(Matcher::Aho(ac));
+                }
+                CaseMode::Unicode => {}
+            }
+        }
+        if a.kind == QueryKind::Fuzzy && !word && !line {
+            if let Syntax::Fuzzy(k) = b.syntax {
+                return Ok(Matcher::Fuzzy(Fuzzy::new(pats, k, a.case != CaseMode::Sensitive)));
+            }
+        }
+        if a.kind == QueryKind::Fuzzy {
+            return Err(Error::query("--fuzzy cannot be combined with -w or -x"));
+        }
+        // Everything else is a regex.
+        let alts: Vec<String> = match a.kind {
+            QueryKind::Regex => pats
+                .iter()
+                .map(|p| String::from_utf8_lossy(p).into_owned())
+                .collect(),
+            QueryKind::Literal => a
+                .literals
+                .as_ref()
+                .expect("literal analysis has literals")
+                .iter()
+                .map(|l| escape_bytes(l))
+                .collect(),
+            QueryKind::Wildcard => pats.iter().map(|p| wildcard_to_regex(p)).collect(),
+            QueryKind::Fuzzy => unreachable!("handled above"),
+        };
+        let flags = match (a.kind, a.case) {
+            (QueryKind::Regex, _) | (_, CaseMode::Sensitive) => "",
+            (_, CaseMode::Ascii) => "i-u",
+            (_, CaseMode::Unicode) => "i",
+        };
+        let body = alts
+            .iter()
+            .map(|p| format!("(?{flags}:{p})"))
+            .collect::<Vec<_>>()
+            .join("|");
+        let pattern = if line {
+            format!("^(?:{body})$")
+        } else if word {
+            format!("(?:^|\\W)({body})(?:$|\\W)")
+        } else {
+            body
+        };
+        let re = RegexBuilder::new(&pattern)
+            .multi_line(true)
+            .case_insensitive(a.kind == QueryKind::Regex && a.case == CaseMode::Unicode)
+            .size_limit(256 << 20)
+            .dfa_size_limit(256 << 20)
+            .build()
+            .map_err(|e| Error::pattern(format!("regex error:\n{e}")))?;
+        Ok(Matcher::Regex { re, word })
+    }
+
+    pub(crate) fn name(&self) -> &'static str {
+        match self {
+            Matcher::All => "all-lines",
+            Matcher::Memmem(_) => "memmem",
+            Matcher::Aho(_) => "aho-corasick",
+            Matcher::Regex { .. } => "regex",
+            Matcher::Fuzzy(_) => "fuzzy",
+        }
+    }
+
+    /// The first candidate in `hay[at..end]` (`at` is a line start; `end` is
+    /// a line start or `hay.len()`). `hay[..at]` is context for look-behind.
+    #[inline]
+    pub(crate) fn find_candidate(&self, hay: &[u8], at: usize, end: usize) -> Option<Candidate> {
+        match self {
+            Matcher::All => (at < end).then_some(Candidate {
+                start: at,
+                verify: false,
+            }),
+            Matcher::Memmem(f) => f.find(&hay[at..end]).map(|i| Candidate {
+                start: at + i,
+                verify: false,
+            }),
+            Matcher::Aho(ac) => ac
+                .find(Input::new(hay).span(at..end))
+                .map(|m| Candidate {
+                    start: m.start(),
+                    verify: false,
+                }),
+            Matcher::Regex { re, word: false } => {
+                re.find_at(&hay[..end], at).map(|m| Candidate {
+                    start: m.start(),
+                    verify: memchr::memchr(b'\n', &hay[m.start()..m.end()]).is_some(),
+                })
+            }
+            Matcher::Regex { re, word: true } => {
+                let caps = re.captures_at(&hay[..end], at)?;
+                let g = caps.get(1).expect("word wrapper has group 1");
+                Some(Candidate {
+                    start: g.start(),
+                    verify: memchr::memchr(b'\n', &hay[g.start()..g.end()]).is_some(),
+                })
+            }
+            Matcher::Fuzzy(f) => f.find_candidate(hay, at, end).map(|s| Candidate {
+                start: s,
+                verify: true,
+            }),
+        }
+    }
+
+    /// Does this single line (no terminator) match?
+    pub(crate) fn is_match_line(&self, line: &[u8]) -> bool {
+        match self {
+            Matcher::All => true,
+            Matcher::Memmem(f) => f.find(line).is_some(),
+            Matcher::Aho(ac) => ac.is_match(line),
+            Matcher::Regex { re, .. } => re.is_match(line),
+            Matcher::Fuzzy(f) => f.is_match_line(line),
+        }
+    }
+
+    /// Non-overlapping matches in one line, left to right.
+    pub(crate) fn find_iter_line(&self, line: &[u8]) -> Vec<std::ops::Range<usize>> {
+        let mut out = Vec::new();
+        match self {
+            Matcher::All => out.push(0..0),
+            Matcher::Memmem(f) => {
+                let n = f.needle().len();
+                out.extend(f.find_iter(line).map(|s| s..s + n));
+            }
+            Matcher::Aho(ac) => out.extend(ac.find_iter(line).map(|m| m.start()..m.end())),
+            Matcher::Regex { re, word: false } => {
+                out.extend(re.find_iter(line).map(|m| m.start()..m.end()));
+            }
+            Matcher::Regex { re, word: true } => {
+                let mut at = 0;
+                while at <= line.len() {
+                    let Some(caps) = re.captures_at(line, at) else {
+                        break;
+                    };
+                    let g = caps.get(1).expect("word wrapper has group 1");
+                    out.push(g.start()..g.end());
+                    // Resume after the word itself, not after the trailing
+                    // boundary character, so adjacent words both count.
+                    at = if g.end() > g.start() {
+                        g.end()
+                    } else {
+                        caps.get(0).unwrap().end().max(at + 1)
+                    };
+                }
+            }
+            Matcher::Fuzzy(f) => out.extend(f.find_iter_line(line)),
+        }
+        out
+    }
+}
+

@@ -1,0 +1,218 @@
+//! The CPU engine: the fallback when no GPU helps, and the reference that
+//! every GPU kernel is checked against.
+//!
+//! One document is searched as one buffer (no per-line calls): the matcher
+//! finds a candidate, the loop finds its line with `memrchr`/`memchr`, and
+//! the search resumes at the next line. With several threads, the document
+//! is cut at line boundaries into chunks searched in parallel (ripgrep
+//! parallelises across files only; a single large log is the common case
+//! here).
+
+pub(crate) mod fuzzy;
+pub(crate) mod matcher;
+
+use rayon::prelude::*;
+
+use crate::corpus::Document;
+use crate::query::Query;
+use crate::{DocHits, Want};
+
+/// Options for the CPU engine.
+#[derive(Clone, Copy, Debug)]
+pub struct CpuOptions {
+    /// Threads for one document; 0 means all cores.
+    pub threads: usize,
+    /// Count only, or also list the matching lines.
+    pub want: Want,
+    /// Stop after this many selected lines per document (`-m`).
+    pub max_count: Option<u64>,
+}
+
+impl Default for CpuOptions {
+    fn default() -> Self {
+        CpuOptions {
+            threads: 1,
+            want: Want::Lines,
+            max_count: None,
+        }
+    }
+}
+
+/// Below this many bytes per thread, splitting costs more than it saves.
+const MIN_CHUNK: usize = 1 << 20;
+
+/// Calls `on_line(start, end)` for every line of `hay[start..end]` that
+/// matches, before `-v`; stops when `on_line` returns false. `start` must be
+/// a line start and `end` a line start or `hay.len()`.
+pub(crate) fn for_each_match(
+    q: &Query,
+    hay: &[u8],
+    start: usize,
+    end: usize,
+    mut on_line: impl FnMut(usize, usize) -> bool,
+) {
+    let m = &q.matcher;
+    let mut pos = start;
+    while pos < end {
+        let Some(c) = m.find_candidate(hay, pos, end) else {
+            break;
+        };
+        if c.start >= end {
+            break;
+        }
+        let ls = memchr::memrchr(b'\n', &hay[pos..c.start]).map_or(pos, |i| pos + i + 1);
+        let le = memchr::memchr(b'\n', &hay[c.start..end]).map_or(end, |i| c.start + i);
+        if (!c.verify || m.is_match_line(&hay[ls..le])) && !on_line(ls, le) {
+            return;
+        }
+        pos = le + 1;
+    }
+}
+
+/// Splits `hay` into about `n` chunks at line boundaries.
+fn chunks(hay: &[u8], n: usize) -> Vec<(usize, usize)> {
+    let n = n.clamp(1, (hay.len() / MIN_CHUNK).max(1));
+    let mut out = Vec::with_capacity(n);
+    let mut start = 0;
+    for i in 1..=n {
+        let target = hay.len() * i / n;
+        let end = if i == n || target <= start {
+            if i == n {
+                hay.len()
+            } else {
+                continue;
+            }
+        } else {
+            memchr::memchr(b'\n', &hay[target - 1..]).map_or(hay.len(), |j| target + j)
+        };
+        if end > start {
+            out.push((start, end));
+            start = end;
+        }
+    }
+    out
+}
+
+fn pool(threads: usize) -> Option<rayon::ThreadPool> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .ok()
+}
+
+/// The number of lines in `hay` (a last line without `\n` counts).
+pub(crate) fn count_lines(hay: &[u8]) -> u64 {
+    let nl = memchr::memchr_iter(b'\n', hay).count() as u64;
+    nl + u64::from(hay.last().is_some_and(|&b| b != b'\n'))
+}
+
+/// Searches one document.
+pub fn search_doc(doc: &Document, q: &Query, opts: &CpuOptions) -> DocHits {
+    let hay = doc.data();
+    let threads = if opts.threads == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        opts.threads
+    };
+    let parts = chunks(hay, threads);
+    // Early exit only makes sense single-threaded without -v.
+    let limit = if q.invert() { None } else { opts.max_count };
+    let want_lines = opts.want == Want::Lines;
+    let run = |&(s, e): &(usize, usize)| -> (u64, Vec<usize>) {
+        let mut count = 0u64;
+        let mut starts = Vec::new();
+        for_each_match(q, hay, s, e, |ls, _| {
+            count += 1;
+            if want_lines {
+                starts.push(ls);
+            }
+            limit.is_none_or(|l| count < l)
+        });
+        (count, starts)
+    };
+    let results: Vec<(u64, Vec<usize>)> = if parts.len() > 1 {
+        match pool(threads) {
+            Some(p) => p.install(|| parts.par_iter().map(run).collect()),
+            None => parts.iter().map(run).collect(),
+        }
+    } else {
+        parts.iter().map(run).collect()
+    };
+    let matched: u64 = results.iter().map(|r| r.0).sum();
+    if !want_lines {
+        let selected = if q.invert() {
+            count_lines(hay) - matched
+        } else {
+            matched
+        };
+        let count = opts.max_count.map_or(selected, |m| selected.min(m));
+        return DocHits {
+            count,
+            lines: Vec::new(),
+        };
+    }
+    let idx = doc.lines();
+    let mut ids: Vec<u64> = results
+        .iter()
+        .flat_map(|r| r.1.iter().map(|&ls| idx.line_of(ls as u64)))
+        .collect();
+    if q.invert() {
+        ids = complement(&ids, idx.len());
+    }
+    if let Some(m) = opts.max_count {
+        ids.truncate(m.min(usize::MAX as u64) as usize);
+    }
+    DocHits {
+        count: ids.len() as u64,
+        lines: ids,
+    }
+}
+
+/// The sorted line ids in `0..n` that are not in the sorted `ids`.
+pub(crate) fn complement(ids: &[u64], n: u64) -> Vec<u64> {
+    let mut out = Vec::with_capacity((n as usize).saturating_sub(ids.len()));
+    let mut next = 0u64;
+    for &id in ids {
+        out.extend(next..id);
+        next = id + 1;
+    }
+    out.extend(next..n);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_tile_the_buffer_at_line_starts() {
+        let mut hay = Vec::new();
+        for i in 0..300_000 {
+            hay.extend_from_slice(format!("line {i}\n").as_bytes());
+        }
+        for n in [1, 2, 3, 7, 64] {
+            let cs = chunks(&hay, n);
+            assert_eq!(cs.first().unwrap().0, 0);
+            assert_eq!(cs.last().unwrap().1, hay.len());
+            for w in cs.windows(2) {
+                assert_eq!(w[0].1, w[1].0);
+                assert_eq!(hay[w[1].0 - 1], b'\n');
+            }
+        }
+    }
+
+    #[test]
+    fn complement_works() {
+        assert_eq!(complement(&[1, 3], 5), vec![0, 2, 4]);
+        assert_eq!(complement(&[], 2), vec![0, 1]);
+        assert_eq!(complement(&[0, 1], 2), Vec::<u64>::new());
+    }
+
+    #[test]
+    fn count_lines_conventions() {
+        assert_eq!(count_lines(b""), 0);
+        assert_eq!(count_lines(b"a"), 1);
+        assert_eq!(count_lines(b"a\n"), 1);
+        assert_eq!(count_lines(b"a\n\n"), 2);
+    }
+}

@@ -1,0 +1,350 @@
+//! Queries: what the user asked for, and what it means for each backend.
+//!
+//! A [`Query`] is built once by a [`QueryBuilder`] and is backend-neutral. It
+//! records the analysis that the planner and the backends need: whether the
+//! patterns are plain literals (a regex such as `ERROR_503` is), which kind of
+//! case folding applies, and the compiled CPU matcher, which is also the
+//! reference every other backend is checked against.
+//!
+//! # Matching rules (every backend follows them)
+//!
+//! * A line is the bytes between two `\n`; a `\r` before the `\n` is part of
+//!   the line. Patterns never match across lines; a pattern containing `\n`
+//!   is split into several patterns (as grep does).
+//! * The empty pattern matches every line.
+//! * `-i` on an ASCII-only literal folds ASCII letters only. On a regex it
+//!   follows Unicode simple case folding (the `regex` crate), and a literal
+//!   with a non-ASCII letter folds by Unicode too. A regex that is a plain
+//!   literal is only treated as a literal under `-i` when the two foldings
+//!   agree (no `k` or `s`, whose folds include U+212A and U+017F).
+//! * `-w`: some match must have a non-word character (or the line edge) on
+//!   each side; word characters are Unicode `\w`, and invalid UTF-8 is neither
+//!   (as in the `regex` crate). `-x`: some match must span the whole line.
+//! * `--wildcard`: `*` is any run of bytes within the line, `?` one byte.
+//! * `--fuzzy K`: the line holds a substring within Levenshtein distance K of
+//!   the pattern, counted in bytes.
+
+use std::sync::Arc;
+
+use crate::cpu::matcher::Matcher;
+use crate::error::Error;
+
+/// How patterns are read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Syntax {
+    /// A regular expression (grep's default); literals are noticed.
+    #[default]
+    Regex,
+    /// Fixed strings (`-F`).
+    Fixed,
+    /// `*` and `?` wildcards, everything else literal.
+    Wildcard,
+    /// Lines within this edit distance (0..=3) of the pattern.
+    Fuzzy(u8),
+}
+
+/// Which case folding a query needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CaseMode {
+    /// Bytes compare as they are.
+    Sensitive,
+    /// ASCII letters fold (`-i` on an ASCII literal): GPU-capable.
+    Ascii,
+    /// Unicode simple case folding (`-i` on a regex or a non-ASCII literal).
+    Unicode,
+}
+
+/// The shape of a query after analysis, for the planner.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueryKind {
+    /// Every pattern is a plain literal (possibly after regex analysis).
+    Literal,
+    /// A real regular expression.
+    Regex,
+    /// Wildcard patterns.
+    Wildcard,
+    /// Approximate matching.
+    Fuzzy,
+}
+
+/// Builds a [`Query`].
+#[derive(Clone, Debug, Default)]
+pub struct QueryBuilder {
+    pub(crate) syntax: Syntax,
+    pub(crate) case_insensitive: bool,
+    pub(crate) word: bool,
+    pub(crate) whole_line: bool,
+    pub(crate) invert: bool,
+}
+
+impl QueryBuilder {
+    /// A builder for regex queries, case-sensitive, not inverted.
+    pub fn new() -> QueryBuilder {
+        QueryBuilder::default()
+    }
+
+    /// How patterns are read.
+    pub fn syntax(&mut self, syntax: Syntax) -> &mut QueryBuilder {
+        self.syntax = syntax;
+        self
+    }
+
+    /// `-i`: case-insensitive.
+    pub fn case_insensitive(&mut self, yes: bool) -> &mut QueryBuilder {
+        self.case_insensitive = yes;
+        self
+    }
+
+    /// `-w`: whole words only.
+    pub fn word(&mut self, yes: bool) -> &mut QueryBuilder {
+        self.word = yes;
+        self
+    }
+
+    /// `-x`: whole lines only.
+    pub fn whole_line(&mut self, yes: bool) -> &mut QueryBuilder {
+        self.whole_line = yes;
+        self
+    }
+
+    /// `-v`: select the lines that do not match.
+    pub fn invert(&mut self, yes: bool) -> &mut QueryBuilder {
+        self.invert = yes;
+        self
+    }
+
+    /// Compiles the patterns (one or many) into a query.
+    ///
+    /// Errors on an invalid regex (the message shows where), a fuzzy
+    /// distance above 3, or no pattern at all.
+    pub fn build<P: AsRef<[u8]>>(&self, patterns: &[P]) -> Result<Query, Error> {
+        if patterns.is_empty() {
+            return Err(Error::query("no pattern given"));
+        }
+        if let Syntax::Fuzzy(k) = self.syntax {
+            if k > 3 {
+                return Err(Error::query(format!(
+                    "--fuzzy {k}: the edit distance must be 0, 1, 2 or 3"
+                )));
+            }
+        }
+        // A pattern with newlines is several patterns (grep's rule).
+        let mut split: Vec<Vec<u8>> = Vec::new();
+        for p in patterns {
+            let p = p.as_ref();
+            if p.is_empty() {
+                split.push(Vec::new());
+            } else {
+                split.extend(p.split(|&b| b == b'\n').map(|s| s.to_vec()));
+            }
+        }
+        let analysis = analyze(self, &split)?;
+        let matcher = Matcher::new(self, &split, &analysis)?;
+        Ok(Query {
+            patterns: split,
+            syntax: self.syntax,
+            word: self.word,
+            whole_line: self.whole_line,
+            invert: self.invert,
+            case: analysis.case,
+            kind: analysis.kind,
+            literals: analysis.literals,
+            matcher: Arc::new(matcher),
+        })
+    }
+}
+
+/// What [`analyze`] finds out about a set of patterns.
+pub(crate) struct Analysis {
+    pub(crate) kind: QueryKind,
+    pub(crate) case: CaseMode,
+    /// The literal bytes of each pattern, when `kind == Literal`.
+    pub(crate) literals: Option<Vec<Vec<u8>>>,
+}
+
+fn has_ascii_fold_exception(p: &[u8]) -> bool {
+    p.iter().any(|b| matches!(b, b'k' | b'K' | b's' | b'S'))
+}
+
+fn analyze(b: &QueryBuilder, pats: &[Vec<u8>]) -> Result<Analysis, Error> {
+    let all_ascii = pats.iter().all(|p| p.is_ascii());
+    let ci_case = if all_ascii {
+        CaseMode::Ascii
+    } else {
+        CaseMode::Unicode
+    };
+    let case = if b.case_insensitive {
+        ci_case
+    } else {
+        CaseMode::Sensitive
+    };
+    Ok(match b.syntax {
+        Syntax::Fixed => Analysis {
+            kind: QueryKind::Literal,
+            case,
+            literals: Some(pats.to_vec()),
+        },
+        Syntax::Wildcard => {
+            // A wildcard pattern without `*` or `?` is a literal.
+            if pats.iter().all(|p| !p.iter().any(|&c| c == b'*' || c == b'?')) {
+                Analysis {
+                    kind: QueryKind::Literal,
+                    case,
+                    literals: Some(pats.to_vec()),
+                }
+            } else {
+                Analysis {
+                    kind: QueryKind::Wildcard,
+                    case,
+                    literals: None,
+                }
+            }
+        }
+        Syntax::Fuzzy(0) => Analysis {
+            kind: QueryKind::Literal,
+            case,
+            literals: Some(pats.to_vec()),
+        },
+        // Fuzzy matching counts bytes, so -i folds ASCII letters only.
+        Syntax::Fuzzy(_) => Analysis {
+            kind: QueryKind::Fuzzy,
+            case: if b.case_insensitive {
+                CaseMode::Ascii
+            } else {
+                CaseMode::Sensitive
+            },
+            literals: None,
+        },
+        Syntax::Regex => {
+            let mut lits = Vec::with_capacity(pats.len());
+            for p in pats {
+                let s = std::str::from_utf8(p).map_err(|_| {
+                    Error::pattern(format!(
+                        "regex pattern {:?} is not valid UTF-8 (use -F for raw bytes)",
+                        String::from_utf8_lossy(p)
+                    ))
+                })?;
+                // Parse to report errors with their position, and to find
+                // plain literals.
+                let hir = regex_syntax::ParserBuilder::new()
+                    .utf8(false)
+                    .build()
+                    .parse(s)
+                    .map_err(|e| Error::pattern(format!("regex parse error:\n{e}")))?;
+                lits.push(literal_of(&hir));
+            }
+            let is_lit = lits.iter().all(|l| l.is_some());
+            let fold_ok = !b.case_insensitive
+                || (all_ascii && !lits.iter().flatten().any(|l| has_ascii_fold_exception(l)));
+            if is_lit && fold_ok {
+                Analysis {
+                    kind: QueryKind::Literal,
+                    case,
+                    literals: Some(lits.into_iter().map(|l| l.unwrap()).collect()),
+                }
+            } else {
+                Analysis {
+                    kind: QueryKind::Regex,
+                    case: if b.case_insensitive {
+                        CaseMode::Unicode
+                    } else {
+                        CaseMode::Sensitive
+                    },
+                    literals: None,
+                }
+            }
+        }
+    })
+}
+
+/// The literal bytes a regex HIR matches, if it matches exactly one string.
+fn literal_of(hir: &regex_syntax::hir::Hir) -> Option<Vec<u8>> {
+    use regex_syntax::hir::HirKind;
+    match hir.kind() {
+        HirKind::Empty => Some(Vec::new()),
+        HirKind::Literal(l) => Some(l.0.to_vec()),
+        HirKind::Concat(parts) => {
+            let mut out = Vec::new();
+            for p in parts {
+                out.extend(literal_of(p)?);
+            }
+            Some(out)
+        }
+        HirKind::Capture(c) => literal_of(&c.sub),
+        _ => None,
+    }
+}
+
+/// A compiled, backend-neutral query. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Query {
+    patterns: Vec<Vec<u8>>,
+    syntax: Syntax,
+    word: bool,
+    whole_line: bool,
+    invert: bool,
+    case: CaseMode,
+    kind: QueryKind,
+    literals: Option<Vec<Vec<u8>>>,
+    pub(crate) matcher: Arc<Matcher>,
+}
+
+impl Query {
+    /// The patterns, after splitting on newlines.
+    pub fn patterns(&self) -> &[Vec<u8>] {
+        &self.patterns
+    }
+
+    /// The syntax the patterns were read with.
+    pub fn syntax(&self) -> Syntax {
+        self.syntax
+    }
+
+    /// The query's shape after analysis.
+    pub fn kind(&self) -> QueryKind {
+        self.kind
+    }
+
+    /// The case folding in force.
+    pub fn case(&self) -> CaseMode {
+        self.case
+    }
+
+    /// True for `-w`.
+    pub fn word(&self) -> bool {
+        self.word
+    }
+
+    /// True for `-x`.
+    pub fn whole_line(&self) -> bool {
+        self.whole_line
+    }
+
+    /// True for `-v`.
+    pub fn invert(&self) -> bool {
+        self.invert
+    }
+
+    /// The plain literals to find, when every pattern is one.
+    pub fn literals(&self) -> Option<&[Vec<u8>]> {
+        self.literals.as_deref()
+    }
+
+    /// Which CPU matcher runs this query (`memmem`, `aho-corasick`, `regex`,
+    /// `fuzzy`, `all-lines`).
+    pub fn cpu_matcher_name(&self) -> &'static str {
+        self.matcher.name()
+    }
+
+    /// True when `line` (without its terminator) matches, before `-v`.
+    pub fn is_match_line(&self, line: &[u8]) -> bool {
+        self.matcher.is_match_line(line)
+    }
+
+    /// The matches in `line`, left to right and non-overlapping, as byte
+    /// ranges (for `-o`, colour and `--json` submatches). Inverted queries
+    /// have none.
+    pub fn find_iter_line(&self, line: &[u8]) -> Vec<std::ops::Range<usize>> {
+        self.matcher.find_iter_line(line)
+    }
+}
