@@ -215,12 +215,13 @@ fn block(opts: &GenOptions, first: u64, count: u64, out: &mut Vec<u8>) {
             };
             let _ = writeln!(
                 out,
-                " - - [{d:02}/{}/{y}:{hh:02}:{mm:02}:{ss:02} +0000] \"{} {}/{} HTTP/1.1\" {status} {} \"-\" \"{}\" rt={}.{:03}",
+                " - - [{d:02}/{}/{y}:{hh:02}:{mm:02}:{ss:02} +0000] \"{} {}/{} HTTP/1.1\" {status} {} \"https://shop.acme.example/{}\" \"{}\" rt={}.{:03}",
                 MONTHS[mo as usize - 1],
                 r.pick(METHODS),
                 r.pick(PATHS),
                 r.below(100_000),
                 r.below(60_000) + 200,
+                r.pick(SERVICES),
                 r.pick(AGENTS),
                 r.below(3),
                 r.below(1000)
@@ -262,6 +263,8 @@ fn block(opts: &GenOptions, first: u64, count: u64, out: &mut Vec<u8>) {
             "{y}-{mo:02}-{d:02}T{hh:02}:{mm:02}:{ss:02}.{ms:03}Z web-{host:02} {level:<5} [svc-{svc}] req="
         );
         hex(&mut r, 16, out);
+        out.extend_from_slice(b" trace=");
+        hex(&mut r, 32, out);
         let _ = write!(out, " user=u{} client=", r.below(90_000) + 10_000);
         ip(&mut r, out);
         // ~0.1% of lines carry the rare error code; ~3% say "error".

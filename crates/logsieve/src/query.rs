@@ -230,7 +230,7 @@ fn analyze(b: &QueryBuilder, pats: &[Vec<u8>]) -> Result<Analysis, Error> {
                     .utf8(false)
                     .build()
                     .parse(s)
-                    .map_err(|e| Error::pattern(format!("regex parse error:\n{e}")))?;
+                    .map_err(|e| Error::pattern(e.to_string()))?;
                 lits.push(literal_of(&hir));
             }
             let is_lit = lits.iter().all(|l| l.is_some());

@@ -1,0 +1,151 @@
+//! `logsieve demo`: generate 1M lines in memory, load them, and time the
+//! reference queries on every backend that exists here.
+
+use std::time::{Duration, Instant};
+
+use logsieve::gen::{generate, GenOptions};
+use logsieve::{BackendChoice, Corpus, Engine, QueryBuilder, SearchOptions, Syntax, Want};
+
+use crate::args::DemoArgs;
+use crate::search::{err, EXIT_ERROR};
+
+/// The reference queries (all fixed strings).
+pub const QUERIES: [&str; 5] = [
+    "ERROR_503",
+    "192.168.1",
+    "error",
+    "NullPointerException",
+    "x",
+];
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+struct Row {
+    query: &'static str,
+    backend: String,
+    matches: u64,
+    time: Duration,
+}
+
+pub fn run(a: &DemoArgs) -> i32 {
+    let t = Instant::now();
+    let data = generate(&GenOptions {
+        lines: a.lines,
+        ..Default::default()
+    });
+    let bytes = data.len();
+    println!(
+        "generated {} lines, {:.1} MB in {:.2} s",
+        a.lines,
+        bytes as f64 / 1e6,
+        t.elapsed().as_secs_f64()
+    );
+    let engine = Engine::new(Corpus::from_bytes("demo", data));
+    let t = Instant::now();
+    let lines = engine.corpus().docs()[0].lines().len();
+    println!(
+        "line index: {lines} lines in {:.1} ms",
+        t.elapsed().as_secs_f64() * 1e3
+    );
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut rows = Vec::new();
+    let mut configs: Vec<(String, SearchOptions)> = vec![
+        (
+            "cpu 1 thread".into(),
+            SearchOptions {
+                backend: BackendChoice::Cpu,
+                threads: 1,
+                want: Want::Count,
+                ..Default::default()
+            },
+        ),
+        (
+            format!("cpu {cores} threads"),
+            SearchOptions {
+                backend: BackendChoice::Cpu,
+                threads: 0,
+                want: Want::Count,
+                ..Default::default()
+            },
+        ),
+    ];
+    configs.extend(crate_gpu_configs(a));
+    for q in QUERIES {
+        let query = match QueryBuilder::new().syntax(Syntax::Fixed).build(&[q]) {
+            Ok(q) => q,
+            Err(e) => {
+                err(e);
+                return EXIT_ERROR;
+            }
+        };
+        let mut reference = None;
+        for (label, opts) in &configs {
+            let mut times = Vec::new();
+            let mut count = 0;
+            let mut name = label.clone();
+            for _ in 0..a.runs.max(1) {
+                match engine.search(&query, opts) {
+                    Ok(r) => {
+                        times.push(r.backend.elapsed);
+                        count = r.total();
+                        name = format!("{label} [{}]", r.backend.name);
+                    }
+                    Err(e) => {
+                        err(format!("{label}: {e}"));
+                        return EXIT_ERROR;
+                    }
+                }
+            }
+            if *reference.get_or_insert(count) != count {
+                err(format!(
+                    "{label} found {count} lines for {q:?}, the first backend found {}",
+                    reference.unwrap()
+                ));
+                return EXIT_ERROR;
+            }
+            rows.push(Row {
+                query: q,
+                backend: name,
+                matches: count,
+                time: median(times),
+            });
+        }
+    }
+    println!();
+    println!(
+        "| {:<22} | {:<34} | {:>9} | {:>10} | {:>8} |",
+        "query", "backend", "matches", "time (ms)", "GB/s"
+    );
+    println!(
+        "|{:-<24}|{:-<36}|{:->11}|{:->12}|{:->10}|",
+        "", "", "", "", ""
+    );
+    for r in &rows {
+        let s = r.time.as_secs_f64();
+        println!(
+            "| {:<22} | {:<34} | {:>9} | {:>10.3} | {:>8.2} |",
+            r.query,
+            r.backend,
+            r.matches,
+            s * 1e3,
+            bytes as f64 / s / 1e9
+        );
+    }
+    println!(
+        "\n(median of {} runs; matching-line counts agree across backends)",
+        a.runs
+    );
+    0
+}
+
+fn crate_gpu_configs(_a: &DemoArgs) -> Vec<(String, SearchOptions)> {
+    Vec::new()
+}
+
+pub fn gpu_info() -> i32 {
+    err("this build has no GPU backend");
+    EXIT_ERROR
+}

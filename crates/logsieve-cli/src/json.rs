@@ -1,0 +1,152 @@
+//! `--json`: ripgrep's JSON Lines schema (`begin`, `match`, `context`,
+//! `end`, `summary`), so tools that read `rg --json` read ours.
+//!
+//! Text that is valid UTF-8 is written as `{"text": ...}`, anything else as
+//! `{"bytes": <base64>}`, as ripgrep does. Context lines (`-A/-B/-C`) are not
+//! emitted in JSON mode yet; `match` objects carry every submatch.
+
+use std::io::{self, Write};
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use logsieve::{Corpus, Query, SearchResult};
+use serde_json::{json, Value};
+
+pub struct JsonPrinter<'a> {
+    query: &'a Query,
+}
+
+fn data(bytes: &[u8]) -> Value {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => json!({ "text": s }),
+        Err(_) => json!({ "bytes": base64::engine::general_purpose::STANDARD.encode(bytes) }),
+    }
+}
+
+fn elapsed(d: Duration) -> Value {
+    json!({
+        "secs": d.as_secs(),
+        "nanos": d.subsec_nanos(),
+        "human": format!("{:.6}s", d.as_secs_f64()),
+    })
+}
+
+#[derive(Default, Clone, Copy)]
+struct Stats {
+    searches: u64,
+    searches_with_match: u64,
+    bytes_searched: u64,
+    bytes_printed: u64,
+    matched_lines: u64,
+    matches: u64,
+}
+
+impl Stats {
+    fn to_json(self, el: Duration) -> Value {
+        json!({
+            "elapsed": elapsed(el),
+            "searches": self.searches,
+            "searches_with_match": self.searches_with_match,
+            "bytes_searched": self.bytes_searched,
+            "bytes_printed": self.bytes_printed,
+            "matched_lines": self.matched_lines,
+            "matches": self.matches,
+        })
+    }
+    fn add(&mut self, o: &Stats) {
+        self.searches += o.searches;
+        self.searches_with_match += o.searches_with_match;
+        self.bytes_searched += o.bytes_searched;
+        self.bytes_printed += o.bytes_printed;
+        self.matched_lines += o.matched_lines;
+        self.matches += o.matches;
+    }
+}
+
+/// Writes one JSON value and a newline; returns the bytes written.
+fn emit<W: Write>(out: &mut W, v: &Value) -> io::Result<u64> {
+    let s = serde_json::to_string(v).map_err(io::Error::other)?;
+    out.write_all(s.as_bytes())?;
+    out.write_all(b"\n")?;
+    Ok(s.len() as u64 + 1)
+}
+
+impl<'a> JsonPrinter<'a> {
+    pub fn new(query: &'a Query) -> JsonPrinter<'a> {
+        JsonPrinter { query }
+    }
+
+    pub fn print<W: Write>(
+        &self,
+        out: &mut W,
+        corpus: &Corpus,
+        result: &SearchResult,
+        t0: Instant,
+    ) -> io::Result<()> {
+        let mut total = Stats::default();
+        let search_time = result.backend.elapsed;
+        for (doc, hits) in corpus.docs().iter().zip(&result.docs) {
+            let mut st = Stats {
+                searches: 1,
+                bytes_searched: doc.data().len() as u64,
+                ..Default::default()
+            };
+            if !hits.lines.is_empty() {
+                st.searches_with_match = 1;
+                let path = data(doc.name().as_bytes());
+                st.bytes_printed += emit(out, &json!({"type": "begin", "data": {"path": path}}))?;
+                let idx = doc.lines();
+                let hay = doc.data();
+                for &id in &hits.lines {
+                    let r = idx.line_range(id);
+                    // The line as printed includes its terminator, as rg does.
+                    let with_term = &hay[r.start as usize..(r.end as usize + 1).min(hay.len())];
+                    let line = doc.line(id);
+                    let subs: Vec<Value> = if self.query.invert() {
+                        Vec::new()
+                    } else {
+                        self.query
+                            .find_iter_line(line)
+                            .into_iter()
+                            .map(|m| {
+                                json!({"match": data(&line[m.clone()]), "start": m.start, "end": m.end})
+                            })
+                            .collect()
+                    };
+                    st.matched_lines += 1;
+                    st.matches += subs.len() as u64;
+                    let v = json!({
+                        "type": "match",
+                        "data": {
+                            "path": path,
+                            "lines": data(with_term),
+                            "line_number": id + 1,
+                            "absolute_offset": r.start,
+                            "submatches": subs,
+                        }
+                    });
+                    st.bytes_printed += emit(out, &v)?;
+                }
+                let end = json!({
+                    "type": "end",
+                    "data": {
+                        "path": path,
+                        "binary_offset": doc.binary_offset(),
+                        "stats": st.to_json(search_time),
+                    }
+                });
+                st.bytes_printed += emit(out, &end)?;
+            }
+            total.add(&st);
+        }
+        let summary = json!({
+            "type": "summary",
+            "data": {
+                "elapsed_total": elapsed(t0.elapsed()),
+                "stats": total.to_json(search_time),
+            }
+        });
+        emit(out, &summary)?;
+        Ok(())
+    }
+}
