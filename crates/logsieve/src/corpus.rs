@@ -179,13 +179,16 @@ impl Document {
             return Ok(Document::new(name, Bytes::Owned(out)));
         }
         // Memory maps of empty files fail on some platforms, and special
-        // files (pipes, /proc) cannot be mapped: read those.
+        // files (pipes, /proc) cannot be mapped: read those. MAP_POPULATE
+        // pre-faults the pages in one kernel call: a search reads every
+        // page anyway, and 47k single page faults for 195 MB cost more than
+        // the search (measured on the build machine, 2026-11-21).
         if !opts.no_mmap && meta.is_file() && meta.len() > 0 {
             // SAFETY: the map is read-only. If another process truncates the
             // file while we search it, reads past the new end fault; this is
             // the same trade-off ripgrep and GNU grep make for speed, and
             // `--no-mmap` avoids it.
-            if let Ok(map) = unsafe { memmap2::Mmap::map(&file) } {
+            if let Ok(map) = unsafe { memmap2::MmapOptions::new().populate().map(&file) } {
                 return Ok(Document::new(name, Bytes::Mmap(map)));
             }
         }
