@@ -200,12 +200,17 @@ fn analyze(b: &QueryBuilder, pats: &[Vec<u8>]) -> Result<Analysis, Error> {
                 }
             }
         }
+        // Fuzzy matching counts bytes, so -i folds ASCII letters only, for
+        // K = 0 too (exact matching).
         Syntax::Fuzzy(0) => Analysis {
             kind: QueryKind::Literal,
-            case,
+            case: if b.case_insensitive {
+                CaseMode::Ascii
+            } else {
+                CaseMode::Sensitive
+            },
             literals: Some(pats.to_vec()),
         },
-        // Fuzzy matching counts bytes, so -i folds ASCII letters only.
         Syntax::Fuzzy(_) => Analysis {
             kind: QueryKind::Fuzzy,
             case: if b.case_insensitive {
@@ -231,7 +236,11 @@ fn analyze(b: &QueryBuilder, pats: &[Vec<u8>]) -> Result<Analysis, Error> {
                     .build()
                     .parse(s)
                     .map_err(|e| Error::pattern(e.to_string()))?;
-                lits.push(literal_of(&hir));
+                // A literal holding `\n` (the regex `\n`) can never match
+                // inside a line; searched as a literal over the whole buffer
+                // it would match across lines, so it stays a regex (whose
+                // matches across lines are verified away).
+                lits.push(literal_of(&hir).filter(|l| !l.contains(&b'\n')));
             }
             let is_lit = lits.iter().all(|l| l.is_some());
             let fold_ok = !b.case_insensitive

@@ -57,7 +57,9 @@ pub(crate) fn for_each_match(
         let Some(c) = m.find_candidate(hay, pos, end) else {
             break;
         };
-        if c.start >= end {
+        // A candidate at `end` is an empty match at the end of the last line
+        // when that line has no `\n`; otherwise it belongs to the next line.
+        if c.start > end || (c.start == end && hay[end - 1] == b'\n') {
             break;
         }
         let ls = memchr::memrchr(b'\n', &hay[pos..c.start]).map_or(pos, |i| pos + i + 1);
