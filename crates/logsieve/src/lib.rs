@@ -37,6 +37,8 @@ pub mod corpus;
 pub mod cpu;
 mod error;
 pub mod gen;
+#[cfg(feature = "gpu")]
+pub mod gpu;
 pub mod query;
 
 pub use corpus::{Corpus, Document, LineIndex, LoadOptions, Segment};
@@ -78,6 +80,9 @@ pub struct SearchOptions {
     pub want: Want,
     /// Stop after this many selected lines per document (`-m`).
     pub max_count: Option<u64>,
+    /// The GPU kernel (`--gpu-kernel`); `None` picks the best, `scan`.
+    #[cfg(feature = "gpu")]
+    pub gpu_kernel: Option<gpu::GpuKernel>,
 }
 
 impl Default for SearchOptions {
@@ -87,6 +92,8 @@ impl Default for SearchOptions {
             threads: 1,
             want: Want::Lines,
             max_count: None,
+            #[cfg(feature = "gpu")]
+            gpu_kernel: None,
         }
     }
 }
@@ -136,12 +143,18 @@ impl SearchResult {
 /// A corpus held for searching, and the backends that can search it.
 pub struct Engine {
     corpus: Corpus,
+    #[cfg(feature = "gpu")]
+    gpu: Option<gpu::GpuCorpus>,
 }
 
 impl Engine {
     /// An engine over `corpus` (CPU only until a GPU backend is attached).
     pub fn new(corpus: Corpus) -> Engine {
-        Engine { corpus }
+        Engine {
+            corpus,
+            #[cfg(feature = "gpu")]
+            gpu: None,
+        }
     }
 
     /// The corpus.
@@ -152,11 +165,19 @@ impl Engine {
     /// Runs `query` over every document.
     pub fn search(&self, query: &Query, opts: &SearchOptions) -> Result<SearchResult, Error> {
         match opts.backend {
-            BackendChoice::Gpu => Err(Error::backend(
-                "the GPU backend is not available in this build",
-            )),
             BackendChoice::Cpu => Ok(self.search_cpu(query, opts, "forced with --backend cpu")),
-            BackendChoice::Auto => Ok(self.search_cpu(query, opts, "no GPU backend")),
+            #[cfg(not(feature = "gpu"))]
+            BackendChoice::Gpu => Err(Error::backend(
+                "the GPU backend is not available in this build (feature `gpu` is off)",
+            )),
+            #[cfg(not(feature = "gpu"))]
+            BackendChoice::Auto => {
+                Ok(self.search_cpu(query, opts, "built without the GPU backend"))
+            }
+            #[cfg(feature = "gpu")]
+            BackendChoice::Gpu => self.search_gpu_forced(query, opts),
+            #[cfg(feature = "gpu")]
+            BackendChoice::Auto => Ok(self.search_auto(query, opts)),
         }
     }
 
@@ -186,6 +207,93 @@ impl Engine {
                 reason: reason.to_string(),
                 elapsed: t.elapsed(),
             },
+        }
+    }
+}
+
+// ---- GPU backend (issue 3). The planner issue replaces `search_auto`. ----
+#[cfg(feature = "gpu")]
+impl Engine {
+    /// Opens the process's GPU context ([`gpu::GpuContext::shared`]) and
+    /// uploads the corpus. On error the engine stays CPU-only.
+    pub fn attach_gpu(&mut self) -> Result<(), Error> {
+        let ctx = gpu::GpuContext::shared()?;
+        self.attach_gpu_with(&ctx, gpu::UploadOptions::default())
+    }
+
+    /// Uploads the corpus to `ctx` with `opts` (e.g. a small segment size).
+    pub fn attach_gpu_with(
+        &mut self,
+        ctx: &gpu::GpuContext,
+        opts: gpu::UploadOptions,
+    ) -> Result<(), Error> {
+        self.gpu = Some(gpu::GpuCorpus::upload_with(ctx, &self.corpus, opts)?);
+        Ok(())
+    }
+
+    /// The resident GPU corpus, once attached.
+    pub fn gpu(&self) -> Option<&gpu::GpuCorpus> {
+        self.gpu.as_ref()
+    }
+
+    fn run_gpu(
+        &self,
+        g: &gpu::GpuCorpus,
+        query: &Query,
+        opts: &SearchOptions,
+        reason: String,
+    ) -> Result<SearchResult, Error> {
+        let t = std::time::Instant::now();
+        let kernel = opts.gpu_kernel.unwrap_or(gpu::GpuKernel::Scan);
+        let r = g.search_max(&self.corpus, query, kernel, opts.want, opts.max_count)?;
+        Ok(SearchResult {
+            docs: r.docs,
+            backend: BackendReport {
+                name: format!("gpu/{}", kernel.name()),
+                reason,
+                elapsed: t.elapsed(),
+            },
+        })
+    }
+
+    fn search_gpu_forced(
+        &self,
+        query: &Query,
+        opts: &SearchOptions,
+    ) -> Result<SearchResult, Error> {
+        let Some(g) = &self.gpu else {
+            return Err(Error::backend(
+                "--backend gpu: no GPU attached (no adapter, or the upload failed)",
+            ));
+        };
+        if let Some(r) = gpu::unsupported_reason(query) {
+            return Err(Error::backend(format!("--backend gpu: {r}")));
+        }
+        self.run_gpu(g, query, opts, "forced with --backend gpu".to_string())
+    }
+
+    /// The simple rule until the planner lands: the GPU when attached, the
+    /// query is supported and the adapter is real hardware.
+    fn search_auto(&self, query: &Query, opts: &SearchOptions) -> SearchResult {
+        let Some(g) = &self.gpu else {
+            return self.search_cpu(query, opts, "no GPU attached");
+        };
+        if let Some(r) = gpu::unsupported_reason(query) {
+            return self.search_cpu(query, opts, &r);
+        }
+        let info = g.context().info();
+        if info.is_software {
+            let why = format!("the GPU adapter ({}) is a software renderer", info.name);
+            return self.search_cpu(query, opts, &why);
+        }
+        let why = format!("literal query, GPU {} attached", info.name);
+        match self.run_gpu(g, query, opts, why) {
+            Ok(r) => r,
+            Err(e) => self.search_cpu(
+                query,
+                opts,
+                &format!("GPU failed ({e}); fell back to the CPU"),
+            ),
         }
     }
 }

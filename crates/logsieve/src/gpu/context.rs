@@ -1,0 +1,425 @@
+//! The process-wide GPU context: adapter, device, queue, the bind-group
+//! layout and every pipeline, built once (wgpu's `repeated_compute` habit).
+
+use std::fmt;
+use std::sync::{Arc, Mutex};
+
+use crate::error::Error;
+
+use super::kernels::{self, params};
+
+/// What the adapter is and what it allows (`logsieve gpu-info`).
+#[derive(Clone, Debug)]
+pub struct GpuInfo {
+    /// Adapter name, e.g. "NVIDIA H100 80GB HBM3" or "llvmpipe (LLVM ...)".
+    pub name: String,
+    /// `DiscreteGpu`, `IntegratedGpu`, `Cpu`, ...
+    pub device_type: String,
+    /// `Vulkan`, `Metal`, `Dx12`, ...
+    pub backend: String,
+    /// Driver name and version.
+    pub driver: String,
+    /// True for a software rasterizer (lavapipe, WARP): never chosen by the
+    /// automatic planner.
+    pub is_software: bool,
+    /// Largest storage buffer one binding may cover: the segment size bound.
+    pub max_storage_buffer_binding_size: u64,
+    /// Largest buffer the device may create.
+    pub max_buffer_size: u64,
+    /// Workgroups per dispatch dimension (dispatches are 2-D beyond it).
+    pub max_compute_workgroups_per_dimension: u32,
+    /// Storage buffers one shader stage may bind (the kernels use 8).
+    pub max_storage_buffers_per_shader_stage: u32,
+    /// GPU timestamp queries are available: kernel times are measured.
+    pub timestamps: bool,
+    /// Subgroup operations exist (not used: kernels stay WebGPU-portable).
+    pub subgroups: bool,
+    /// The adapter's features, as wgpu names them.
+    pub features: String,
+}
+
+impl fmt::Display for GpuInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
+        writeln!(f, "adapter:      {}", self.name)?;
+        writeln!(
+            f,
+            "type:         {}{}",
+            self.device_type,
+            if self.is_software {
+                " (software: never chosen by --backend auto)"
+            } else {
+                ""
+            }
+        )?;
+        writeln!(f, "backend:      {}", self.backend)?;
+        writeln!(f, "driver:       {}", self.driver)?;
+        writeln!(f, "limits:")?;
+        writeln!(
+            f,
+            "  max_storage_buffer_binding_size: {} ({:.1} MiB)",
+            self.max_storage_buffer_binding_size,
+            mib(self.max_storage_buffer_binding_size)
+        )?;
+        writeln!(
+            f,
+            "  max_buffer_size:                 {} ({:.1} MiB)",
+            self.max_buffer_size,
+            mib(self.max_buffer_size)
+        )?;
+        writeln!(
+            f,
+            "  max_compute_workgroups_per_dimension: {}",
+            self.max_compute_workgroups_per_dimension
+        )?;
+        writeln!(
+            f,
+            "  max_storage_buffers_per_shader_stage: {}",
+            self.max_storage_buffers_per_shader_stage
+        )?;
+        writeln!(
+            f,
+            "timestamps:   {}",
+            if self.timestamps { "yes" } else { "no" }
+        )?;
+        writeln!(
+            f,
+            "subgroups:    {}",
+            if self.subgroups { "yes" } else { "no" }
+        )?;
+        write!(f, "features:     {}", self.features)
+    }
+}
+
+/// The compiled pipelines.
+pub(crate) struct Pipelines {
+    pub(crate) brute_line: wgpu::ComputePipeline,
+    pub(crate) brute_byte: wgpu::ComputePipeline,
+    pub(crate) two_phase_p1: wgpu::ComputePipeline,
+    pub(crate) two_phase_p2: wgpu::ComputePipeline,
+    pub(crate) scan: wgpu::ComputePipeline,
+    pub(crate) sig_build: wgpu::ComputePipeline,
+    pub(crate) sig_p1: wgpu::ComputePipeline,
+    pub(crate) plain_read: wgpu::ComputePipeline,
+    pub(crate) count_result: wgpu::ComputePipeline,
+    pub(crate) count_cand: wgpu::ComputePipeline,
+}
+
+/// Errors reported by wgpu outside an error scope, and device loss: both
+/// make every later GPU result untrustworthy, so they are checked after
+/// each operation instead of letting wgpu's default handler panic.
+#[derive(Default)]
+pub(crate) struct Faults {
+    pub(crate) lost: Mutex<Option<String>>,
+    pub(crate) uncaptured: Mutex<Option<String>>,
+}
+
+pub(crate) struct Ctx {
+    pub(crate) device: wgpu::Device,
+    pub(crate) queue: wgpu::Queue,
+    pub(crate) info: GpuInfo,
+    pub(crate) layout: wgpu::BindGroupLayout,
+    pub(crate) pipes: Pipelines,
+    pub(crate) faults: Arc<Faults>,
+    /// Nanoseconds per timestamp tick (0 without timestamps).
+    pub(crate) ts_period: f32,
+}
+
+/// The GPU: one per process, shared by every uploaded corpus. Cheap to
+/// clone (an `Arc`).
+#[derive(Clone)]
+pub struct GpuContext {
+    pub(crate) inner: Arc<Ctx>,
+}
+
+impl fmt::Debug for GpuContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GpuContext")
+            .field("adapter", &self.inner.info.name)
+            .finish()
+    }
+}
+
+/// Bindings 0..=9, as `common.wgsl` declares them.
+fn layout_entries() -> Vec<wgpu::BindGroupLayoutEntry> {
+    let entry = |binding: u32, ty: wgpu::BufferBindingType| wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::COMPUTE,
+        ty: wgpu::BindingType::Buffer {
+            ty,
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        count: None,
+    };
+    let storage = |read_only| wgpu::BufferBindingType::Storage { read_only };
+    vec![
+        entry(0, wgpu::BufferBindingType::Uniform),
+        entry(1, wgpu::BufferBindingType::Uniform),
+        entry(2, storage(true)),
+        entry(3, storage(true)),
+        entry(4, storage(true)),
+        entry(5, storage(false)),
+        entry(6, storage(false)),
+        entry(7, storage(false)),
+        entry(8, storage(false)),
+        entry(9, storage(false)),
+    ]
+}
+
+/// The storage buffers the kernels bind at once.
+const STORAGE_BUFFERS: u32 = 8;
+
+impl GpuContext {
+    /// Opens the high-performance adapter, creates the device with the
+    /// largest buffer limits the adapter allows, and compiles every kernel.
+    ///
+    /// Errors (never panics) when there is no adapter, when its limits are
+    /// too small, or when device creation or compilation fails.
+    pub fn new() -> Result<GpuContext, Error> {
+        pollster::block_on(Self::new_async())
+    }
+
+    async fn new_async() -> Result<GpuContext, Error> {
+        let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
+        // GL has no guaranteed compute and prints noise without a display.
+        if std::env::var_os("WGPU_BACKEND").is_none() {
+            desc.backends = wgpu::Backends::PRIMARY;
+        }
+        let instance = wgpu::Instance::new(desc);
+        let adapter = instance
+            .request_adapter(&wgpu::RequestAdapterOptions {
+                power_preference: wgpu::PowerPreference::HighPerformance,
+                force_fallback_adapter: false,
+                compatible_surface: None,
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| {
+                Error::backend(format!(
+                    "no GPU adapter found ({e}); install a Vulkan driver (for a software one: \
+                     mesa-vulkan-drivers) or use --backend cpu"
+                ))
+            })?;
+        let ai = adapter.get_info();
+        let al = adapter.limits();
+        let af = adapter.features();
+        if al.max_storage_buffers_per_shader_stage < STORAGE_BUFFERS {
+            return Err(Error::backend(format!(
+                "GPU adapter {} allows {} storage buffers per shader stage; the kernels need {}",
+                ai.name, al.max_storage_buffers_per_shader_stage, STORAGE_BUFFERS
+            )));
+        }
+        if al.max_storage_buffer_binding_size < (1 << 16) {
+            return Err(Error::backend(format!(
+                "GPU adapter {}: max_storage_buffer_binding_size {} is too small",
+                ai.name, al.max_storage_buffer_binding_size
+            )));
+        }
+        let timestamps = af.contains(wgpu::Features::TIMESTAMP_QUERY);
+        let mut features = wgpu::Features::empty();
+        if timestamps {
+            features |= wgpu::Features::TIMESTAMP_QUERY;
+        }
+        let limits = wgpu::Limits {
+            max_storage_buffer_binding_size: al.max_storage_buffer_binding_size,
+            max_buffer_size: al.max_buffer_size,
+            max_storage_buffers_per_shader_stage: STORAGE_BUFFERS,
+            max_compute_workgroups_per_dimension: al.max_compute_workgroups_per_dimension,
+            // Ask for little else: any adapter that runs compute has it.
+            ..wgpu::Limits::downlevel_defaults()
+        };
+        let (device, queue) = adapter
+            .request_device(&wgpu::DeviceDescriptor {
+                label: Some("logsieve"),
+                required_features: features,
+                required_limits: limits,
+                memory_hints: wgpu::MemoryHints::Performance,
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| {
+                Error::backend(format!("GPU device creation failed on {}: {e}", ai.name))
+            })?;
+        let faults = Arc::new(Faults::default());
+        {
+            let faults = faults.clone();
+            device.set_device_lost_callback(move |reason, msg| {
+                if let Ok(mut l) = faults.lost.lock() {
+                    l.get_or_insert_with(|| format!("GPU device lost ({reason:?}): {msg}"));
+                }
+            });
+        }
+        {
+            let faults = faults.clone();
+            device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
+                if let Ok(mut u) = faults.uncaptured.lock() {
+                    u.get_or_insert_with(|| format!("GPU error: {e}"));
+                }
+            }));
+        }
+        let dl = device.limits();
+        let info = GpuInfo {
+            name: ai.name.clone(),
+            device_type: format!("{:?}", ai.device_type),
+            backend: format!("{:?}", ai.backend),
+            driver: format!("{} {}", ai.driver, ai.driver_info)
+                .trim()
+                .to_string(),
+            is_software: ai.device_type == wgpu::DeviceType::Cpu,
+            max_storage_buffer_binding_size: dl.max_storage_buffer_binding_size,
+            max_buffer_size: dl.max_buffer_size,
+            max_compute_workgroups_per_dimension: dl.max_compute_workgroups_per_dimension,
+            max_storage_buffers_per_shader_stage: al.max_storage_buffers_per_shader_stage,
+            timestamps,
+            subgroups: af.contains(wgpu::Features::SUBGROUP),
+            features: format!("{af:?}"),
+        };
+        let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("logsieve"),
+            entries: &layout_entries(),
+        });
+        let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("logsieve"),
+            bind_group_layouts: &[Some(&layout)],
+            immediate_size: 0,
+        });
+        let module = |m: &kernels::Module| {
+            device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some(m.label),
+                source: wgpu::ShaderSource::Wgsl(m.source().into()),
+            })
+        };
+        let pipe = |module: &wgpu::ShaderModule, entry: &str| {
+            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(entry),
+                layout: Some(&pl),
+                module,
+                entry_point: Some(entry),
+                compilation_options: Default::default(),
+                cache: None,
+            })
+        };
+        let m_bl = module(&kernels::brute_line::MODULE);
+        let m_bb = module(&kernels::brute_byte::MODULE);
+        let m_tp = module(&kernels::two_phase::MODULE);
+        let m_sc = module(&kernels::scan::MODULE);
+        let m_sg = module(&kernels::signature::MODULE);
+        let m_pr = module(&kernels::plain_read::MODULE);
+        let m_ct = module(&kernels::count::MODULE);
+        let pipes = Pipelines {
+            brute_line: pipe(&m_bl, "brute_line"),
+            brute_byte: pipe(&m_bb, "brute_byte"),
+            two_phase_p1: pipe(&m_tp, "phase1"),
+            two_phase_p2: pipe(&m_tp, "phase2"),
+            scan: pipe(&m_sc, "scan"),
+            sig_build: pipe(&m_sg, "build"),
+            sig_p1: pipe(&m_sg, "phase1"),
+            plain_read: pipe(&m_pr, "plain_read"),
+            count_result: pipe(&m_ct, "count_result"),
+            count_cand: pipe(&m_ct, "count_cand"),
+        };
+        if let Some(e) = scope.pop().await {
+            return Err(Error::backend(format!(
+                "GPU kernel compilation failed on {}: {e}",
+                ai.name
+            )));
+        }
+        let ts_period = if timestamps {
+            queue.get_timestamp_period()
+        } else {
+            0.0
+        };
+        debug_assert_eq!(params::WORDS * 4 % 16, 0);
+        Ok(GpuContext {
+            inner: Arc::new(Ctx {
+                device,
+                queue,
+                info,
+                layout,
+                pipes,
+                faults,
+                ts_period,
+            }),
+        })
+    }
+
+    /// What the adapter is and allows.
+    pub fn info(&self) -> &GpuInfo {
+        &self.inner.info
+    }
+}
+
+impl Ctx {
+    /// An error if the device was lost or reported an error nobody caught:
+    /// a result computed after that cannot be trusted.
+    pub(crate) fn check_faults(&self) -> Result<(), Error> {
+        if let Some(m) = self.faults.lost.lock().ok().and_then(|l| l.clone()) {
+            return Err(Error::backend(m));
+        }
+        if let Some(m) = self.faults.uncaptured.lock().ok().and_then(|u| u.clone()) {
+            return Err(Error::backend(m));
+        }
+        Ok(())
+    }
+
+    /// Waits for all submitted work.
+    pub(crate) fn wait(&self) -> Result<(), Error> {
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| Error::backend(format!("GPU wait failed: {e}")))?;
+        Ok(())
+    }
+
+    /// Maps each `buf[..size]` for reading (sizes of 0 are skipped), with
+    /// one wait for all of them.
+    pub(crate) fn map_many(&self, bufs: &[(&wgpu::Buffer, u64)]) -> Result<(), Error> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let mut n = 0;
+        for (buf, size) in bufs.iter().filter(|(_, s)| *s > 0) {
+            let tx = tx.clone();
+            buf.map_async(wgpu::MapMode::Read, 0..*size, move |r| {
+                let _ = tx.send(r);
+            });
+            n += 1;
+        }
+        drop(tx);
+        self.wait()?;
+        for _ in 0..n {
+            match rx.recv() {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => return Err(Error::backend(format!("GPU readback failed: {e}"))),
+                Err(_) => {
+                    return Err(Error::backend(
+                        "GPU readback failed: a map callback never ran (device lost?)",
+                    ))
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The x, y of a 2-D dispatch of `groups` workgroups (one dimension
+    /// holds at most `max_compute_workgroups_per_dimension`).
+    pub(crate) fn grid(&self, groups: u64) -> (u32, u32) {
+        let max = u64::from(self.info.max_compute_workgroups_per_dimension.max(1));
+        let groups = groups.max(1);
+        let x = groups.min(max);
+        let y = groups.div_ceil(x);
+        (x as u32, y as u32)
+    }
+}
+
+static SHARED: std::sync::OnceLock<Result<GpuContext, String>> = std::sync::OnceLock::new();
+
+impl GpuContext {
+    /// The process's context, created on first use; later calls return the
+    /// same one (or the same error: adapters do not appear mid-run).
+    pub fn shared() -> Result<GpuContext, Error> {
+        SHARED
+            .get_or_init(|| GpuContext::new().map_err(|e| e.to_string()))
+            .clone()
+            .map_err(Error::backend)
+    }
+}

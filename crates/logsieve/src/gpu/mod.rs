@@ -1,0 +1,165 @@
+//! The GPU backend (wgpu): a corpus resident in GPU memory, searched by
+//! WGSL compute kernels for single-literal queries.
+//!
+//! * [`GpuContext`]: one per process; adapter, device, pipelines built once.
+//! * [`GpuCorpus`]: the corpus uploaded once, as segments no larger than the
+//!   adapter's storage-binding limit, with line offsets and per-line
+//!   signatures; a query writes one small uniform and dispatches.
+//! * [`GpuKernel`]: the kernels, each selectable, all exact (every candidate
+//!   is verified against the pattern on the GPU).
+//!
+//! Data flow of a query: the host folds the pattern (`-i`), picks the rare
+//! bytes from the byte frequencies gathered at upload, writes the uniform;
+//! one command buffer clears the per-line bit sets, runs the kernel on every
+//! segment and pop-counts the result bits; the host reads back 16 bytes per
+//! segment (and the bit sets when line ids are wanted), applies `-v` and
+//! `-m`, and merges the oversized segments that the CPU searched.
+
+mod context;
+mod kernels;
+mod resident;
+
+pub use context::{GpuContext, GpuInfo};
+pub use resident::{GpuCorpus, GpuSearch, UploadOptions};
+
+use crate::query::{CaseMode, Query};
+
+/// The GPU kernels (`--gpu-kernel NAME`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GpuKernel {
+    /// One thread per line scans its line (the naive baseline).
+    BruteLine,
+    /// One thread per byte; atomic append of match positions.
+    BruteByte,
+    /// Per-line histogram prefilter, then one thread per byte.
+    TwoPhase,
+    /// 16-byte coalesced loads, SWAR tests on two rare bytes (the fastest).
+    Scan,
+    /// A per-line presence mask built at upload as the prefilter.
+    Signature,
+}
+
+impl GpuKernel {
+    /// Every kernel, in the order benchmarks list them.
+    pub const ALL: [GpuKernel; 5] = [
+        GpuKernel::BruteLine,
+        GpuKernel::BruteByte,
+        GpuKernel::TwoPhase,
+        GpuKernel::Scan,
+        GpuKernel::Signature,
+    ];
+
+    /// The kernel's name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            GpuKernel::BruteLine => "brute-line",
+            GpuKernel::BruteByte => "brute-byte",
+            GpuKernel::TwoPhase => "two-phase",
+            GpuKernel::Scan => "scan",
+            GpuKernel::Signature => "signature",
+        }
+    }
+
+    /// The kernel with this name.
+    pub fn from_name(name: &str) -> Option<GpuKernel> {
+        GpuKernel::ALL.into_iter().find(|k| k.name() == name)
+    }
+}
+
+impl std::fmt::Display for GpuKernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The longest pattern the kernels take (it lives in the query uniform).
+pub const MAX_PATTERN: usize = 64;
+
+/// Why the GPU cannot run `q`, or `None` when it can: exactly one non-empty
+/// literal of at most 64 bytes, case-sensitive or ASCII `-i`, without `-w`
+/// or `-x`. (`-v` and `-m` are applied on the host.)
+pub fn unsupported_reason(q: &Query) -> Option<String> {
+    let Some(lits) = q.literals() else {
+        return Some(format!(
+            "the GPU runs literal queries only (this one is a {:?} query)",
+            q.kind()
+        ));
+    };
+    if lits.len() != 1 {
+        return Some(format!(
+            "the GPU runs one pattern at a time (this query has {})",
+            lits.len()
+        ));
+    }
+    let lit = &lits[0];
+    if lit.is_empty() {
+        return Some("the empty pattern matches every line (no GPU needed)".to_string());
+    }
+    if lit.len() > MAX_PATTERN {
+        return Some(format!(
+            "the pattern is {} bytes; the GPU kernels take at most {MAX_PATTERN}",
+            lit.len()
+        ));
+    }
+    if q.case() == CaseMode::Unicode {
+        return Some(
+            "Unicode case folding (-i on a non-ASCII pattern) runs on the CPU".to_string(),
+        );
+    }
+    if q.word() {
+        return Some("-w (word boundaries) runs on the CPU".to_string());
+    }
+    if q.whole_line() {
+        return Some("-x (whole lines) runs on the CPU".to_string());
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::query::{QueryBuilder, Syntax};
+
+    #[test]
+    fn kernel_names_round_trip() {
+        for k in GpuKernel::ALL {
+            assert_eq!(GpuKernel::from_name(k.name()), Some(k));
+        }
+        assert_eq!(GpuKernel::from_name("nope"), None);
+    }
+
+    #[test]
+    fn unsupported_reasons() {
+        let fixed = |p: &[u8], f: &dyn Fn(&mut QueryBuilder)| {
+            let mut b = QueryBuilder::new();
+            b.syntax(Syntax::Fixed);
+            f(&mut b);
+            b.build(&[p]).unwrap()
+        };
+        assert_eq!(unsupported_reason(&fixed(b"error", &|_| {})), None);
+        assert_eq!(
+            unsupported_reason(&fixed(b"error", &|b| {
+                b.case_insensitive(true).invert(true);
+            })),
+            None
+        );
+        assert_eq!(unsupported_reason(&fixed(&[b'a'; 64], &|_| {})), None);
+        assert!(unsupported_reason(&fixed(&[b'a'; 65], &|_| {})).is_some());
+        assert!(unsupported_reason(&fixed(b"", &|_| {})).is_some());
+        assert!(unsupported_reason(&fixed(b"a\nb", &|_| {})).is_some());
+        assert!(unsupported_reason(&fixed(b"err", &|b| {
+            b.word(true);
+        }))
+        .is_some());
+        assert!(unsupported_reason(&fixed(b"err", &|b| {
+            b.whole_line(true);
+        }))
+        .is_some());
+        assert!(unsupported_reason(&fixed("é".as_bytes(), &|b| {
+            b.case_insensitive(true);
+        }))
+        .is_some());
+        let re = QueryBuilder::new().build(&["a+b"]).unwrap();
+        assert!(unsupported_reason(&re).is_some());
+    }
+}
