@@ -324,6 +324,25 @@ fn find_iter_line_table() {
     }
 }
 
+/// Known bug, not fixed yet: with `-w`, the regex wrapper consumes the
+/// left boundary character, and the next search resumes after the previous
+/// match, so a match whose left boundary is the previous match's last
+/// character (a pattern ending in a non-word character) is missed by
+/// `find_iter_line` (`-o`, colour, `--json` submatches). Line selection is
+/// not affected.
+#[test]
+#[ignore = "known bug: -w find_iter_line misses adjacent matches of patterns ending in a non-word char"]
+fn find_iter_line_word_adjacent_non_word_patterns() {
+    for (p, line) in [(",", &b",,"[..]), (", ", b"a, , b")] {
+        let p = pats(&[p]);
+        let q = build(&p, Syntax::Fixed, Flags::parse("w")).unwrap();
+        assert_eq!(
+            q.find_iter_line(line),
+            naive_find_iter(&p, line, false, true)
+        );
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Boundary sweeps
 // ---------------------------------------------------------------------------
@@ -387,15 +406,16 @@ fn sweep_variations() {
 }
 
 // ---------------------------------------------------------------------------
-// Multi-chunk corpora (> 4 MiB, so 4 threads really split)
+// Multi-chunk corpora (> 16 MiB: chunks are at least 4 MiB, so 4 threads
+// really split)
 // ---------------------------------------------------------------------------
 
 fn big() -> &'static [u8] {
     use std::sync::OnceLock;
     static BIG: OnceLock<Vec<u8>> = OnceLock::new();
     BIG.get_or_init(|| {
-        let data = generated(25_000, 11);
-        assert!(data.len() > 4 << 20, "{} bytes", data.len());
+        let data = generated(100_000, 11);
+        assert!(data.len() > 16 << 20, "{} bytes", data.len());
         data
     })
 }
