@@ -1,0 +1,103 @@
+//! The engine with a GPU attached: `--backend gpu` runs there or says why
+//! not; `--backend auto` never picks a software adapter.
+
+use logsieve::gpu::{GpuContext, GpuKernel, UploadOptions};
+use logsieve::{BackendChoice, Corpus, Engine, QueryBuilder, SearchOptions, Syntax, Want};
+
+fn ctx() -> Option<GpuContext> {
+    match GpuContext::shared() {
+        Ok(c) => Some(c),
+        Err(e) => {
+            if std::env::var("LOGSIEVE_REQUIRE_GPU").as_deref() == Ok("1") {
+                panic!("LOGSIEVE_REQUIRE_GPU=1 but no GPU: {e}");
+            }
+            eprintln!("\n!!!!!!!! NO GPU ADAPTER: GPU engine tests SKIPPED ({e}) !!!!!!!!\n");
+            None
+        }
+    }
+}
+
+fn engine(ctx: &GpuContext) -> Engine {
+    let mut data = Vec::new();
+    for i in 0..500 {
+        data.extend_from_slice(
+            format!("line {i} {}\n", if i % 7 == 0 { "ERROR_503" } else { "ok" }).as_bytes(),
+        );
+    }
+    let mut e = Engine::new(Corpus::from_bytes("t", data));
+    e.attach_gpu_with(
+        ctx,
+        UploadOptions {
+            max_segment: Some(1000),
+        },
+    )
+    .unwrap();
+    e
+}
+
+#[test]
+fn forced_gpu_runs_every_kernel_and_names_it() {
+    let Some(ctx) = ctx() else { return };
+    let e = engine(&ctx);
+    assert!(e.gpu().unwrap().segment_count() > 1);
+    let q = QueryBuilder::new()
+        .syntax(Syntax::Fixed)
+        .build(&["ERROR_503"])
+        .unwrap();
+    let cpu = e
+        .search(
+            &q,
+            &SearchOptions {
+                backend: BackendChoice::Cpu,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    for k in [None, Some(GpuKernel::BruteLine), Some(GpuKernel::Signature)] {
+        let opts = SearchOptions {
+            backend: BackendChoice::Gpu,
+            gpu_kernel: k,
+            ..Default::default()
+        };
+        let r = e.search(&q, &opts).unwrap();
+        assert_eq!(r.docs, cpu.docs);
+        let name = k.unwrap_or(GpuKernel::Scan).name();
+        assert_eq!(r.backend.name, format!("gpu/{name}"));
+    }
+    let count = SearchOptions {
+        backend: BackendChoice::Gpu,
+        want: Want::Count,
+        ..Default::default()
+    };
+    assert_eq!(e.search(&q, &count).unwrap().total(), cpu.total());
+}
+
+#[test]
+fn forced_gpu_refuses_unsupported_queries_with_the_reason() {
+    let Some(ctx) = ctx() else { return };
+    let e = engine(&ctx);
+    let q = QueryBuilder::new().word(true).build(&["ok"]).unwrap();
+    let opts = SearchOptions {
+        backend: BackendChoice::Gpu,
+        ..Default::default()
+    };
+    let err = e.search(&q, &opts).unwrap_err().to_string();
+    assert!(err.contains("-w"), "{err}");
+}
+
+#[test]
+fn auto_never_picks_a_software_adapter() {
+    let Some(ctx) = ctx() else { return };
+    if !ctx.info().is_software {
+        eprintln!("hardware adapter: nothing to check here");
+        return;
+    }
+    let e = engine(&ctx);
+    let q = QueryBuilder::new()
+        .syntax(Syntax::Fixed)
+        .build(&["ERROR_503"])
+        .unwrap();
+    let r = e.search(&q, &SearchOptions::default()).unwrap();
+    assert!(r.backend.name.starts_with("cpu/"), "{}", r.backend);
+    assert_eq!(r.total(), 72);
+}
