@@ -255,6 +255,13 @@ impl Printer<'_> {
         corpus: &Corpus,
         result: &logsieve::SearchResult,
     ) -> io::Result<()> {
+        // With context, rg puts `--` between files as well as between
+        // groups of one file.
+        let a = self.a;
+        let context = [a.after_context, a.before_context, a.context]
+            .iter()
+            .any(|c| c.is_some_and(|n| n > 0));
+        let mut printed = false;
         for (doc, hits) in corpus.docs().iter().zip(&result.docs) {
             if self.a.files_with_matches {
                 if hits.count > 0 {
@@ -277,6 +284,10 @@ impl Printer<'_> {
             if hits.lines.is_empty() {
                 continue;
             }
+            if context && printed {
+                out.write_all(b"--\n")?;
+            }
+            printed = true;
             if let Some(off) = doc.binary_offset() {
                 if self.with_filename {
                     self.path(out, doc)?;
