@@ -39,6 +39,7 @@ mod error;
 pub mod gen;
 #[cfg(feature = "gpu")]
 pub mod gpu;
+pub mod pipeline;
 pub mod query;
 
 pub use corpus::{Corpus, Document, LineIndex, LoadOptions, Segment};

@@ -1,0 +1,736 @@
+//! The columnar pipeline: time range → search → group-by.
+//!
+//! At load, [`Columns::build`] parses every line's timestamp and extracts
+//! its fields into dictionary-encoded columns (one `u32` code per line and
+//! field; code 0 means the line has no value). A query ([`StatsQuery`])
+//! then selects the lines inside a time window that match an optional
+//! search, and counts them by the values of some fields (nested keys) and/or
+//! by time bucket ([`Stats`]).
+//!
+//! Two backends answer with identical results: the CPU path here (the
+//! search by the CPU engine, then a scan of the columns on all cores), and
+//! the GPU path in [`gpu`] (columns resident next to the corpus; time filter
+//! → search bits → AND → counts in workgroup memory → one readback).
+//!
+//! # Example
+//!
+//! ```
+//! use logsieve::pipeline::{ColumnOptions, Columns, FieldSpec, StatsQuery};
+//! use logsieve::{Corpus, QueryBuilder, Syntax};
+//!
+//! let log = b"2026-11-20T10:00:00Z web-01 INFO ok from 192.168.1.7\n\
+//!             2026-11-20T10:05:00Z web-02 ERROR failed from 192.168.1.9\n\
+//!             2026-11-20T10:20:00Z web-01 INFO ok from 192.168.1.4\n";
+//! let corpus = Corpus::from_bytes("app.log", log.to_vec());
+//! let opts = ColumnOptions { fields: vec![FieldSpec::host(), FieldSpec::level()], ..Default::default() };
+//! let cols = Columns::build(&corpus, &opts);
+//! let q = QueryBuilder::new().syntax(Syntax::Fixed).build(&["192.168.1."]).unwrap();
+//! let mut sq = StatsQuery::new(&cols);
+//! sq.search = Some(&q);
+//! sq.since_spec(&cols, "15m").unwrap();           // 15 minutes before 10:20
+//! sq.count_by(&cols, &["host"]).unwrap();
+//! let stats = logsieve::pipeline::run_cpu(&corpus, &cols, &sq, 1).unwrap();
+//! assert_eq!(stats.selected, 1);                   // only the 10:20 line
+//! assert_eq!(stats.groups[0].key, vec![Some(b"web-01".to_vec())]);
+//! ```
+
+pub mod fields;
+pub mod time;
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use rayon::prelude::*;
+
+use crate::corpus::{Corpus, Document};
+use crate::error::Error;
+use crate::query::Query;
+
+pub use fields::{FieldKind, FieldSpec};
+pub use time::{format_ms, Stamp, TimeFormat, TimeRules, TimeSpec, NO_TIME};
+
+/// How columns are built.
+#[derive(Clone, Debug)]
+pub struct ColumnOptions {
+    /// Force one timestamp format (`--time-format`); `None` detects it per
+    /// document from a sample.
+    pub time_format: Option<TimeFormat>,
+    /// The year of year-less timestamps (syslog, logcat), for documents
+    /// without an entry in `doc_years`.
+    pub year: i32,
+    /// Per-document years (by document index), e.g. each file's
+    /// modification year; overrides `year`.
+    pub doc_years: Vec<i32>,
+    /// The fields to extract.
+    pub fields: Vec<FieldSpec>,
+}
+
+impl Default for ColumnOptions {
+    fn default() -> Self {
+        ColumnOptions {
+            time_format: None,
+            year: 1970,
+            doc_years: Vec::new(),
+            fields: Vec::new(),
+        }
+    }
+}
+
+/// One field's dictionary: code `k >= 1` stands for `values[k - 1]`; code 0
+/// for "no value".
+#[derive(Clone, Debug)]
+pub struct FieldDict {
+    /// The field's name.
+    pub name: String,
+    /// The distinct values, in order of first appearance.
+    pub values: Vec<Vec<u8>>,
+}
+
+impl FieldDict {
+    /// The number of codes, "no value" included.
+    pub fn cardinality(&self) -> u64 {
+        self.values.len() as u64 + 1
+    }
+
+    /// The value of `code` (`None` for 0).
+    pub fn value(&self, code: u32) -> Option<&[u8]> {
+        (code > 0).then(|| self.values[code as usize - 1].as_slice())
+    }
+}
+
+/// One document's columns.
+#[derive(Clone, Debug, Default)]
+pub struct DocColumns {
+    /// Each line's time in ms ([`NO_TIME`] only when the document has no
+    /// timestamp at all); lines without a timestamp inherit the previous
+    /// line's, and leading ones the first timestamp's.
+    pub times: Vec<i64>,
+    /// Per field, each line's code.
+    pub codes: Vec<Vec<u32>>,
+    /// The detected timestamp rules.
+    pub rules: TimeRules,
+    /// Lines that carry their own timestamp.
+    pub stamped: u64,
+    /// True when `times` never decreases (a window is then a line range).
+    pub sorted: bool,
+    /// The year used for year-less formats.
+    pub year: i32,
+}
+
+/// The columns of a whole corpus: per document times and codes, and one
+/// dictionary per field shared by all documents.
+#[derive(Clone, Debug, Default)]
+pub struct Columns {
+    fields: Vec<FieldDict>,
+    docs: Vec<DocColumns>,
+    oldest: Option<i64>,
+    newest: Option<i64>,
+}
+
+/// Lines per parallel work item when building columns.
+const BUILD_CHUNK: u64 = 16 * 1024;
+/// Lines sampled per document to detect its timestamp format.
+const SAMPLE: u64 = 1000;
+
+struct Chunk<'a> {
+    times: Vec<i64>,
+    codes: Vec<Vec<u32>>,
+    dicts: Vec<Vec<&'a [u8]>>,
+}
+
+fn build_chunk<'a>(
+    doc: &'a Document,
+    rules: &TimeRules,
+    year: i32,
+    fields: &[FieldSpec],
+    lines: Range<u64>,
+) -> Chunk<'a> {
+    let n = (lines.end - lines.start) as usize;
+    let mut times = Vec::with_capacity(n);
+    let mut codes: Vec<Vec<u32>> = fields.iter().map(|_| Vec::with_capacity(n)).collect();
+    let mut dicts: Vec<Vec<&'a [u8]>> = vec![Vec::new(); fields.len()];
+    let mut maps: Vec<HashMap<&'a [u8], u32>> = vec![HashMap::new(); fields.len()];
+    for l in lines {
+        let line = doc.line(l);
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let st = rules.stamp(line, year);
+        times.push(st.map_or(NO_TIME, |s| s.ms));
+        for (f, spec) in fields.iter().enumerate() {
+            let code = match spec.extract(line, st) {
+                None => 0,
+                Some(v) => *maps[f].entry(v).or_insert_with(|| {
+                    dicts[f].push(v);
+                    dicts[f].len() as u32
+                }),
+            };
+            codes[f].push(code);
+        }
+    }
+    Chunk {
+        times,
+        codes,
+        dicts,
+    }
+}
+
+/// Evenly spaced sample lines of a document (all of them when few).
+fn sample_lines(doc: &Document) -> impl Iterator<Item = &[u8]> {
+    let n = doc.lines().len();
+    let step = n.div_ceil(SAMPLE).max(1);
+    (0..n).step_by(step as usize).map(move |l| {
+        let line = doc.line(l);
+        line.strip_suffix(b"\r").unwrap_or(line)
+    })
+}
+
+impl Columns {
+    /// Builds the columns of every document (in parallel on rayon's pool).
+    pub fn build(corpus: &Corpus, opts: &ColumnOptions) -> Columns {
+        let nf = opts.fields.len();
+        let mut global: Vec<HashMap<Vec<u8>, u32>> = vec![HashMap::new(); nf];
+        let mut fields: Vec<FieldDict> = opts
+            .fields
+            .iter()
+            .map(|f| FieldDict {
+                name: f.name.clone(),
+                values: Vec::new(),
+            })
+            .collect();
+        let mut docs = Vec::with_capacity(corpus.docs().len());
+        for (di, doc) in corpus.docs().iter().enumerate() {
+            let year = opts.doc_years.get(di).copied().unwrap_or(opts.year);
+            let rules = TimeRules::detect(sample_lines(doc), opts.time_format, year);
+            let n = doc.lines().len();
+            let ranges: Vec<Range<u64>> = (0..n)
+                .step_by(BUILD_CHUNK as usize)
+                .map(|s| s..(s + BUILD_CHUNK).min(n))
+                .collect();
+            let chunks: Vec<Chunk> = ranges
+                .into_par_iter()
+                .map(|r| build_chunk(doc, &rules, year, &opts.fields, r))
+                .collect();
+            // Merge the chunk dictionaries into the corpus-wide ones, in
+            // chunk order (deterministic codes).
+            let mut remaps: Vec<Vec<Vec<u32>>> = Vec::with_capacity(chunks.len());
+            for ch in &chunks {
+                let mut per_field = Vec::with_capacity(nf);
+                for f in 0..nf {
+                    let mut remap = Vec::with_capacity(ch.dicts[f].len() + 1);
+                    remap.push(0u32);
+                    for v in &ch.dicts[f] {
+                        let code = *global[f].entry(v.to_vec()).or_insert_with(|| {
+                            fields[f].values.push(v.to_vec());
+                            fields[f].values.len() as u32
+                        });
+                        remap.push(code);
+                    }
+                    per_field.push(remap);
+                }
+                remaps.push(per_field);
+            }
+            let mut times = Vec::with_capacity(n as usize);
+            let mut codes: Vec<Vec<u32>> =
+                (0..nf).map(|_| Vec::with_capacity(n as usize)).collect();
+            let mapped: Vec<Vec<Vec<u32>>> = chunks
+                .par_iter()
+                .zip(&remaps)
+                .map(|(ch, rm)| {
+                    (0..nf)
+                        .map(|f| ch.codes[f].iter().map(|&c| rm[f][c as usize]).collect())
+                        .collect()
+                })
+                .collect();
+            for (ch, m) in chunks.iter().zip(mapped) {
+                times.extend_from_slice(&ch.times);
+                for (f, col) in m.into_iter().enumerate() {
+                    codes[f].extend(col);
+                }
+            }
+            // Inherit: a line without a timestamp takes the previous line's
+            // time; lines before the first timestamp take the first one.
+            let stamped = times.iter().filter(|&&t| t != NO_TIME).count() as u64;
+            let first = times.iter().copied().find(|&t| t != NO_TIME);
+            let mut last = first.unwrap_or(NO_TIME);
+            for t in times.iter_mut() {
+                if *t == NO_TIME {
+                    *t = last;
+                } else {
+                    last = *t;
+                }
+            }
+            let sorted = times.windows(2).all(|w| w[0] <= w[1]);
+            docs.push(DocColumns {
+                times,
+                codes,
+                rules,
+                stamped,
+                sorted,
+                year,
+            });
+        }
+        let valid = || {
+            docs.iter()
+                .flat_map(|d| d.times.iter().copied())
+                .filter(|&t| t != NO_TIME)
+        };
+        let oldest = valid().min();
+        let newest = valid().max();
+        Columns {
+            fields,
+            docs,
+            oldest,
+            newest,
+        }
+    }
+
+    /// The field dictionaries, in [`ColumnOptions::fields`] order.
+    pub fn fields(&self) -> &[FieldDict] {
+        &self.fields
+    }
+
+    /// The index of the field called `name`.
+    pub fn field_index(&self, name: &str) -> Option<usize> {
+        self.fields.iter().position(|f| f.name == name)
+    }
+
+    /// Per-document columns, in corpus order.
+    pub fn docs(&self) -> &[DocColumns] {
+        &self.docs
+    }
+
+    /// The oldest time in the corpus.
+    pub fn oldest(&self) -> Option<i64> {
+        self.oldest
+    }
+
+    /// The newest time in the corpus (durations in `--since 15m` count back
+    /// from it).
+    pub fn newest(&self) -> Option<i64> {
+        self.newest
+    }
+}
+
+/// Above this many time buckets a histogram is refused (a bucket too small
+/// for the range is a typo, not a query).
+pub const MAX_BUCKETS: u64 = 100_000;
+
+/// What to select and how to count it.
+#[derive(Clone, Debug, Default)]
+pub struct StatsQuery<'a> {
+    /// The text search; `None` selects every line.
+    pub search: Option<&'a Query>,
+    /// Lines at or after this time (ms).
+    pub since: Option<i64>,
+    /// Lines before this time (ms).
+    pub until: Option<i64>,
+    /// Field indices to count by (nested keys, outermost first).
+    pub count_by: Vec<usize>,
+    /// Histogram bucket width in ms.
+    pub histogram: Option<i64>,
+}
+
+impl<'a> StatsQuery<'a> {
+    /// A query selecting every line, counting nothing.
+    pub fn new(_cols: &Columns) -> StatsQuery<'a> {
+        StatsQuery::default()
+    }
+
+    /// Sets `since` from user text (`15m`, `2026-11-20T10:00`).
+    pub fn since_spec(&mut self, cols: &Columns, s: &str) -> Result<(), Error> {
+        self.since = Some(resolve(cols, TimeSpec::parse(s)?));
+        Ok(())
+    }
+
+    /// Sets `until` from user text.
+    pub fn until_spec(&mut self, cols: &Columns, s: &str) -> Result<(), Error> {
+        self.until = Some(resolve(cols, TimeSpec::parse(s)?));
+        Ok(())
+    }
+
+    /// Sets the count-by fields by name.
+    pub fn count_by(&mut self, cols: &Columns, names: &[&str]) -> Result<(), Error> {
+        self.count_by = names
+            .iter()
+            .map(|n| {
+                cols.field_index(n).ok_or_else(|| {
+                    let known: Vec<&str> = cols.fields().iter().map(|f| f.name.as_str()).collect();
+                    Error::query(format!(
+                        "unknown field {n:?} (known: {}; add one with --field NAME=REGEX)",
+                        known.join(", ")
+                    ))
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(())
+    }
+
+    /// True when `t` is inside the window.
+    #[inline]
+    pub fn in_window(&self, t: i64) -> bool {
+        if self.since.is_none() && self.until.is_none() {
+            return true;
+        }
+        t != NO_TIME && self.since.is_none_or(|s| t >= s) && self.until.is_none_or(|u| t < u)
+    }
+}
+
+fn resolve(cols: &Columns, spec: TimeSpec) -> i64 {
+    // An empty corpus has no newest entry: a duration then selects nothing
+    // either way, so any anchor works.
+    spec.resolve(cols.newest().unwrap_or(0))
+}
+
+/// One row of a count-by table.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Group {
+    /// The value of each count-by field (`None`: the line has none).
+    pub key: Vec<Option<Vec<u8>>>,
+    /// Selected lines with this key.
+    pub count: u64,
+}
+
+/// Counts per time bucket.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Histogram {
+    /// Start of the first bucket (ms; a multiple of `bucket`).
+    pub start: i64,
+    /// Bucket width (ms).
+    pub bucket: i64,
+    /// Selected lines per bucket.
+    pub counts: Vec<u64>,
+}
+
+/// The answer to a [`StatsQuery`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stats {
+    /// Selected lines (window and search).
+    pub selected: u64,
+    /// Count-by rows, by count descending, then key ascending (no value
+    /// last); empty without count-by fields.
+    pub groups: Vec<Group>,
+    /// The histogram, when asked for.
+    pub histogram: Option<Histogram>,
+}
+
+/// The shape of the counting, shared by the CPU and GPU paths: the flat key
+/// of a line is `sum(code[f] * stride[f])`.
+#[derive(Clone, Debug)]
+pub(crate) struct Plan {
+    pub(crate) fields: Vec<usize>,
+    pub(crate) strides: Vec<u64>,
+    /// Number of flat keys (1 without count-by).
+    pub(crate) nkeys: u64,
+    /// `(start, bucket, buckets)` of the histogram.
+    pub(crate) hist: Option<(i64, i64, u64)>,
+}
+
+/// Flat keys up to this many are counted in a dense array.
+pub(crate) const DENSE_KEYS: u64 = 1 << 22;
+
+impl Plan {
+    pub(crate) fn new(cols: &Columns, q: &StatsQuery) -> Result<Plan, Error> {
+        for &f in &q.count_by {
+            if f >= cols.fields().len() {
+                return Err(Error::query(format!(
+                    "count-by field index {f} out of range"
+                )));
+            }
+        }
+        let mut strides = vec![0u64; q.count_by.len()];
+        let mut nkeys: u64 = 1;
+        for (i, &f) in q.count_by.iter().enumerate().rev() {
+            strides[i] = nkeys;
+            nkeys = nkeys
+                .checked_mul(cols.fields()[f].cardinality())
+                .ok_or_else(|| Error::query("too many distinct count-by keys"))?;
+        }
+        let hist = match q.histogram {
+            None => None,
+            Some(b) if b <= 0 => {
+                return Err(Error::query("the histogram bucket must be positive"));
+            }
+            Some(b) => {
+                let lo = q.since.or(cols.oldest());
+                let hi = q.until.or(cols.newest().map(|n| n.saturating_add(1)));
+                match (lo, hi) {
+                    (Some(lo), Some(hi)) if hi > lo => {
+                        let start = lo.div_euclid(b) * b;
+                        let n = (hi as i128 - start as i128 + b as i128 - 1) / b as i128;
+                        if n > MAX_BUCKETS as i128 {
+                            return Err(Error::query(format!(
+                                "--histogram: {n} buckets of {b} ms; at most {MAX_BUCKETS} (use a wider bucket or a narrower window)"
+                            )));
+                        }
+                        Some((start, b, n as u64))
+                    }
+                    (Some(lo), _) => Some((lo.div_euclid(b) * b, b, 0)),
+                    _ => Some((0, b, 0)),
+                }
+            }
+        };
+        Ok(Plan {
+            fields: q.count_by.clone(),
+            strides,
+            nkeys,
+            hist,
+        })
+    }
+
+    /// Turns flat-key counts into [`Stats`].
+    pub(crate) fn finish(
+        &self,
+        cols: &Columns,
+        selected: u64,
+        keys: impl Iterator<Item = (u64, u64)>,
+        buckets: Vec<u64>,
+    ) -> Stats {
+        let mut groups = Vec::new();
+        if !self.fields.is_empty() {
+            for (k, count) in keys {
+                if count == 0 {
+                    continue;
+                }
+                let key = self
+                    .fields
+                    .iter()
+                    .zip(&self.strides)
+                    .map(|(&f, &s)| {
+                        let d = &cols.fields()[f];
+                        let code = (k / s) % d.cardinality();
+                        d.value(code as u32).map(<[u8]>::to_vec)
+                    })
+                    .collect();
+                groups.push(Group { key, count });
+            }
+            groups.sort_by(|a, b| {
+                b.count.cmp(&a.count).then_with(|| {
+                    // No value sorts last.
+                    let ka = a.key.iter().map(|v| (v.is_none(), v.as_deref()));
+                    let kb = b.key.iter().map(|v| (v.is_none(), v.as_deref()));
+                    ka.cmp(kb)
+                })
+            });
+        }
+        let histogram = self.hist.map(|(start, bucket, _)| Histogram {
+            start,
+            bucket,
+            counts: buckets,
+        });
+        Stats {
+            selected,
+            groups,
+            histogram,
+        }
+    }
+}
+
+/// Per-thread counters of the CPU path.
+struct Acc {
+    selected: u64,
+    dense: Vec<u64>,
+    sparse: HashMap<u64, u64>,
+    buckets: Vec<u64>,
+}
+
+impl Acc {
+    fn new(plan: &Plan) -> Acc {
+        let dense_n = if plan.fields.is_empty() || plan.nkeys > DENSE_KEYS {
+            0
+        } else {
+            plan.nkeys as usize
+        };
+        Acc {
+            selected: 0,
+            dense: vec![0; dense_n],
+            sparse: HashMap::new(),
+            buckets: vec![0; plan.hist.map_or(0, |h| h.2 as usize)],
+        }
+    }
+
+    fn merge(mut self, o: Acc) -> Acc {
+        self.selected += o.selected;
+        for (a, b) in self.dense.iter_mut().zip(&o.dense) {
+            *a += b;
+        }
+        for (k, v) in o.sparse {
+            *self.sparse.entry(k).or_default() += v;
+        }
+        for (a, b) in self.buckets.iter_mut().zip(&o.buckets) {
+            *a += b;
+        }
+        self
+    }
+}
+
+/// Counts line `l` of a document if its time is inside the window.
+#[inline]
+fn visit(acc: &mut Acc, plan: &Plan, q: &StatsQuery, dc: &DocColumns, l: usize) {
+    let t = dc.times[l];
+    if !q.in_window(t) {
+        return;
+    }
+    acc.selected += 1;
+    if !plan.fields.is_empty() {
+        let mut k = 0u64;
+        for (&f, &s) in plan.fields.iter().zip(&plan.strides) {
+            k += u64::from(dc.codes[f][l]) * s;
+        }
+        if acc.dense.is_empty() {
+            *acc.sparse.entry(k).or_default() += 1;
+        } else {
+            acc.dense[k as usize] += 1;
+        }
+    }
+    if let Some((start, bucket, n)) = plan.hist {
+        if t != NO_TIME && t >= start {
+            let b = ((t - start) / bucket) as u64;
+            if b < n {
+                acc.buckets[b as usize] += 1;
+            }
+        }
+    }
+}
+
+/// The lines of a document a window can select: a line range when the
+/// document is sorted, else all lines.
+pub(crate) fn candidate_lines(dc: &DocColumns, q: &StatsQuery) -> Range<usize> {
+    let n = dc.times.len();
+    if !dc.sorted {
+        return 0..n;
+    }
+    let lo = q.since.map_or(0, |s| dc.times.partition_point(|&t| t < s));
+    let hi = q.until.map_or(n, |u| dc.times.partition_point(|&t| t < u));
+    lo..hi.max(lo)
+}
+
+/// Runs `q` on the CPU with `threads` threads (0 = all cores): the window
+/// narrows sorted documents to a line range, the CPU engine searches only
+/// those lines' bytes, and the selected lines are counted from the columns.
+pub fn run_cpu(
+    corpus: &Corpus,
+    cols: &Columns,
+    q: &StatsQuery,
+    threads: usize,
+) -> Result<Stats, Error> {
+    check_shape(corpus, cols)?;
+    let plan = Plan::new(cols, q)?;
+    let threads = if threads == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        threads
+    };
+    let work = || {
+        let mut total = Acc::new(&plan);
+        for (doc, dc) in corpus.docs().iter().zip(cols.docs()) {
+            let range = candidate_lines(dc, q);
+            if range.is_empty() {
+                continue;
+            }
+            let parts = split(range, threads);
+            let acc = parts
+                .into_par_iter()
+                .map(|r| scan_part(doc, dc, &plan, q, r))
+                .reduce(|| Acc::new(&plan), Acc::merge);
+            total = total.merge(acc);
+        }
+        total
+    };
+    let acc = if threads > 1 {
+        match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
+            Ok(p) => p.install(work),
+            Err(_) => work(),
+        }
+    } else {
+        work()
+    };
+    let Acc {
+        selected,
+        dense,
+        sparse,
+        buckets,
+    } = acc;
+    let stats = if dense.is_empty() {
+        plan.finish(cols, selected, sparse.into_iter(), buckets)
+    } else {
+        let it = dense.into_iter().enumerate().map(|(k, c)| (k as u64, c));
+        plan.finish(cols, selected, it, buckets)
+    };
+    Ok(stats)
+}
+
+pub(crate) fn check_shape(corpus: &Corpus, cols: &Columns) -> Result<(), Error> {
+    let ok = corpus.docs().len() == cols.docs().len()
+        && corpus
+            .docs()
+            .iter()
+            .zip(cols.docs())
+            .all(|(d, c)| d.lines().len() == c.times.len() as u64);
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::query("the columns were built for another corpus"))
+    }
+}
+
+/// Splits a line range into about `n` parts (at least 64K lines each).
+fn split(r: Range<usize>, n: usize) -> Vec<Range<usize>> {
+    let len = r.end - r.start;
+    let n = n.clamp(1, len.div_ceil(1 << 16).max(1));
+    (0..n)
+        .map(|i| r.start + len * i / n..r.start + len * (i + 1) / n)
+        .filter(|p| !p.is_empty())
+        .collect()
+}
+
+/// Counts the selected lines among lines `r` of one document.
+fn scan_part(doc: &Document, dc: &DocColumns, plan: &Plan, q: &StatsQuery, r: Range<usize>) -> Acc {
+    let mut acc = Acc::new(plan);
+    let Some(query) = q.search else {
+        for l in r {
+            visit(&mut acc, plan, q, dc, l);
+        }
+        return acc;
+    };
+    let hay = doc.data();
+    let starts = doc.lines().starts();
+    let byte = |l: usize| (starts[l] as usize).min(hay.len());
+    let (b0, b1) = (byte(r.start), byte(r.end));
+    let mut next = r.start; // the first line not yet decided (for -v)
+    crate::cpu::for_each_match(query, hay, b0, b1, |ls, _| {
+        // The line starting at `ls`, searched among the lines from `next`.
+        let l = next + starts[next..r.end].partition_point(|&s| (s as usize) < ls);
+        if query.invert() {
+            for u in next..l {
+                visit(&mut acc, plan, q, dc, u);
+            }
+        } else {
+            visit(&mut acc, plan, q, dc, l);
+        }
+        next = l + 1;
+        true
+    });
+    if query.invert() {
+        for u in next..r.end {
+            visit(&mut acc, plan, q, dc, u);
+        }
+    }
+    acc
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_tiles() {
+        for (len, n) in [(0usize, 3usize), (10, 3), (1 << 20, 7), (70_000, 2)] {
+            let parts = split(5..5 + len, n);
+            let mut at = 5;
+            for p in &parts {
+                assert_eq!(p.start, at);
+                at = p.end;
+            }
+            assert_eq!(at, 5 + len);
+        }
+    }
+}
