@@ -7,7 +7,15 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// GPU-accelerated log search.
 #[derive(Parser, Debug)]
-#[command(name = "logsieve", version, about, long_about = None)]
+// A flag given twice is not an error, the last one wins (as rg: `alias
+// g='logsieve search -F'` then `g -F ...` must work).
+#[command(
+    name = "logsieve",
+    version,
+    about,
+    long_about = None,
+    args_override_self = true
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,

@@ -396,8 +396,16 @@ impl Printer<'_> {
         self.prefix(out, doc, id, if is_match { b':' } else { b'-' })?;
         let line = doc.line(id);
         if self.color && is_match && !self.query.invert() {
-            let mut at = 0;
+            // Adjacent matches are one coloured run, as rg prints them.
+            let mut runs: Vec<std::ops::Range<usize>> = Vec::new();
             for m in self.query.find_iter_line(line) {
+                match runs.last_mut() {
+                    Some(r) if r.end == m.start => r.end = m.end,
+                    _ => runs.push(m),
+                }
+            }
+            let mut at = 0;
+            for m in runs {
                 out.write_all(&line[at..m.start])?;
                 self.matched(out, &line[m.clone()])?;
                 at = m.end;

@@ -823,6 +823,51 @@ fn color() {
 }
 
 #[test]
+fn color_merges_adjacent_matches() {
+    let (d, _) = fixture();
+    // `foo` and `bar` touch in `foobar`: one coloured run, as rg.
+    let o = search(
+        d.path(),
+        &["--color", "always", "-e", "foo", "-e", "bar", "text.log"],
+    );
+    assert!(
+        o.out().contains("\x1b[31mfoobar\x1b[0m baz"),
+        "{:?}",
+        o.out()
+    );
+    same_as_rg(
+        d.path(),
+        &["--color", "always", "-e", "foo", "-e", "bar", "text.log"],
+    );
+    same_as_rg(d.path(), &["--color", "always", "o", "text.log"]);
+}
+
+#[test]
+fn repeated_flags_last_wins() {
+    let (d, _) = fixture();
+    // A flag given twice is not a usage error (rg accepts it too).
+    let o = search(d.path(), &["-F", "-F", "-i", "-i", "a.c", "text.log"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert_eq!(o.out(), "a.c literal\n");
+    let o = search(d.path(), &["-m", "5", "-m", "1", "foo", "text.log"]);
+    assert_eq!(o.out(), "foo bar\n");
+    let o = search(
+        d.path(),
+        &["--color", "always", "--color", "never", "foo", "text.log"],
+    );
+    assert!(!o.out().contains('\x1b'));
+    // -e still accumulates.
+    let o = search(d.path(), &["-c", "-e", "alpha", "-e", "last", "text.log"]);
+    assert_eq!(o.out(), "2\n");
+    same_as_rg(
+        d.path(),
+        &["-F", "-F", "-o", "-e", "foo", "-e", "FOO", "text.log"],
+    );
+    let o = search(d.path(), &["-A", "3", "-A", "1", "alpha", "text.log"]);
+    assert_eq!(o.out(), "alpha start\nfoo bar\n");
+}
+
+#[test]
 fn quiet() {
     let (d, _) = fixture();
     let o = search(d.path(), &["-q", "foo", "text.log"]);
