@@ -29,6 +29,7 @@ fn engine(ctx: &GpuContext) -> Engine {
         ctx,
         UploadOptions {
             max_segment: Some(1000),
+            ..Default::default()
         },
     )
     .unwrap();

@@ -74,8 +74,17 @@ fn check_corpus(
     max_segment: Option<u64>,
     what: &str,
 ) {
-    let g = GpuCorpus::upload_with(ctx, corpus, UploadOptions { max_segment })
-        .unwrap_or_else(|e| panic!("{what}: upload failed: {e}"));
+    let g = GpuCorpus::upload_with(
+        ctx,
+        corpus,
+        UploadOptions {
+            max_segment,
+            // With forced small segments, force a small staging chunk too,
+            // so the staging ring wraps around many times.
+            staging_chunk: max_segment.map(|_| 4096),
+        },
+    )
+    .unwrap_or_else(|e| panic!("{what}: upload failed: {e}"));
     let want_docs: Vec<_> = corpus
         .docs()
         .iter()
@@ -280,6 +289,7 @@ fn corpus_larger_than_one_segment() {
         &corpus,
         UploadOptions {
             max_segment: Some(64 << 10),
+            ..Default::default()
         },
     )
     .unwrap();

@@ -24,6 +24,9 @@ const TAIL_PAD: u64 = 128;
 /// vanishes, small enough that a mapped chunk is cheap to find.
 const STAGING_CHUNK: u64 = 32 << 20;
 
+/// Staging buffers in flight: one filling while the others copy.
+const STAGING_SLOTS: usize = 3;
+
 /// Options for [`GpuCorpus::upload_with`].
 #[derive(Clone, Copy, Debug, Default)]
 pub struct UploadOptions {
@@ -32,6 +35,9 @@ pub struct UploadOptions {
     /// `max_storage_buffer_binding_size` (less padding). Tests set it small
     /// to force many segments.
     pub max_segment: Option<u64>,
+    /// The staging chunk in bytes (default 32 MiB). Tests set it small so
+    /// that the staging ring wraps around many times.
+    pub staging_chunk: Option<u64>,
 }
 
 /// The result of one GPU search.
@@ -366,28 +372,61 @@ impl GpuCorpus {
             let size = s.buf("data").size();
             let mut off = 0;
             while off < size {
-                let n = STAGING_CHUNK.min(size - off);
+                let n = opts
+                    .staging_chunk
+                    .map_or(STAGING_CHUNK, |c| round_up(c.max(16), 16))
+                    .min(size - off);
                 pieces.push((si, off..off + n));
                 off += n;
             }
             upload_bytes += u64::from(s.n_bytes);
         }
+        // A ring of staging buffers, re-mapped after each copy: fresh
+        // mapped memory would pay a page fault per 4 KiB on first touch.
+        let all: u64 = pieces.iter().map(|p| p.1.end - p.1.start).sum();
+        let chunk_max = opts
+            .staging_chunk
+            .map_or(STAGING_CHUNK, |c| round_up(c.max(16), 16));
+        let slot_size = chunk_max.min(round_up(all.max(16), 16));
+        type Pending = (
+            wgpu::SubmissionIndex,
+            std::sync::mpsc::Receiver<Result<(), wgpu::BufferAsyncError>>,
+        );
+        let mut ring: Vec<(wgpu::Buffer, Option<Pending>)> = Vec::new();
         let mut i = 0;
+        let mut chunk = 0usize;
         while i < pieces.len() {
             let mut total = 0;
             let mut j = i;
             while j < pieces.len()
-                && (j == i || total + pieces[j].1.end - pieces[j].1.start <= STAGING_CHUNK)
+                && (j == i || total + pieces[j].1.end - pieces[j].1.start <= slot_size)
             {
                 total += pieces[j].1.end - pieces[j].1.start;
                 j += 1;
             }
-            let staging = dev.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("staging"),
-                size: total,
-                usage: wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC,
-                mapped_at_creation: true,
-            });
+            let slot = chunk % STAGING_SLOTS;
+            chunk += 1;
+            if ring.len() <= slot {
+                let b = dev.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("staging"),
+                    size: slot_size.max(total),
+                    usage: wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC,
+                    mapped_at_creation: true,
+                });
+                ring.push((b, None));
+            }
+            if let Some((idx, rx)) = ring[slot].1.take() {
+                dev.poll(wgpu::PollType::Wait {
+                    submission_index: Some(idx),
+                    timeout: None,
+                })
+                .map_err(|e| Error::backend(format!("GPU wait failed: {e}")))?;
+                match rx.recv() {
+                    Ok(Ok(())) => {}
+                    _ => return Err(Error::backend("GPU staging buffer could not be mapped")),
+                }
+            }
+            let staging = &ring[slot].0;
             let mut enc = dev.create_command_encoder(&Default::default());
             let mut at = 0;
             for (si, r) in &pieces[i..j] {
@@ -401,11 +440,18 @@ impl GpuCorpus {
                         .map_err(|e| Error::backend(format!("GPU staging map failed: {e}")))?;
                     fill_piece(view.slice(..), src, r.clone());
                 }
-                enc.copy_buffer_to_buffer(&staging, at, s.buf("data"), r.start, n);
+                enc.copy_buffer_to_buffer(staging, at, s.buf("data"), r.start, n);
                 at += n;
             }
             staging.unmap();
-            c.queue.submit([enc.finish()]);
+            let idx = c.queue.submit([enc.finish()]);
+            if j < pieces.len() {
+                let (tx, rx) = std::sync::mpsc::channel();
+                staging.map_async(wgpu::MapMode::Write, .., move |r| {
+                    let _ = tx.send(r);
+                });
+                ring[slot].1 = Some((idx, rx));
+            }
             i = j;
         }
         c.wait()?;
