@@ -31,6 +31,30 @@ pub enum Command {
     Demo(DemoArgs),
     /// Print the GPU adapter, its limits and features.
     GpuInfo,
+    /// Reproduce the reference tables (CPU, GPU kernels, auto, rg, grep).
+    Bench(BenchArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// A small run (100k lines, 3 runs): under a minute on 2 cores.
+    #[arg(long)]
+    pub quick: bool,
+    /// Lines to generate (default 1M, or 100k with --quick).
+    #[arg(long)]
+    pub lines: Option<u64>,
+    /// Timed runs per row (the median is reported).
+    #[arg(long)]
+    pub runs: Option<usize>,
+    /// Print JSON instead of markdown.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write the markdown report to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Skip the GPU rows.
+    #[arg(long)]
+    pub no_gpu: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -201,4 +225,8 @@ pub struct DemoArgs {
     /// Skip the GPU rows even when an adapter exists.
     #[arg(long)]
     pub no_gpu: bool,
+    /// Run every GPU kernel even on a software adapter (slow: lavapipe runs
+    /// the baselines at ~0.1 GB/s).
+    #[arg(long)]
+    pub all_kernels: bool,
 }

@@ -4,6 +4,7 @@
 use std::time::{Duration, Instant};
 
 use logsieve::gen::{generate, GenOptions};
+use logsieve::gpu::{GpuContext, GpuKernel};
 use logsieve::{BackendChoice, Corpus, Engine, QueryBuilder, SearchOptions, Syntax, Want};
 
 use crate::args::DemoArgs;
@@ -43,7 +44,7 @@ pub fn run(a: &DemoArgs) -> i32 {
         bytes as f64 / 1e6,
         t.elapsed().as_secs_f64()
     );
-    let engine = Engine::new(Corpus::from_bytes("demo", data));
+    let mut engine = Engine::new(Corpus::from_bytes("demo", data));
     let t = Instant::now();
     let lines = engine.corpus().docs()[0].lines().len();
     println!(
@@ -72,7 +73,50 @@ pub fn run(a: &DemoArgs) -> i32 {
             },
         ),
     ];
-    configs.extend(crate_gpu_configs(a));
+    if !a.no_gpu {
+        let t = Instant::now();
+        match engine.attach_gpu() {
+            Ok(()) => {
+                let g = engine.gpu().expect("attached");
+                println!(
+                    "GPU: {} ({}, {}); start-up + upload {:.1} ms, upload {:.2} GB/s",
+                    g.context().info().name,
+                    g.context().info().device_type,
+                    g.context().info().backend,
+                    t.elapsed().as_secs_f64() * 1e3,
+                    g.upload_gbps()
+                );
+                let software = g.context().info().is_software;
+                if software && !a.all_kernels {
+                    println!("software adapter: only the scan kernel runs (--all-kernels for every kernel)");
+                }
+                for k in GpuKernel::ALL {
+                    if software && !a.all_kernels && k != GpuKernel::Scan {
+                        continue;
+                    }
+                    configs.push((
+                        format!("gpu {}", k.name()),
+                        SearchOptions {
+                            backend: BackendChoice::Gpu,
+                            want: Want::Count,
+                            gpu_kernel: Some(k),
+                            ..Default::default()
+                        },
+                    ));
+                }
+            }
+            Err(e) => println!("GPU rows skipped: {e}"),
+        }
+    }
+    configs.push((
+        "auto".into(),
+        SearchOptions {
+            backend: BackendChoice::Auto,
+            threads: 0,
+            want: Want::Count,
+            ..Default::default()
+        },
+    ));
     for q in QUERIES {
         let query = match QueryBuilder::new().syntax(Syntax::Fixed).build(&[q]) {
             Ok(q) => q,
@@ -116,7 +160,7 @@ pub fn run(a: &DemoArgs) -> i32 {
     }
     println!();
     println!(
-        "| {:<22} | {:<34} | {:>9} | {:>10} | {:>8} |",
+        "| {:<22} | {:<44} | {:>9} | {:>10} | {:>8} |",
         "query", "backend", "matches", "time (ms)", "GB/s"
     );
     println!(
@@ -126,7 +170,7 @@ pub fn run(a: &DemoArgs) -> i32 {
     for r in &rows {
         let s = r.time.as_secs_f64();
         println!(
-            "| {:<22} | {:<34} | {:>9} | {:>10.3} | {:>8.2} |",
+            "| {:<22} | {:<44} | {:>9} | {:>10.3} | {:>8.2} |",
             r.query,
             r.backend,
             r.matches,
@@ -141,11 +185,15 @@ pub fn run(a: &DemoArgs) -> i32 {
     0
 }
 
-fn crate_gpu_configs(_a: &DemoArgs) -> Vec<(String, SearchOptions)> {
-    Vec::new()
-}
-
 pub fn gpu_info() -> i32 {
-    err("this build has no GPU backend");
-    EXIT_ERROR
+    match GpuContext::new() {
+        Ok(c) => {
+            println!("{}", c.info());
+            0
+        }
+        Err(e) => {
+            err(e);
+            EXIT_ERROR
+        }
+    }
 }

@@ -2,6 +2,7 @@
 //! lives in the `logsieve` library.
 
 mod args;
+mod bench;
 mod demo;
 mod json;
 mod search;
@@ -49,6 +50,7 @@ fn main() {
         Command::Gen(a) => gen(a),
         Command::Demo(a) => demo::run(a),
         Command::GpuInfo => demo::gpu_info(),
+        Command::Bench(a) => bench::run(a),
     };
     std::process::exit(code);
 }

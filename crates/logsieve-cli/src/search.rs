@@ -5,6 +5,7 @@ use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::Instant;
 
+use logsieve::gpu::GpuKernel;
 use logsieve::{
     corpus, BackendChoice, Corpus, Document, Engine, LoadOptions, Query, QueryBuilder,
     SearchOptions, Syntax, Want,
@@ -174,10 +175,51 @@ pub fn run(a: &SearchArgs) -> i32 {
         } else {
             a.max_count
         },
+        explain: a.explain,
         ..Default::default()
     };
+    let mut search_opts = search_opts;
+    if let Some(name) = &a.gpu_kernel {
+        match GpuKernel::from_name(name) {
+            Some(k) => search_opts.gpu_kernel = Some(k),
+            None => {
+                let names: Vec<&str> = GpuKernel::ALL.iter().map(|k| k.name()).collect();
+                err(format!(
+                    "--gpu-kernel {name}: unknown kernel (one of {})",
+                    names.join(", ")
+                ));
+                return EXIT_ERROR;
+            }
+        }
+    }
     let t0 = Instant::now();
-    let engine = Engine::new(corpus);
+    let mut engine = Engine::new(corpus);
+    let mut cold_plan = None;
+    match search_opts.backend {
+        BackendChoice::Cpu => {}
+        BackendChoice::Gpu => {
+            if let Err(e) = engine.attach_gpu() {
+                err(format!("--backend gpu: {e}"));
+                return EXIT_ERROR;
+            }
+        }
+        BackendChoice::Auto => {
+            // One-shot: start a GPU only when start-up and upload pay.
+            let d = engine.plan_cold(&plan.query, &search_opts);
+            if matches!(d.choice, logsieve::planner::Choice::Gpu(_)) {
+                if let Err(e) = engine.attach_gpu() {
+                    if a.explain {
+                        err(format!("GPU not available ({e}); using the CPU"));
+                    }
+                }
+            } else {
+                cold_plan = Some(d);
+            }
+        }
+    }
+    if let Some(w) = engine.calibration_warning() {
+        err(w);
+    }
     let result = match engine.search(&plan.query, &search_opts) {
         Ok(r) => r,
         Err(e) => {
@@ -185,15 +227,30 @@ pub fn run(a: &SearchArgs) -> i32 {
             return EXIT_ERROR;
         }
     };
+    if engine.gpu().is_some() {
+        // Best effort: a read-only cache directory only costs calibration.
+        let _ = engine.save_calibration();
+    }
     if a.explain {
-        let _ = writeln!(
-            io::stderr(),
-            "explain: backend {}\nexplain: reason: {}\nexplain: search time {:.3} ms (total {:.3} ms)",
+        let mut s = String::new();
+        if let Some(d) = result
+            .plan
+            .as_ref()
+            .filter(|_| engine.gpu().is_some())
+            .or(cold_plan.as_ref())
+        {
+            for l in d.explain().lines() {
+                s.push_str(&format!("explain: {l}\n"));
+            }
+        }
+        s.push_str(&format!(
+            "explain: ran {} ({})\nexplain: search time {:.3} ms (total {:.3} ms)\n",
             result.backend.name,
             result.backend.reason,
             result.backend.elapsed.as_secs_f64() * 1e3,
             t0.elapsed().as_secs_f64() * 1e3
-        );
+        ));
+        let _ = io::stderr().write_all(s.as_bytes());
     }
     let any = result.total() > 0;
     if a.quiet {

@@ -40,6 +40,7 @@ pub mod gen;
 #[cfg(feature = "gpu")]
 pub mod gpu;
 pub mod pipeline;
+pub mod planner;
 pub mod query;
 
 pub use corpus::{Corpus, Document, LineIndex, LoadOptions, Segment};
@@ -81,6 +82,8 @@ pub struct SearchOptions {
     pub want: Want,
     /// Stop after this many selected lines per document (`-m`).
     pub max_count: Option<u64>,
+    /// Gather the planner's informational factors too (`--explain`).
+    pub explain: bool,
     /// The GPU kernel (`--gpu-kernel`); `None` picks the best, `scan`.
     #[cfg(feature = "gpu")]
     pub gpu_kernel: Option<gpu::GpuKernel>,
@@ -93,6 +96,7 @@ impl Default for SearchOptions {
             threads: 1,
             want: Want::Lines,
             max_count: None,
+            explain: false,
             #[cfg(feature = "gpu")]
             gpu_kernel: None,
         }
@@ -132,6 +136,8 @@ pub struct SearchResult {
     pub docs: Vec<DocHits>,
     /// Which backend ran.
     pub backend: BackendReport,
+    /// The planner's decision, for `--backend auto`.
+    pub plan: Option<planner::Decision>,
 }
 
 impl SearchResult {
@@ -144,6 +150,11 @@ impl SearchResult {
 /// A corpus held for searching, and the backends that can search it.
 pub struct Engine {
     corpus: Corpus,
+    calibration: std::sync::Mutex<planner::Calibration>,
+    /// The device the calibration belongs to (`cpu` without a GPU).
+    calibration_device: String,
+    /// A warning from loading the calibration file, for the caller to show.
+    calibration_warning: Option<String>,
     #[cfg(feature = "gpu")]
     gpu: Option<gpu::GpuCorpus>,
 }
@@ -153,6 +164,11 @@ impl Engine {
     pub fn new(corpus: Corpus) -> Engine {
         Engine {
             corpus,
+            calibration: std::sync::Mutex::new(planner::Calibration::defaults(
+                planner::DeviceClass::Other,
+            )),
+            calibration_device: "cpu".to_string(),
+            calibration_warning: None,
             #[cfg(feature = "gpu")]
             gpu: None,
         }
@@ -172,13 +188,11 @@ impl Engine {
                 "the GPU backend is not available in this build (feature `gpu` is off)",
             )),
             #[cfg(not(feature = "gpu"))]
-            BackendChoice::Auto => {
-                Ok(self.search_cpu(query, opts, "built without the GPU backend"))
-            }
+            BackendChoice::Auto => Ok(self.search_planned(query, opts)),
             #[cfg(feature = "gpu")]
             BackendChoice::Gpu => self.search_gpu_forced(query, opts),
             #[cfg(feature = "gpu")]
-            BackendChoice::Auto => Ok(self.search_auto(query, opts)),
+            BackendChoice::Auto => Ok(self.search_planned(query, opts)),
         }
     }
 
@@ -208,7 +222,161 @@ impl Engine {
                 reason: reason.to_string(),
                 elapsed: t.elapsed(),
             },
+            plan: None,
         }
+    }
+
+    /// Asks the planner where `query` should run on this engine now
+    /// (inhibitors, scores, calibrated speeds), without running it.
+    pub fn plan(&self, query: &Query, opts: &SearchOptions) -> planner::Decision {
+        self.plan_with(query, opts, false)
+    }
+
+    /// Plans as if a discrete GPU could be started for this query: start-up
+    /// and upload count against it. A one-shot caller (the CLI) asks this
+    /// before paying for an adapter; for corpora a CPU scans in less time
+    /// than a GPU takes to start, the answer is the CPU.
+    pub fn plan_cold(&self, query: &Query, opts: &SearchOptions) -> planner::Decision {
+        self.plan_with(query, opts, true)
+    }
+
+    fn plan_with(&self, query: &Query, opts: &SearchOptions, cold: bool) -> planner::Decision {
+        // Density only decides for line output (the inhibitor); for counts
+        // the sample is informational, so it is taken only for --explain.
+        let sample = if opts.want == Want::Lines || opts.explain {
+            planner::sample(&self.corpus, query, 16, opts.explain)
+        } else {
+            planner::SampleStats::default()
+        };
+        let mut cal = self
+            .calibration
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let lines = self
+            .corpus
+            .docs()
+            .iter()
+            .map(|d| d.has_line_index().then(|| d.lines().len()))
+            .sum::<Option<u64>>();
+        let threads = if opts.threads == 0 {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        } else {
+            opts.threads
+        };
+        let (mut gpu, unsupported) = self.gpu_for_planner(query);
+        let mut resident = gpu.is_some();
+        if cold && gpu.is_none() {
+            let cpu = cal.cpu_gbps;
+            cal = planner::Calibration::defaults(planner::DeviceClass::Discrete);
+            cal.cpu_gbps = cpu;
+            gpu = Some((
+                planner::DeviceClass::Discrete,
+                "a GPU (not started)".to_string(),
+            ));
+            resident = false;
+        }
+        let unsupported = unsupported.or_else(|| {
+            #[cfg(feature = "gpu")]
+            {
+                gpu::unsupported_reason(query)
+            }
+            #[cfg(not(feature = "gpu"))]
+            {
+                Some("built without the GPU backend".to_string())
+            }
+        });
+        planner::plan(&planner::PlanInput {
+            query,
+            want: opts.want,
+            bytes: self.corpus.total_bytes(),
+            lines,
+            threads,
+            resident,
+            gpu,
+            gpu_unsupported: unsupported,
+            sample,
+            calibration: &cal,
+        })
+    }
+
+    /// Folds a measured run into the calibration.
+    pub fn record(&self, m: &planner::Measurement) {
+        self.calibration
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .record(m);
+    }
+
+    /// The current calibration.
+    pub fn calibration(&self) -> planner::Calibration {
+        self.calibration
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// A warning from loading the calibration file (corrupt file ignored).
+    pub fn calibration_warning(&self) -> Option<&str> {
+        self.calibration_warning.as_deref()
+    }
+
+    /// Persists the calibration in the user's cache directory.
+    pub fn save_calibration(&self) -> std::io::Result<()> {
+        self.calibration().save(&self.calibration_device)
+    }
+
+    fn record_result(&self, r: &SearchResult, opts: &SearchOptions) {
+        let backend = match r.backend.name.strip_prefix("gpu/") {
+            Some(k) => planner::MeasuredBackend::Gpu {
+                kernel: k.to_string(),
+            },
+            None => planner::MeasuredBackend::Cpu {
+                threads: if opts.threads == 0 {
+                    std::thread::available_parallelism().map_or(1, |n| n.get())
+                } else {
+                    opts.threads
+                },
+            },
+        };
+        // Early exits (-m) and inverted searches do not measure throughput.
+        if opts.max_count.is_none() {
+            self.record(&planner::Measurement {
+                backend,
+                bytes: self.corpus.total_bytes(),
+                seconds: r.backend.elapsed.as_secs_f64(),
+            });
+        }
+    }
+
+    fn search_planned(&self, query: &Query, opts: &SearchOptions) -> SearchResult {
+        let decision = self.plan(query, opts);
+        let mut r = match &decision.choice {
+            planner::Choice::Cpu => self.search_cpu(query, opts, &decision.summary()),
+            planner::Choice::Gpu(k) => self.search_gpu_planned(query, opts, k, &decision),
+        };
+        self.record_result(&r, opts);
+        r.plan = Some(decision);
+        r
+    }
+
+    #[cfg(not(feature = "gpu"))]
+    fn gpu_for_planner(
+        &self,
+        _q: &Query,
+    ) -> (Option<(planner::DeviceClass, String)>, Option<String>) {
+        (None, None)
+    }
+
+    #[cfg(not(feature = "gpu"))]
+    fn search_gpu_planned(
+        &self,
+        query: &Query,
+        opts: &SearchOptions,
+        _kernel: &str,
+        _d: &planner::Decision,
+    ) -> SearchResult {
+        self.search_cpu(query, opts, "built without the GPU backend")
     }
 }
 
@@ -228,7 +396,20 @@ impl Engine {
         ctx: &gpu::GpuContext,
         opts: gpu::UploadOptions,
     ) -> Result<(), Error> {
-        self.gpu = Some(gpu::GpuCorpus::upload_with(ctx, &self.corpus, opts)?);
+        let g = gpu::GpuCorpus::upload_with(ctx, &self.corpus, opts)?;
+        let info = g.context().info();
+        let class = planner::DeviceClass::from_wgpu(&info.device_type, info.is_software);
+        let (mut cal, warning) = planner::Calibration::load(&info.name, class);
+        if cal.samples == 0 {
+            cal.upload_gbps = g.upload_gbps().max(0.1);
+        }
+        *self
+            .calibration
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner()) = cal;
+        self.calibration_device = info.name.clone();
+        self.calibration_warning = warning;
+        self.gpu = Some(g);
         Ok(())
     }
 
@@ -254,6 +435,7 @@ impl Engine {
                 reason,
                 elapsed: t.elapsed(),
             },
+            plan: None,
         })
     }
 
@@ -273,22 +455,33 @@ impl Engine {
         self.run_gpu(g, query, opts, "forced with --backend gpu".to_string())
     }
 
-    /// The simple rule until the planner lands: the GPU when attached, the
-    /// query is supported and the adapter is real hardware.
-    fn search_auto(&self, query: &Query, opts: &SearchOptions) -> SearchResult {
+    fn gpu_for_planner(
+        &self,
+        q: &Query,
+    ) -> (Option<(planner::DeviceClass, String)>, Option<String>) {
+        match &self.gpu {
+            None => (None, None),
+            Some(g) => {
+                let info = g.context().info();
+                let class = planner::DeviceClass::from_wgpu(&info.device_type, info.is_software);
+                (Some((class, info.name.clone())), gpu::unsupported_reason(q))
+            }
+        }
+    }
+
+    fn search_gpu_planned(
+        &self,
+        query: &Query,
+        opts: &SearchOptions,
+        kernel: &str,
+        d: &planner::Decision,
+    ) -> SearchResult {
         let Some(g) = &self.gpu else {
             return self.search_cpu(query, opts, "no GPU attached");
         };
-        if let Some(r) = gpu::unsupported_reason(query) {
-            return self.search_cpu(query, opts, &r);
-        }
-        let info = g.context().info();
-        if info.is_software {
-            let why = format!("the GPU adapter ({}) is a software renderer", info.name);
-            return self.search_cpu(query, opts, &why);
-        }
-        let why = format!("literal query, GPU {} attached", info.name);
-        match self.run_gpu(g, query, opts, why) {
+        let mut o = opts.clone();
+        o.gpu_kernel = gpu::GpuKernel::from_name(kernel).or(Some(gpu::GpuKernel::Scan));
+        match self.run_gpu(g, query, &o, d.summary()) {
             Ok(r) => r,
             Err(e) => self.search_cpu(
                 query,

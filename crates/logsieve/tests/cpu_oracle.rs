@@ -495,17 +495,18 @@ fn big_corpus_with_a_megabyte_line() {
     // Short lines, a 1.5 MiB line with matches at both ends, short lines:
     // 4 chunk targets fall inside the long line.
     let mut data = Vec::new();
-    for i in 0..40_000 {
+    for i in 0..160_000 {
         data.extend_from_slice(format!("short line {i} ok\n").as_bytes());
     }
     data.extend_from_slice(b"needle ");
     data.extend(std::iter::repeat_n(b'z', 3 << 19));
     data.extend_from_slice(b" needle\r\n");
-    for i in 0..60_000 {
+    for i in 0..400_000 {
         data.extend_from_slice(format!("tail {i} needle? no: nee dle\n").as_bytes());
     }
     data.extend_from_slice(b"needle");
-    assert!(data.len() > 4 << 20);
+    // Chunks are at least 4 MiB: > 16 MiB so that 4 threads split.
+    assert!(data.len() > 16 << 20);
     for (ps, syntax, flags) in [
         (&["needle"][..], Syntax::Fixed, ""),
         (&["needle"], Syntax::Fixed, "w"),

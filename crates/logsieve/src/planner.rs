@@ -1,0 +1,868 @@
+//! The planner: per query, CPU or GPU, which kernel, and why.
+//!
+//! Two stages, in this order:
+//!
+//! 1. **Inhibitors** — categorical reasons that force the CPU whatever the
+//!    scores: regex, wildcard, fuzzy, a pattern longer than 64 bytes, Unicode
+//!    case-insensitive, and high match density (more than 100 selected lines
+//!    per 1,000, estimated from a sample) when line ids are wanted — then the
+//!    result transfer and per-line work on the host dominate. Shapes the GPU
+//!    kernels do not run (several patterns, `-w`, `-x`, the empty pattern)
+//!    are reported the same way. Calibration never overrides an inhibitor.
+//! 2. **Scores** — estimated milliseconds for each side from continuous
+//!    factors: corpus bytes; resident on the GPU or not (then start-up and
+//!    upload count); device class (a software adapter such as lavapipe is
+//!    never chosen automatically; the crossover is 500 KB on a discrete GPU,
+//!    2 MB on an integrated one); pattern length and the estimated phase-1
+//!    elimination; expected result size to read back; measured CPU and GPU
+//!    throughput and the fixed dispatch/readback latency, all calibrated from
+//!    earlier runs on this device and kept in the user's cache directory.
+//!
+//! [`Decision`] carries every inhibitor and factor so that `--explain` can
+//! print them.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use crate::query::{CaseMode, Query, QueryKind};
+use crate::{Corpus, Want};
+
+/// The longest pattern the GPU kernels hold in their uniform.
+pub const GPU_MAX_PATTERN: usize = 64;
+
+/// Match density above which line output stays on the CPU (per line).
+pub const DENSITY_LIMIT: f64 = 0.1;
+
+/// What kind of GPU the adapter is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceClass {
+    /// A discrete card with its own memory.
+    Discrete,
+    /// Integrated graphics sharing system memory.
+    Integrated,
+    /// A software renderer (lavapipe, SwiftShader, WARP).
+    Software,
+    /// Anything else (virtual GPUs, unknown).
+    Other,
+}
+
+impl DeviceClass {
+    /// Maps wgpu's device-type name (`DiscreteGpu`, `IntegratedGpu`, `Cpu`,
+    /// `VirtualGpu`, `Other`) and the software flag.
+    pub fn from_wgpu(device_type: &str, is_software: bool) -> DeviceClass {
+        if is_software || device_type == "Cpu" {
+            DeviceClass::Software
+        } else if device_type == "DiscreteGpu" {
+            DeviceClass::Discrete
+        } else if device_type == "IntegratedGpu" {
+            DeviceClass::Integrated
+        } else {
+            DeviceClass::Other
+        }
+    }
+}
+
+/// Throughputs and latencies the scores use; defaults per device class,
+/// refined by measurement ([`Calibration::record`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Calibration {
+    /// CPU literal search, one thread, GB/s.
+    pub cpu_gbps: f64,
+    /// GPU kernel throughput over the resident corpus, GB/s, per kernel.
+    pub gpu_gbps: BTreeMap<String, f64>,
+    /// Fixed cost of one GPU query (uniform write, dispatch, readback), ms.
+    pub gpu_latency_ms: f64,
+    /// Host-to-GPU upload, GB/s.
+    pub upload_gbps: f64,
+    /// Adapter, device and pipeline creation, ms.
+    pub gpu_startup_ms: f64,
+    /// Below this many bytes the CPU always answers.
+    pub crossover_bytes: u64,
+    /// Runs recorded so far (0 = defaults only).
+    pub samples: u64,
+}
+
+impl Calibration {
+    /// Conservative defaults for a device class (before any measurement).
+    pub fn defaults(class: DeviceClass) -> Calibration {
+        let (gbps, lat, up, start, cross) = match class {
+            DeviceClass::Discrete => (500.0, 0.1, 10.0, 150.0, 500_000),
+            DeviceClass::Integrated => (60.0, 0.2, 8.0, 150.0, 2_000_000),
+            DeviceClass::Software | DeviceClass::Other => (1.0, 5.0, 1.0, 300.0, 2_000_000),
+        };
+        let mut gpu_gbps = BTreeMap::new();
+        gpu_gbps.insert("scan".to_string(), gbps);
+        Calibration {
+            cpu_gbps: 8.0,
+            gpu_gbps,
+            gpu_latency_ms: lat,
+            upload_gbps: up,
+            gpu_startup_ms: start,
+            crossover_bytes: cross,
+            samples: 0,
+        }
+    }
+
+    /// The fastest calibrated kernel and its throughput.
+    pub fn best_kernel(&self) -> (String, f64) {
+        self.gpu_gbps
+            .iter()
+            .max_by(|a, b| a.1.total_cmp(b.1))
+            .map(|(k, v)| (k.clone(), *v))
+            .unwrap_or(("scan".to_string(), 1.0))
+    }
+
+    /// Folds one measurement in (exponential moving average, weight 1/4),
+    /// and moves the crossover to where the two estimates meet.
+    pub fn record(&mut self, m: &Measurement) {
+        const W: f64 = 0.25;
+        let ema = |old: f64, new: f64| {
+            if new.is_finite() && new > 0.0 {
+                old * (1.0 - W) + new * W
+            } else {
+                old
+            }
+        };
+        let secs = m.seconds.max(1e-9);
+        match &m.backend {
+            MeasuredBackend::Cpu { threads } => {
+                let per_thread = m.bytes as f64 / secs / 1e9 / (*threads).max(1) as f64;
+                self.cpu_gbps = ema(self.cpu_gbps, per_thread);
+            }
+            MeasuredBackend::Gpu { kernel } => {
+                let lat = self.gpu_latency_ms;
+                let body = (secs * 1e3 - lat).max(secs * 1e3 * 0.1) / 1e3;
+                let g = m.bytes as f64 / body / 1e9;
+                let e = self.gpu_gbps.entry(kernel.clone()).or_insert(g);
+                *e = ema(*e, g);
+            }
+        }
+        self.samples += 1;
+        // Where bytes/cpu = latency + bytes/gpu (resident): the crossover.
+        let (_, g) = self.best_kernel();
+        let inv = 1.0 / (self.cpu_gbps * 1e9) - 1.0 / (g * 1e9);
+        if inv > 0.0 {
+            let x = (self.gpu_latency_ms / 1e3 / inv) as u64;
+            self.crossover_bytes = x.clamp(64 << 10, 1 << 30);
+        }
+    }
+
+    fn to_json(&self) -> String {
+        let kernels: Vec<String> = self
+            .gpu_gbps
+            .iter()
+            .map(|(k, v)| format!("\"{k}\":{v}"))
+            .collect();
+        format!(
+            "{{\"cpu_gbps\":{},\"gpu_gbps\":{{{}}},\"gpu_latency_ms\":{},\"upload_gbps\":{},\"gpu_startup_ms\":{},\"crossover_bytes\":{},\"samples\":{}}}",
+            self.cpu_gbps,
+            kernels.join(","),
+            self.gpu_latency_ms,
+            self.upload_gbps,
+            self.gpu_startup_ms,
+            self.crossover_bytes,
+            self.samples
+        )
+    }
+
+    fn from_json(s: &str, class: DeviceClass) -> Option<Calibration> {
+        let v: serde_json::Value = serde_json::from_str(s).ok()?;
+        let f = |k: &str| {
+            v.get(k)
+                .and_then(|x| x.as_f64())
+                .filter(|x| x.is_finite() && *x > 0.0)
+        };
+        let mut c = Calibration::defaults(class);
+        c.cpu_gbps = f("cpu_gbps")?;
+        c.gpu_latency_ms = f("gpu_latency_ms")?;
+        c.upload_gbps = f("upload_gbps")?;
+        c.gpu_startup_ms = f("gpu_startup_ms")?;
+        c.crossover_bytes = f("crossover_bytes")? as u64;
+        c.samples = v.get("samples")?.as_u64()?;
+        let ks = v.get("gpu_gbps")?.as_object()?;
+        c.gpu_gbps.clear();
+        for (k, x) in ks {
+            let x = x.as_f64().filter(|x| x.is_finite() && *x > 0.0)?;
+            c.gpu_gbps.insert(k.clone(), x);
+        }
+        if c.gpu_gbps.is_empty() {
+            return None;
+        }
+        Some(c)
+    }
+
+    /// The calibration file for a device: `$XDG_CACHE_HOME/logsieve/` (or
+    /// `~/.cache/logsieve/`), one JSON file per device name.
+    pub fn path_for(device: &str) -> Option<PathBuf> {
+        let base = std::env::var_os("LOGSIEVE_CACHE_DIR")
+            .map(PathBuf::from)
+            .or_else(|| {
+                std::env::var_os("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("logsieve"))
+            })
+            .or_else(|| {
+                std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache").join("logsieve"))
+            })?;
+        let safe: String = device
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect();
+        Some(base.join(format!("calibration-{safe}.json")))
+    }
+
+    /// Loads the calibration for `device`; a missing file gives the
+    /// defaults, a corrupt one the defaults and a warning.
+    pub fn load(device: &str, class: DeviceClass) -> (Calibration, Option<String>) {
+        let Some(path) = Calibration::path_for(device) else {
+            return (Calibration::defaults(class), None);
+        };
+        match std::fs::read_to_string(&path) {
+            Ok(s) => match Calibration::from_json(&s, class) {
+                Some(c) => (c, None),
+                None => (
+                    Calibration::defaults(class),
+                    Some(format!(
+                        "ignoring corrupt calibration file {} (using defaults)",
+                        path.display()
+                    )),
+                ),
+            },
+            Err(_) => (Calibration::defaults(class), None),
+        }
+    }
+
+    /// Saves the calibration for `device` (errors are returned, not fatal).
+    pub fn save(&self, device: &str) -> std::io::Result<()> {
+        let Some(path) = Calibration::path_for(device) else {
+            return Ok(());
+        };
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        // Write then rename, so a crash never leaves half a file.
+        let tmp = path.with_extension("json.tmp");
+        std::fs::write(&tmp, self.to_json())?;
+        std::fs::rename(tmp, path)
+    }
+}
+
+/// One measured run, for [`Calibration::record`].
+#[derive(Clone, Debug)]
+pub struct Measurement {
+    /// Which backend ran.
+    pub backend: MeasuredBackend,
+    /// Bytes searched.
+    pub bytes: u64,
+    /// Wall time of the search.
+    pub seconds: f64,
+}
+
+/// The backend of a [`Measurement`].
+#[derive(Clone, Debug)]
+pub enum MeasuredBackend {
+    /// The CPU engine with this many threads.
+    Cpu {
+        /// Threads used.
+        threads: usize,
+    },
+    /// A GPU kernel.
+    Gpu {
+        /// Kernel name.
+        kernel: String,
+    },
+}
+
+/// What the planner knows about the corpus and the query from a sample.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SampleStats {
+    /// Lines in the sample.
+    pub lines: u64,
+    /// Sampled lines that match (before `-v`).
+    pub matching: u64,
+    /// Sampled lines a 128-bin histogram filter would reject.
+    pub rejected: u64,
+}
+
+impl SampleStats {
+    /// Estimated share of lines that match.
+    pub fn density(&self) -> f64 {
+        if self.lines == 0 {
+            0.0
+        } else {
+            self.matching as f64 / self.lines as f64
+        }
+    }
+
+    /// Estimated share of lines phase 1 rejects.
+    pub fn elimination(&self) -> f64 {
+        if self.lines == 0 {
+            0.0
+        } else {
+            self.rejected as f64 / self.lines as f64
+        }
+    }
+}
+
+/// Samples `windows` windows of about 4 KiB spread over the corpus, cut at
+/// line boundaries: counts lines (SIMD newline count), matching lines (the
+/// CPU engine's whole-buffer search, which only visits matches), and — when
+/// `histogram` is set — the lines a 128-bin histogram filter would reject
+/// (first 256 sampled lines only: it costs ~0.3 us a line). 16 windows cost
+/// a few microseconds, small next to a 0.1 ms GPU query.
+pub fn sample(corpus: &Corpus, query: &Query, windows: usize, histogram: bool) -> SampleStats {
+    const WINDOW: usize = 4096;
+    const HIST_LINES: u64 = 256;
+    let mut st = SampleStats::default();
+    let need = if histogram {
+        query
+            .literals()
+            .and_then(|l| (l.len() == 1).then(|| required_counts(&l[0], query.case())))
+    } else {
+        None
+    };
+    let mut hist_lines = 0u64;
+    let mut hist_rejected = 0u64;
+    let docs = corpus
+        .docs()
+        .iter()
+        .filter(|d| !d.data().is_empty())
+        .count()
+        .max(1);
+    let per_doc = windows.div_ceil(docs).max(1);
+    for doc in corpus.docs() {
+        let hay = doc.data();
+        if hay.is_empty() {
+            continue;
+        }
+        let n = per_doc.min(hay.len() / WINDOW + 1);
+        for w in 0..n {
+            let mut s = hay.len() * w / n;
+            if s > 0 {
+                match memchr::memchr(b'\n', &hay[s - 1..]) {
+                    Some(i) => s += i,
+                    None => continue,
+                }
+            }
+            if s >= hay.len() {
+                continue;
+            }
+            // End at a line boundary at or after s + WINDOW.
+            let e = (s + WINDOW).min(hay.len());
+            let e = match memchr::memchr(b'\n', &hay[e - 1..]) {
+                Some(i) => e + i,
+                None => hay.len(),
+            };
+            st.lines += crate::cpu::count_lines(&hay[s..e]);
+            crate::cpu::for_each_match(query, hay, s, e, |_, _| {
+                st.matching += 1;
+                true
+            });
+            if let Some(need) = &need {
+                let mut pos = s;
+                while pos < e && hist_lines < HIST_LINES {
+                    let end = memchr::memchr(b'\n', &hay[pos..e]).map_or(e, |i| pos + i);
+                    hist_lines += 1;
+                    if !histogram_admits(&hay[pos..end], need, query.case()) {
+                        hist_rejected += 1;
+                    }
+                    pos = end + 1;
+                }
+            }
+        }
+    }
+    if hist_lines > 0 {
+        // Scale the histogram share to the sampled line count.
+        st.rejected = (hist_rejected as f64 / hist_lines as f64 * st.lines as f64).round() as u64;
+    }
+    st
+}
+
+fn fold(b: u8, case: CaseMode) -> u8 {
+    if case == CaseMode::Ascii {
+        b.to_ascii_lowercase() & 127
+    } else {
+        b & 127
+    }
+}
+
+fn required_counts(p: &[u8], case: CaseMode) -> [u16; 128] {
+    let mut need = [0u16; 128];
+    for &b in p {
+        let c = fold(b, case) as usize;
+        need[c] = need[c].saturating_add(1);
+    }
+    need
+}
+
+fn histogram_admits(line: &[u8], need: &[u16; 128], case: CaseMode) -> bool {
+    let mut have = [0u16; 128];
+    for &b in line {
+        let c = fold(b, case) as usize;
+        have[c] = have[c].saturating_add(1);
+    }
+    need.iter().zip(have.iter()).all(|(n, h)| h >= n)
+}
+
+/// The share of all lines of `corpus` that a 128-bin histogram filter for
+/// `query`'s single literal rejects (the CPU model of the two-phase
+/// engine's phase 1). 0 for queries that are not one literal.
+pub fn histogram_elimination(corpus: &Corpus, query: &Query) -> f64 {
+    let Some(need) = query
+        .literals()
+        .and_then(|l| (l.len() == 1).then(|| required_counts(&l[0], query.case())))
+    else {
+        return 0.0;
+    };
+    let (mut lines, mut rejected) = (0u64, 0u64);
+    for doc in corpus.docs() {
+        let hay = doc.data();
+        if hay.is_empty() {
+            continue;
+        }
+        let body = hay.strip_suffix(b"\n").unwrap_or(hay);
+        for line in body.split(|&b| b == b'\n') {
+            lines += 1;
+            if !histogram_admits(line, &need, query.case()) {
+                rejected += 1;
+            }
+        }
+    }
+    if lines == 0 {
+        0.0
+    } else {
+        rejected as f64 / lines as f64
+    }
+}
+
+/// Everything the planner weighs for one query.
+#[derive(Clone, Debug)]
+pub struct PlanInput<'a> {
+    /// The query.
+    pub query: &'a Query,
+    /// Count only or line ids.
+    pub want: Want,
+    /// Corpus bytes.
+    pub bytes: u64,
+    /// Corpus lines, when known.
+    pub lines: Option<u64>,
+    /// CPU threads available to this search.
+    pub threads: usize,
+    /// The GPU, if an adapter exists: its class and name.
+    pub gpu: Option<(DeviceClass, String)>,
+    /// True when the corpus is already uploaded.
+    pub resident: bool,
+    /// Why the GPU kernels cannot run this query shape (beyond the
+    /// categorical inhibitors), if they cannot.
+    pub gpu_unsupported: Option<String>,
+    /// Sample statistics.
+    pub sample: SampleStats,
+    /// Throughputs and latencies.
+    pub calibration: &'a Calibration,
+}
+
+/// One scored factor, for `--explain`.
+#[derive(Clone, Debug)]
+pub struct Factor {
+    /// What it is.
+    pub name: &'static str,
+    /// Its value, human-readable.
+    pub value: String,
+    /// Its contribution in estimated milliseconds (CPU side, GPU side).
+    pub ms: (f64, f64),
+}
+
+/// Where the planner sends a query.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Choice {
+    /// The CPU engine.
+    Cpu,
+    /// The GPU, with this kernel.
+    Gpu(String),
+}
+
+/// The planner's decision and its reasons.
+#[derive(Clone, Debug)]
+pub struct Decision {
+    /// Where the query goes.
+    pub choice: Choice,
+    /// Categorical inhibitors that forced the CPU.
+    pub inhibitors: Vec<String>,
+    /// Other reasons the GPU was not considered (no adapter, software).
+    pub notes: Vec<String>,
+    /// Scored factors (empty when an inhibitor decided).
+    pub factors: Vec<Factor>,
+    /// Estimated total ms, CPU and GPU (when scored).
+    pub estimate_ms: Option<(f64, f64)>,
+}
+
+impl Decision {
+    /// A one-line reason.
+    pub fn summary(&self) -> String {
+        if let Some(i) = self.inhibitors.first() {
+            return format!("inhibitor: {i}");
+        }
+        if let Some(n) = self.notes.first() {
+            return n.clone();
+        }
+        match self.estimate_ms {
+            Some((c, g)) => format!("estimated cpu {c:.3} ms vs gpu {g:.3} ms"),
+            None => "no estimate".to_string(),
+        }
+    }
+
+    /// A multi-line report for `--explain`.
+    pub fn explain(&self) -> String {
+        let mut s = String::new();
+        let choice = match &self.choice {
+            Choice::Cpu => "cpu".to_string(),
+            Choice::Gpu(k) => format!("gpu/{k}"),
+        };
+        s.push_str(&format!("plan: {choice}\n"));
+        if self.inhibitors.is_empty() {
+            s.push_str("inhibitors: none\n");
+        } else {
+            for i in &self.inhibitors {
+                s.push_str(&format!("inhibitor: {i}\n"));
+            }
+        }
+        for n in &self.notes {
+            s.push_str(&format!("note: {n}\n"));
+        }
+        if !self.factors.is_empty() {
+            s.push_str("factors (estimated ms: cpu | gpu):\n");
+            for f in &self.factors {
+                s.push_str(&format!(
+                    "  {:<26} {:<24} {:>9.3} | {:>9.3}\n",
+                    f.name, f.value, f.ms.0, f.ms.1
+                ));
+            }
+        }
+        if let Some((c, g)) = self.estimate_ms {
+            s.push_str(&format!("estimate: cpu {c:.3} ms, gpu {g:.3} ms\n"));
+        }
+        s
+    }
+}
+
+/// The categorical inhibitors for a query (empty: the GPU may run it).
+pub fn inhibitors(query: &Query, want: Want, sample: &SampleStats) -> Vec<String> {
+    let mut out = Vec::new();
+    match query.kind() {
+        QueryKind::Regex => out.push("regex (the regex crate runs on the CPU)".to_string()),
+        QueryKind::Wildcard => out.push("wildcard pattern".to_string()),
+        QueryKind::Fuzzy => out.push("fuzzy matching".to_string()),
+        QueryKind::Literal => {}
+    }
+    let longest = query.patterns().iter().map(|p| p.len()).max().unwrap_or(0);
+    if longest > GPU_MAX_PATTERN {
+        out.push(format!(
+            "pattern longer than {GPU_MAX_PATTERN} bytes ({longest} bytes)"
+        ));
+    }
+    if query.case() == CaseMode::Unicode {
+        out.push("Unicode case-insensitive (-i with a non-ASCII pattern)".to_string());
+    }
+    if want == Want::Lines && sample.density() > DENSITY_LIMIT {
+        out.push(format!(
+            "high match density (est. {:.0} matching lines per 1,000 > {:.0})",
+            sample.density() * 1000.0,
+            DENSITY_LIMIT * 1000.0
+        ));
+    }
+    out
+}
+
+/// Decides where `input.query` runs.
+pub fn plan(input: &PlanInput<'_>) -> Decision {
+    let inhib = inhibitors(input.query, input.want, &input.sample);
+    let mut d = Decision {
+        choice: Choice::Cpu,
+        inhibitors: inhib,
+        notes: Vec::new(),
+        factors: Vec::new(),
+        estimate_ms: None,
+    };
+    if !d.inhibitors.is_empty() {
+        return d;
+    }
+    if let Some(r) = &input.gpu_unsupported {
+        d.notes
+            .push(format!("GPU kernels do not run this query: {r}"));
+        return d;
+    }
+    let Some((class, name)) = &input.gpu else {
+        d.notes.push("no GPU adapter".to_string());
+        return d;
+    };
+    if *class == DeviceClass::Software {
+        d.notes.push(format!(
+            "{name} is a software adapter: never chosen automatically (use --backend gpu)"
+        ));
+        return d;
+    }
+    let c = input.calibration;
+    let bytes = input.bytes as f64;
+    let mut f = Vec::new();
+    let threads = input.threads.max(1) as f64;
+    // Parallel efficiency on one document: measured ~0.8 per extra thread.
+    let cpu_gbps = c.cpu_gbps * (1.0 + 0.8 * (threads - 1.0));
+    let cpu_scan = bytes / (cpu_gbps * 1e9) * 1e3;
+    f.push(Factor {
+        name: "corpus bytes",
+        value: format!("{:.1} MB", bytes / 1e6),
+        ms: (cpu_scan, 0.0),
+    });
+    let (kernel, gpu_gbps) = c.best_kernel();
+    let gpu_scan = bytes / (gpu_gbps * 1e9) * 1e3;
+    f.push(Factor {
+        name: "throughput (calibrated)",
+        value: format!("cpu {:.1} / gpu {:.0} GB/s", cpu_gbps, gpu_gbps),
+        ms: (0.0, gpu_scan),
+    });
+    f.push(Factor {
+        name: "dispatch + readback",
+        value: format!("{:.3} ms fixed", c.gpu_latency_ms),
+        ms: (0.0, c.gpu_latency_ms),
+    });
+    if !input.resident {
+        let up = bytes / (c.upload_gbps * 1e9) * 1e3;
+        f.push(Factor {
+            name: "upload (not resident)",
+            value: format!("{:.1} GB/s", c.upload_gbps),
+            ms: (0.0, up),
+        });
+        f.push(Factor {
+            name: "GPU start-up",
+            value: "adapter+device+pipelines".to_string(),
+            ms: (0.0, c.gpu_startup_ms),
+        });
+    } else {
+        f.push(Factor {
+            name: "residency",
+            value: "corpus resident on GPU".to_string(),
+            ms: (0.0, 0.0),
+        });
+    }
+    let lines = input.lines.unwrap_or((bytes / 200.0) as u64) as f64;
+    let density = input.sample.density();
+    let readback = match input.want {
+        // Count: a few bytes per segment. Lines: one bit per line, then
+        // decoding the selected ids on the host.
+        Want::Count => 0.0,
+        Want::Lines => lines / 8.0 / 10e9 * 1e3 + density * lines * 2e-6,
+    };
+    f.push(Factor {
+        name: "expected matches",
+        value: format!("{:.2}% of lines", density * 100.0),
+        ms: (density * lines * 1e-6, readback),
+    });
+    f.push(Factor {
+        name: "phase-1 elimination",
+        value: format!("{:.1}% (sample)", input.sample.elimination() * 100.0),
+        ms: (0.0, 0.0),
+    });
+    f.push(Factor {
+        name: "device",
+        value: format!("{class:?} {name}"),
+        ms: (0.0, 0.0),
+    });
+    let cpu_total: f64 = f.iter().map(|x| x.ms.0).sum();
+    let gpu_total: f64 = f.iter().map(|x| x.ms.1).sum();
+    d.estimate_ms = Some((cpu_total, gpu_total));
+    let cross = c.crossover_bytes;
+    f.push(Factor {
+        name: "crossover",
+        value: format!("{:.0} KB", cross as f64 / 1e3),
+        ms: (0.0, 0.0),
+    });
+    d.factors = f;
+    if input.bytes < cross {
+        d.notes.push(format!(
+            "corpus below the {:.0} KB crossover",
+            cross as f64 / 1e3
+        ));
+        return d;
+    }
+    if gpu_total < cpu_total {
+        d.choice = Choice::Gpu(kernel);
+    }
+    d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{QueryBuilder, Syntax};
+
+    fn q(p: &str, syntax: Syntax, ci: bool) -> Query {
+        QueryBuilder::new()
+            .syntax(syntax)
+            .case_insensitive(ci)
+            .build(&[p])
+            .unwrap()
+    }
+
+    fn input<'a>(
+        query: &'a Query,
+        cal: &'a Calibration,
+        bytes: u64,
+        resident: bool,
+    ) -> PlanInput<'a> {
+        PlanInput {
+            query,
+            want: Want::Count,
+            bytes,
+            lines: Some(bytes / 200),
+            threads: 1,
+            gpu: Some((DeviceClass::Discrete, "test gpu".into())),
+            resident,
+            gpu_unsupported: None,
+            sample: SampleStats {
+                lines: 1000,
+                matching: 1,
+                rejected: 900,
+            },
+            calibration: cal,
+        }
+    }
+
+    #[test]
+    fn inhibitors_name_their_cause() {
+        let cal = Calibration::defaults(DeviceClass::Discrete);
+        let cases = [
+            (q("ERR.R", Syntax::Regex, false), "regex"),
+            (q("ERR*R", Syntax::Wildcard, false), "wildcard"),
+            (q("ERROR", Syntax::Fuzzy(1), false), "fuzzy"),
+            (q(&"a".repeat(65), Syntax::Fixed, false), "longer than 64"),
+            (
+                q("erreur é", Syntax::Fixed, true),
+                "Unicode case-insensitive",
+            ),
+        ];
+        for (query, want) in &cases {
+            let d = plan(&input(query, &cal, 1 << 30, true));
+            assert_eq!(d.choice, Choice::Cpu);
+            assert!(
+                d.inhibitors.iter().any(|i| i.contains(want)),
+                "{want}: {:?}",
+                d.inhibitors
+            );
+            assert!(d.summary().contains(want));
+        }
+    }
+
+    #[test]
+    fn density_inhibits_line_output_only() {
+        let cal = Calibration::defaults(DeviceClass::Discrete);
+        let query = q("x", Syntax::Fixed, false);
+        let mut inp = input(&query, &cal, 1 << 30, true);
+        inp.sample = SampleStats {
+            lines: 1000,
+            matching: 250,
+            rejected: 0,
+        };
+        assert!(matches!(plan(&inp).choice, Choice::Gpu(_)));
+        inp.want = Want::Lines;
+        let d = plan(&inp);
+        assert_eq!(d.choice, Choice::Cpu);
+        assert!(d.inhibitors[0].contains("density"));
+    }
+
+    #[test]
+    fn resident_large_corpus_goes_to_gpu_small_stays() {
+        let cal = Calibration::defaults(DeviceClass::Discrete);
+        let query = q("ERROR_503", Syntax::Regex, false);
+        assert!(matches!(
+            plan(&input(&query, &cal, 200_000_000, true)).choice,
+            Choice::Gpu(_)
+        ));
+        assert_eq!(
+            plan(&input(&query, &cal, 100_000, true)).choice,
+            Choice::Cpu
+        );
+        // Not resident: start-up + upload of 200 MB never pays for one query.
+        assert_eq!(
+            plan(&input(&query, &cal, 200_000_000, false)).choice,
+            Choice::Cpu
+        );
+    }
+
+    #[test]
+    fn software_adapters_are_never_automatic() {
+        let cal = Calibration::defaults(DeviceClass::Software);
+        let query = q("ERROR_503", Syntax::Fixed, false);
+        let mut inp = input(&query, &cal, 1 << 30, true);
+        inp.gpu = Some((DeviceClass::Software, "llvmpipe".into()));
+        let d = plan(&inp);
+        assert_eq!(d.choice, Choice::Cpu);
+        assert!(d.summary().contains("software"));
+    }
+
+    #[test]
+    fn calibration_round_trips_and_corrupt_files_warn() {
+        let dir = std::env::temp_dir().join(format!("logsieve-cal-{}", std::process::id()));
+        std::env::set_var("LOGSIEVE_CACHE_DIR", &dir);
+        let mut c = Calibration::defaults(DeviceClass::Discrete);
+        c.record(&Measurement {
+            backend: MeasuredBackend::Gpu {
+                kernel: "scan".into(),
+            },
+            bytes: 200_000_000,
+            seconds: 0.0002,
+        });
+        c.record(&Measurement {
+            backend: MeasuredBackend::Cpu { threads: 1 },
+            bytes: 200_000_000,
+            seconds: 0.02,
+        });
+        assert_eq!(c.samples, 2);
+        c.save("Test GPU #1").unwrap();
+        let (back, warn) = Calibration::load("Test GPU #1", DeviceClass::Discrete);
+        assert!(warn.is_none());
+        assert_eq!(back.samples, 2);
+        assert!((back.cpu_gbps - c.cpu_gbps).abs() < 1e-9);
+        std::fs::write(Calibration::path_for("Test GPU #1").unwrap(), "{not json").unwrap();
+        let (def, warn) = Calibration::load("Test GPU #1", DeviceClass::Discrete);
+        assert!(warn.unwrap().contains("corrupt"));
+        assert_eq!(def, Calibration::defaults(DeviceClass::Discrete));
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn sample_estimates_density_and_elimination() {
+        let data = logsieve_sample_corpus();
+        let corpus = Corpus::from_bytes("s", data);
+        let query = q("ERROR_503", Syntax::Fixed, false);
+        let s = sample(&corpus, &query, 64, true);
+        assert!(s.lines > 1000);
+        assert!(s.density() < 0.01);
+        assert!(s.elimination() > 0.5, "elimination {}", s.elimination());
+        let x = q("x", Syntax::Fixed, false);
+        let sx = sample(&corpus, &x, 64, true);
+        assert!(sx.density() > 0.02);
+        // One byte: the histogram admits exactly the lines that match (up
+        // to the scaling of the 256-line histogram sample).
+        let admitted = sx.lines - sx.rejected;
+        assert!(admitted.abs_diff(sx.matching) * 10 < sx.lines, "{sx:?}");
+        // The match count is exact over the sampled windows: compare with
+        // the naive count over the same corpus for a single window.
+        let one = sample(&corpus, &x, 1, false);
+        let first_window_lines: Vec<&[u8]> = corpus.docs()[0]
+            .data()
+            .split(|&b| b == b'\n')
+            .take(one.lines as usize)
+            .collect();
+        let naive = first_window_lines
+            .iter()
+            .filter(|l| l.contains(&b'x'))
+            .count() as u64;
+        assert_eq!(one.matching, naive);
+    }
+
+    fn logsieve_sample_corpus() -> Vec<u8> {
+        crate::gen::generate(&crate::gen::GenOptions {
+            lines: 50_000,
+            seed: 5,
+            ..Default::default()
+        })
+    }
+}
