@@ -35,8 +35,6 @@ pub(crate) enum Matcher {
     All,
     Memmem(memmem::Finder<'static>),
     Aho(AhoCorasick),
-    /// Many literals: the hashed-prefix table (`cpu/multi.rs`).
-    Multi(super::multi::PrefixTable),
     /// A regex; `word` means it has the `-w` wrapper and the match proper is
     /// capture group 1.
     Regex {
@@ -110,19 +108,11 @@ impl Matcher {
                     return Ok(Matcher::Memmem(memmem::Finder::new(&lits[0]).into_owned()));
                 }
                 CaseMode::Sensitive | CaseMode::Ascii => {
-                    let set = super::multi::PatternSet::new(lits, a.case == CaseMode::Ascii);
-                    if super::multi::use_prefix_table(&set) {
-                        if let Some(t) = super::multi::PrefixTable::new(set) {
-                            return Ok(Matcher::Multi(t));
-                        }
-                    }
                     let ac = AhoCorasick::builder()
                         .match_kind(MatchKind::LeftmostFirst)
                         .ascii_case_insensitive(a.case == CaseMode::Ascii)
                         .build(lits)
-                        .map_err(|e| {
-                            Error::pattern(format!("cannot build literal matcher: {e}"))
-                        })?;
+                        .map_err(|e| Error::pattern(format!("cannot build literal matcher: {e}")))?;
                     return Ok(Matcher::Aho(ac));
                 }
                 CaseMode::Unicode => {}
@@ -130,11 +120,7 @@ impl Matcher {
         }
         if a.kind == QueryKind::Fuzzy && !word && !line {
             if let Syntax::Fuzzy(k) = b.syntax {
-                return Ok(Matcher::Fuzzy(Fuzzy::new(
-                    pats,
-                    k,
-                    a.case != CaseMode::Sensitive,
-                )));
+                return Ok(Matcher::Fuzzy(Fuzzy::new(pats, k, a.case != CaseMode::Sensitive)));
             }
         }
         if a.kind == QueryKind::Fuzzy {
@@ -188,7 +174,6 @@ impl Matcher {
             Matcher::All => "all-lines",
             Matcher::Memmem(_) => "memmem",
             Matcher::Aho(_) => "aho-corasick",
-            Matcher::Multi(_) => "prefix-table",
             Matcher::Regex { .. } => "regex",
             Matcher::Fuzzy(_) => "fuzzy",
         }
@@ -207,18 +192,18 @@ impl Matcher {
                 start: at + i,
                 verify: false,
             }),
-            Matcher::Aho(ac) => ac.find(Input::new(hay).span(at..end)).map(|m| Candidate {
-                start: m.start(),
-                verify: false,
-            }),
-            Matcher::Multi(t) => t.find(hay, at, end).map(|(p, _)| Candidate {
-                start: p,
-                verify: false,
-            }),
-            Matcher::Regex { re, word: false } => re.find_at(&hay[..end], at).map(|m| Candidate {
-                start: m.start(),
-                verify: memchr::memchr(b'\n', &hay[m.start()..m.end()]).is_some(),
-            }),
+            Matcher::Aho(ac) => ac
+                .find(Input::new(hay).span(at..end))
+                .map(|m| Candidate {
+                    start: m.start(),
+                    verify: false,
+                }),
+            Matcher::Regex { re, word: false } => {
+                re.find_at(&hay[..end], at).map(|m| Candidate {
+                    start: m.start(),
+                    verify: memchr::memchr(b'\n', &hay[m.start()..m.end()]).is_some(),
+                })
+            }
             Matcher::Regex { re, word: true } => {
                 let caps = re.captures_at(&hay[..end], at)?;
                 let g = caps.get(1).expect("word wrapper has group 1");
@@ -240,7 +225,6 @@ impl Matcher {
             Matcher::All => true,
             Matcher::Memmem(f) => f.find(line).is_some(),
             Matcher::Aho(ac) => ac.is_match(line),
-            Matcher::Multi(t) => t.is_match(line),
             Matcher::Regex { re, .. } => re.is_match(line),
             Matcher::Fuzzy(f) => f.is_match_line(line),
         }
@@ -256,7 +240,6 @@ impl Matcher {
                 out.extend(f.find_iter(line).map(|s| s..s + n));
             }
             Matcher::Aho(ac) => out.extend(ac.find_iter(line).map(|m| m.start()..m.end())),
-            Matcher::Multi(t) => out.extend(t.find_iter_line(line)),
             Matcher::Regex { re, word: false } => {
                 out.extend(re.find_iter(line).map(|m| m.start()..m.end()));
             }
@@ -282,3 +265,4 @@ impl Matcher {
         out
     }
 }
+

@@ -10,7 +10,6 @@
 
 pub(crate) mod fuzzy;
 pub(crate) mod matcher;
-pub(crate) mod multi;
 
 use rayon::prelude::*;
 
