@@ -68,6 +68,10 @@ fn time_process(argv: &[&str], runs: usize) -> Option<(Duration, String)> {
 }
 
 fn commit() -> String {
+    // A copy of the tree without .git (the GPU machine) passes it in.
+    if let Ok(c) = std::env::var("LOGSIEVE_COMMIT") {
+        return c;
+    }
     Command::new("git")
         .args(["rev-parse", "--short", "HEAD"])
         .output()
@@ -79,7 +83,7 @@ fn commit() -> String {
 
 pub fn run(a: &BenchArgs) -> i32 {
     let lines = a.lines.unwrap_or(if a.quick { 100_000 } else { 1_000_000 });
-    let runs = a.runs.unwrap_or(if a.quick { 3 } else { 7 }).max(1);
+    let runs = a.runs.unwrap_or(if a.quick { 3 } else { 15 }).max(1);
     let mut ok = true;
     let mut md = String::new();
     let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("logsieve"));
@@ -185,61 +189,78 @@ pub fn run(a: &BenchArgs) -> i32 {
         }
         configs.push(("auto".into(), opts(BackendChoice::Auto, 0, None)));
         let mut reference: Option<u64> = None;
-        for (name, o) in configs {
-            let mut times = Vec::new();
-            let mut kts = Vec::new();
-            let mut count = 0;
-            let mut ran = String::new();
-            // One warm-up run, then `runs` timed runs.
-            for i in 0..=runs {
+        // Rows are interleaved run by run (one warm-up round first), so that
+        // drift in clocks or load hits every row alike: the regret table
+        // compares medians of different rows.
+        struct Acc {
+            times: Vec<Duration>,
+            kts: Vec<Duration>,
+            count: u64,
+            ran: String,
+            failed: bool,
+        }
+        let mut accs: Vec<Acc> = configs
+            .iter()
+            .map(|_| Acc {
+                times: Vec::new(),
+                kts: Vec::new(),
+                count: 0,
+                ran: String::new(),
+                failed: false,
+            })
+            .collect();
+        for i in 0..=runs {
+            for ((name, o), acc) in configs.iter().zip(accs.iter_mut()) {
+                if acc.failed {
+                    continue;
+                }
                 let t = Instant::now();
-                let (c, r, kt) = match o.backend {
+                let res = match o.backend {
                     BackendChoice::Gpu => {
                         let g = engine.gpu().expect("attached");
                         let k = o.gpu_kernel.expect("kernel");
-                        match g.search(engine.corpus(), &query, k, Want::Count) {
-                            Ok(s) => (
-                                s.docs.iter().map(|d| d.count).sum(),
+                        g.search(engine.corpus(), &query, k, Want::Count).map(|s| {
+                            (
+                                s.docs.iter().map(|d| d.count).sum::<u64>(),
                                 format!("gpu/{}", k.name()),
                                 s.kernel_time,
-                            ),
-                            Err(e) => {
-                                err(format!("{name} {q}: {e}"));
-                                ok = false;
-                                break;
-                            }
-                        }
+                            )
+                        })
                     }
-                    _ => match engine.search(&query, &o) {
-                        Ok(r) => (r.total(), r.backend.name.clone(), None),
-                        Err(e) => {
-                            err(format!("{name} {q}: {e}"));
-                            ok = false;
-                            break;
-                        }
-                    },
+                    _ => engine
+                        .search(&query, o)
+                        .map(|r| (r.total(), r.backend.name.clone(), None)),
                 };
                 let el = t.elapsed();
-                if i > 0 {
-                    times.push(el);
-                    if let Some(k) = kt {
-                        kts.push(k);
+                match res {
+                    Ok((c, r, kt)) => {
+                        if i > 0 {
+                            acc.times.push(el);
+                            acc.kts.extend(kt);
+                        }
+                        acc.count = c;
+                        acc.ran = r;
+                    }
+                    Err(e) => {
+                        err(format!("{name} {q}: {e}"));
+                        ok = false;
+                        acc.failed = true;
                     }
                 }
-                count = c;
-                ran = r;
             }
-            if times.is_empty() {
+        }
+        for ((name, _), acc) in configs.into_iter().zip(accs) {
+            if acc.failed || acc.times.is_empty() {
                 continue;
             }
-            check(&mut ok, &mut reference, q, &name, count);
+            check(&mut ok, &mut reference, q, &name, acc.count);
             rows.push(Row {
                 query: q,
                 name,
-                ran,
-                count,
-                time: median(times),
-                kernel: (!kts.is_empty()).then(|| median(kts)),
+                ran: acc.ran,
+                count: acc.count,
+                time: median(acc.times),
+                kernel: (!acc.kts.is_empty()).then(|| median(acc.kts)),
                 process: false,
             });
         }

@@ -111,6 +111,9 @@ fn plan(a: &SearchArgs) -> Result<Plan, String> {
 
 /// Runs `logsieve search`; returns the exit code.
 pub fn run(a: &SearchArgs) -> i32 {
+    if a.pipeline.active() {
+        return crate::stats::run_search(a);
+    }
     let plan = match plan(a) {
         Ok(p) => p,
         Err(e) if e.is_empty() => return EXIT_NO_MATCH,
@@ -220,12 +223,17 @@ pub fn run(a: &SearchArgs) -> i32 {
     if let Some(w) = engine.calibration_warning() {
         err(w);
     }
-    let result = match engine.search(&plan.query, &search_opts) {
-        Ok(r) => r,
-        Err(e) => {
-            err(e);
-            return EXIT_ERROR;
-        }
+    let result = match &cold_plan {
+        // The cold plan already chose the CPU: no second plan, and its
+        // reason is the one to report.
+        Some(d) => engine.search_cpu(&plan.query, &search_opts, &d.summary()),
+        None => match engine.search(&plan.query, &search_opts) {
+            Ok(r) => r,
+            Err(e) => {
+                err(e);
+                return EXIT_ERROR;
+            }
+        },
     };
     if engine.gpu().is_some() {
         // Best effort: a read-only cache directory only costs calibration.

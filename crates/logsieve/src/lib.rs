@@ -210,11 +210,7 @@ impl Engine {
             .iter()
             .map(|d| cpu::search_doc(d, query, &copts))
             .collect();
-        let threads = if opts.threads == 0 {
-            std::thread::available_parallelism().map_or(1, |n| n.get())
-        } else {
-            opts.threads
-        };
+        let threads = cpu::resolve_threads(opts.threads);
         SearchResult {
             docs,
             backend: BackendReport {
@@ -259,11 +255,7 @@ impl Engine {
             .iter()
             .map(|d| d.has_line_index().then(|| d.lines().len()))
             .sum::<Option<u64>>();
-        let threads = if opts.threads == 0 {
-            std::thread::available_parallelism().map_or(1, |n| n.get())
-        } else {
-            opts.threads
-        };
+        let threads = cpu::resolve_threads(opts.threads);
         let (mut gpu, unsupported) = self.gpu_for_planner(query);
         let mut resident = gpu.is_some();
         if cold && gpu.is_none() {
@@ -332,11 +324,7 @@ impl Engine {
                 kernel: k.to_string(),
             },
             None => planner::MeasuredBackend::Cpu {
-                threads: if opts.threads == 0 {
-                    std::thread::available_parallelism().map_or(1, |n| n.get())
-                } else {
-                    opts.threads
-                },
+                threads: cpu::resolve_threads(opts.threads),
             },
         };
         // Early exits (-m) and inverted searches do not measure throughput.

@@ -119,6 +119,16 @@ fn pool(threads: usize) -> Option<std::sync::Arc<rayon::ThreadPool>> {
     Some(p)
 }
 
+/// `n` threads, or all cores for 0. The core count is read once: the
+/// standard library re-reads cgroup files on every call (~0.1 ms here).
+pub fn resolve_threads(n: usize) -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    if n > 0 {
+        return n;
+    }
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
 /// The number of lines in `hay` (a last line without `\n` counts).
 pub(crate) fn count_lines(hay: &[u8]) -> u64 {
     let nl = memchr::memchr_iter(b'\n', hay).count() as u64;
@@ -128,11 +138,7 @@ pub(crate) fn count_lines(hay: &[u8]) -> u64 {
 /// Searches one document.
 pub fn search_doc(doc: &Document, q: &Query, opts: &CpuOptions) -> DocHits {
     let hay = doc.data();
-    let threads = if opts.threads == 0 {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
-    } else {
-        opts.threads
-    };
+    let threads = resolve_threads(opts.threads);
     let parts = chunks(hay, threads);
     // Early exit only makes sense single-threaded without -v.
     let limit = if q.invert() { None } else { opts.max_count };
