@@ -371,6 +371,14 @@ fn brute_byte_overflow_retries() {
     assert_eq!(pos[0], naive_positions(&hay, b"aa", false));
     assert!(pos[0].len() > 65_536);
     assert_eq!(r.docs[0].count, 10_000);
+    // Dense candidates also overflow scan's workgroup queue (2048 entries
+    // for 4096 bytes): the overflow is verified in place.
+    let r = g
+        .search(&corpus, &fixed(b"a", ""), GpuKernel::Scan, Want::Lines)
+        .unwrap();
+    assert_eq!(r.docs[0].count, 10_000);
+    let small = Corpus::from_bytes("t", hay[..20_000].to_vec());
+    check_corpus(ctx, &small, &fixed(b"a", "i"), None, "dense candidates");
 }
 
 #[test]

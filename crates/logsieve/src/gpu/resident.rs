@@ -25,7 +25,7 @@ const TAIL_PAD: u64 = 128;
 const STAGING_CHUNK: u64 = 32 << 20;
 
 /// Staging buffers in flight: one filling while the others copy.
-const STAGING_SLOTS: usize = 3;
+const STAGING_SLOTS: usize = 4;
 
 /// Options for [`GpuCorpus::upload_with`].
 #[derive(Clone, Copy, Debug, Default)]
@@ -102,6 +102,7 @@ pub struct GpuCorpus {
     shape: Vec<(u64, u64)>,
     freq: Box<[u64; 256]>,
     upload_time: Duration,
+    index_time: Duration,
     upload_bytes: u64,
     params: wgpu::Buffer,
     rb_counts: wgpu::Buffer,
@@ -275,7 +276,7 @@ impl GpuCorpus {
         let max_lines = (bind_max / 16).saturating_sub(1).max(1);
 
         let freq = byte_freq(corpus);
-        let t0 = Instant::now();
+        let t_index = Instant::now();
         let mut segs = Vec::new();
         let mut cpu_segs = Vec::new();
         let mut shape = Vec::new();
@@ -364,8 +365,10 @@ impl GpuCorpus {
             }
         }
 
+        let mut index_time = t_index.elapsed();
         // Stage the bytes through mapped chunks: each chunk is filled on
         // several threads, unmapped and copied while the next one fills.
+        let t0 = Instant::now();
         let mut upload_bytes = 0u64;
         let mut pieces: Vec<(usize, Range<u64>)> = Vec::new();
         for (si, s) in segs.iter().enumerate() {
@@ -500,6 +503,7 @@ impl GpuCorpus {
         });
 
         // The per-line signatures, built once on the GPU.
+        let t_sig = Instant::now();
         let mut enc = dev.create_command_encoder(&Default::default());
         {
             let mut pass = enc.begin_compute_pass(&Default::default());
@@ -512,6 +516,7 @@ impl GpuCorpus {
         }
         c.queue.submit([enc.finish()]);
         c.wait()?;
+        index_time += t_sig.elapsed();
 
         Ok(GpuCorpus {
             ctx: ctx.clone(),
@@ -520,6 +525,7 @@ impl GpuCorpus {
             shape,
             freq,
             upload_time,
+            index_time,
             upload_bytes,
             params,
             rb_counts,
@@ -573,9 +579,16 @@ impl GpuCorpus {
         self.upload_bytes as f64 / self.upload_time.as_secs_f64().max(1e-9) / 1e9
     }
 
-    /// How long the upload of the corpus bytes took.
+    /// How long the transfer of the corpus bytes took (staging, copies, the
+    /// final wait): what [`GpuCorpus::upload_gbps`] divides by.
     pub fn upload_time(&self) -> Duration {
         self.upload_time
+    }
+
+    /// How long the rest of the upload took: per-segment line offsets and
+    /// block hints (host), their buffers, and the signatures (GPU).
+    pub fn index_time(&self) -> Duration {
+        self.index_time
     }
 
     /// Corpus bytes resident on the GPU (oversized lines excluded).
