@@ -31,6 +31,9 @@ pub enum Command {
     Demo(DemoArgs),
     /// Print the GPU adapter, its limits and features.
     GpuInfo,
+    /// Count lines in a time window by field or time bucket (optionally
+    /// only those matching -e PATTERN).
+    Stats(crate::stats::StatsArgs),
     /// Reproduce the reference tables (CPU, GPU kernels, auto, rg, grep).
     Bench(BenchArgs),
 }
@@ -200,6 +203,12 @@ pub struct SearchArgs {
     /// Print the planner's decision and timing on stderr.
     #[arg(long)]
     pub explain: bool,
+
+    /// Time window and aggregation (--since, --until, --count-by,
+    /// --histogram, --field, --time-format, --year): print counts instead
+    /// of lines.
+    #[command(flatten)]
+    pub pipeline: crate::stats::PipelineArgs,
 }
 
 #[derive(Args, Debug)]

@@ -6,6 +6,7 @@ mod bench;
 mod demo;
 mod json;
 mod search;
+mod stats;
 
 use std::io::Write;
 
@@ -50,6 +51,7 @@ fn main() {
         Command::Gen(a) => gen(a),
         Command::Demo(a) => demo::run(a),
         Command::GpuInfo => demo::gpu_info(),
+        Command::Stats(a) => stats::run(a),
         Command::Bench(a) => bench::run(a),
     };
     std::process::exit(code);

@@ -111,6 +111,9 @@ fn plan(a: &SearchArgs) -> Result<Plan, String> {
 
 /// Runs `logsieve search`; returns the exit code.
 pub fn run(a: &SearchArgs) -> i32 {
+    if a.pipeline.active() {
+        return crate::stats::run_search(a);
+    }
     let plan = match plan(a) {
         Ok(p) => p,
         Err(e) if e.is_empty() => return EXIT_NO_MATCH,

@@ -15,6 +15,9 @@ use super::context::{Ctx, GpuContext};
 use super::kernels::{brute_byte, params as P, plain_read, scan, signature, two_phase};
 use super::{unsupported_reason, GpuKernel};
 
+// The columnar pipeline (issue 6) reads the result bit sets.
+mod pipeline_hook;
+
 /// Bytes of '\n' after a segment's data (beyond rounding up to 16): the
 /// scan kernel reads up to 16 + 64 bytes past its own 16, and a pattern
 /// (never containing '\n') cannot match there.

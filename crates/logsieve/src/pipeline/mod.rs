@@ -35,6 +35,8 @@
 //! ```
 
 pub mod fields;
+#[cfg(feature = "gpu")]
+pub mod gpu;
 pub mod time;
 
 use std::collections::HashMap;
@@ -111,8 +113,16 @@ pub struct DocColumns {
     pub rules: TimeRules,
     /// Lines that carry their own timestamp.
     pub stamped: u64,
-    /// True when `times` never decreases (a window is then a line range).
+    /// True when `times` never decreases.
     pub sorted: bool,
+    /// How far a line's time falls below the latest time before it, at
+    /// most (0 when sorted). Logs mixing second and millisecond stamps, or
+    /// several writers, are nearly sorted: a window is then still a line
+    /// range, widened by this much.
+    pub disorder: i64,
+    /// The running maximum of `times` (empty when the document is sorted
+    /// or has no times).
+    running_max: Vec<i64>,
     /// The year used for year-less formats.
     pub year: i32,
 }
@@ -259,12 +269,25 @@ impl Columns {
                 }
             }
             let sorted = times.windows(2).all(|w| w[0] <= w[1]);
+            let mut running_max = Vec::new();
+            let mut disorder = 0i64;
+            if !sorted {
+                running_max.reserve_exact(times.len());
+                let mut m = i64::MIN;
+                for &t in &times {
+                    m = m.max(t);
+                    disorder = disorder.max(m.saturating_sub(t));
+                    running_max.push(m);
+                }
+            }
             docs.push(DocColumns {
                 times,
                 codes,
                 rules,
                 stamped,
                 sorted,
+                disorder,
+                running_max,
                 year,
             });
         }
@@ -591,15 +614,24 @@ fn visit(acc: &mut Acc, plan: &Plan, q: &StatsQuery, dc: &DocColumns, l: usize) 
     }
 }
 
-/// The lines of a document a window can select: a line range when the
-/// document is sorted, else all lines.
+/// The lines of a document a window can select (a superset; every line is
+/// still checked): a line range found by binary search on the times when
+/// they are sorted, or on their running maximum `M` otherwise — a line
+/// before the first `M >= since` has `t <= M < since`, and a line with
+/// `M >= until + disorder` has `t >= M - disorder >= until`.
 pub(crate) fn candidate_lines(dc: &DocColumns, q: &StatsQuery) -> Range<usize> {
     let n = dc.times.len();
-    if !dc.sorted {
+    let (key, slack) = if dc.sorted {
+        (&dc.times, 0)
+    } else if dc.running_max.len() == n {
+        (&dc.running_max, dc.disorder)
+    } else {
         return 0..n;
-    }
-    let lo = q.since.map_or(0, |s| dc.times.partition_point(|&t| t < s));
-    let hi = q.until.map_or(n, |u| dc.times.partition_point(|&t| t < u));
+    };
+    let lo = q.since.map_or(0, |s| key.partition_point(|&t| t < s));
+    let hi = q
+        .until
+        .map_or(n, |u| key.partition_point(|&t| t < u.saturating_add(slack)));
     lo..hi.max(lo)
 }
 
@@ -715,6 +747,52 @@ fn scan_part(doc: &Document, dc: &DocColumns, plan: &Plan, q: &StatsQuery, r: Ra
         }
     }
     acc
+}
+
+/// Runs `q` on the backend `backend` chooses, loading what it needs (a
+/// one-shot run: the GPU path uploads the corpus and the columns first).
+/// `Auto` takes the GPU only on real hardware (never a software adapter), as
+/// the search engine does; `Gpu` fails when the GPU cannot run the query.
+pub fn run(
+    corpus: &Corpus,
+    cols: &Columns,
+    q: &StatsQuery,
+    backend: crate::BackendChoice,
+    threads: usize,
+) -> Result<(Stats, crate::BackendReport), Error> {
+    use crate::{BackendChoice, BackendReport};
+    let cpu = |reason: String| -> Result<(Stats, BackendReport), Error> {
+        let t = std::time::Instant::now();
+        let s = run_cpu(corpus, cols, q, threads)?;
+        Ok((
+            s,
+            BackendReport {
+                name: "cpu/pipeline".to_string(),
+                reason,
+                elapsed: t.elapsed(),
+            },
+        ))
+    };
+    match backend {
+        BackendChoice::Cpu => cpu("forced with --backend cpu".to_string()),
+        #[cfg(not(feature = "gpu"))]
+        BackendChoice::Gpu => Err(Error::backend(
+            "the GPU backend is not available in this build (feature `gpu` is off)",
+        )),
+        #[cfg(not(feature = "gpu"))]
+        BackendChoice::Auto => cpu("built without the GPU backend".to_string()),
+        #[cfg(feature = "gpu")]
+        BackendChoice::Gpu => match gpu::run_one_shot(corpus, cols, q, true)? {
+            Ok(r) => Ok(r),
+            Err(why) => Err(Error::backend(format!("--backend gpu: {why}"))),
+        },
+        #[cfg(feature = "gpu")]
+        BackendChoice::Auto => match gpu::run_one_shot(corpus, cols, q, false) {
+            Ok(Ok(r)) => Ok(r),
+            Ok(Err(why)) => cpu(why),
+            Err(e) => cpu(format!("GPU not used: {e}")),
+        },
+    }
 }
 
 #[cfg(test)]

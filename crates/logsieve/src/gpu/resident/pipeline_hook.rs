@@ -1,0 +1,93 @@
+//! The columnar pipeline's (issue 6) window into the resident corpus: the
+//! per-segment line-result bit sets, and a way to run the search kernel
+//! without reading anything back, so that the pipeline's own kernel can AND
+//! the bits with its time filter and count in the same submission.
+//!
+//! A child module of `resident` so that nothing there has to change shape;
+//! only these `pub(crate)` methods are the contract.
+
+use std::ops::Range;
+
+use super::{GpuCorpus, GpuKernel};
+use crate::corpus::Corpus;
+use crate::error::Error;
+use crate::query::Query;
+
+/// One GPU segment as the pipeline sees it.
+pub(crate) struct SegView {
+    /// The document the segment belongs to.
+    pub(crate) doc: usize,
+    /// Its lines in the document.
+    pub(crate) lines: Range<u64>,
+    /// Its matching-line bit set (before `-v`), one bit per line, set by
+    /// the search kernel.
+    pub(crate) result: wgpu::Buffer,
+}
+
+impl GpuCorpus {
+    /// The GPU segments, in order.
+    pub(crate) fn pipeline_segments(&self) -> Vec<SegView> {
+        self.segs
+            .iter()
+            .map(|s| SegView {
+                doc: s.doc,
+                lines: s.lines.clone(),
+                result: s.buf("result").clone(),
+            })
+            .collect()
+    }
+
+    /// The lines the GPU does not hold (oversized lines, searched on the
+    /// CPU): (document, lines).
+    pub(crate) fn pipeline_cpu_lines(&self) -> Vec<(usize, Range<u64>)> {
+        self.cpu_segs
+            .iter()
+            .map(|(d, s)| (*d, s.lines.clone()))
+            .collect()
+    }
+
+    /// Errors unless `corpus` is the corpus that was uploaded.
+    pub(crate) fn pipeline_check(&self, corpus: &Corpus) -> Result<(), Error> {
+        self.check_corpus(corpus)
+    }
+
+    /// Records, in one command buffer: with `q`, clearing every segment's
+    /// result bits and the `scan` kernel filling them; then whatever `more`
+    /// encodes; and submits it. The query uniform cannot be overwritten by
+    /// another search before the submission (the state lock is held).
+    pub(crate) fn pipeline_submit(
+        &self,
+        q: Option<&Query>,
+        more: impl FnOnce(&mut wgpu::CommandEncoder),
+    ) -> Result<(), Error> {
+        let c = &*self.ctx.inner;
+        c.check_faults()?;
+        let st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let mut enc = c.device.create_command_encoder(&Default::default());
+        if let Some(q) = q {
+            if let Some(r) = super::unsupported_reason(q) {
+                return Err(Error::backend(format!(
+                    "the GPU cannot run this query: {r}"
+                )));
+            }
+            let (prm, _) = self.params_for(q);
+            self.write_params(&prm);
+            for s in &self.segs {
+                enc.clear_buffer(s.buf("result"), 0, None);
+            }
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some(GpuKernel::Scan.name()),
+                timestamp_writes: None,
+            });
+            pass.set_pipeline(&c.pipes.scan);
+            for (s, b) in self.segs.iter().zip(&st.binds) {
+                pass.set_bind_group(0, b, &[]);
+                let (x, y) = c.grid(u64::from(s.n_bytes).div_ceil(16 * 256));
+                pass.dispatch_workgroups(x, y, 1);
+            }
+        }
+        more(&mut enc);
+        c.queue.submit([enc.finish()]);
+        Ok(())
+    }
+}
