@@ -176,11 +176,15 @@ impl GpuContext {
     ///
     /// Errors (never panics) when there is no adapter, when its limits are
     /// too small, or when device creation or compilation fails.
+    ///
+    /// Blocks (natively only: in a browser use [`GpuContext::new_async`]).
     pub fn new() -> Result<GpuContext, Error> {
         pollster::block_on(Self::new_async())
     }
 
-    async fn new_async() -> Result<GpuContext, Error> {
+    /// [`GpuContext::new`] without blocking: the entry point in a browser,
+    /// where wgpu runs on WebGPU and every request is a JavaScript promise.
+    pub async fn new_async() -> Result<GpuContext, Error> {
         let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
         // GL has no guaranteed compute and prints noise without a display.
         if std::env::var_os("WGPU_BACKEND").is_none() {
@@ -349,6 +353,19 @@ impl GpuContext {
     pub fn info(&self) -> &GpuInfo {
         &self.inner.info
     }
+
+    /// Destroys the device, as a driver reset or a browser reclaiming the
+    /// GPU would: every later operation on this context reports a lost
+    /// device. For tests of device-loss handling.
+    pub fn destroy_device(&self) {
+        self.inner.device.destroy();
+    }
+
+    /// The device was lost (or reported an uncaught error): results from
+    /// this context can no longer be trusted; make a new one.
+    pub fn is_lost(&self) -> bool {
+        self.inner.check_faults().is_err()
+    }
 }
 
 impl Ctx {
@@ -364,7 +381,7 @@ impl Ctx {
         Ok(())
     }
 
-    /// Waits for all submitted work.
+    /// Waits for all submitted work (natively only: it blocks).
     pub(crate) fn wait(&self) -> Result<(), Error> {
         self.device
             .poll(wgpu::PollType::wait_indefinitely())
@@ -372,25 +389,43 @@ impl Ctx {
         Ok(())
     }
 
-    /// Maps each `buf[..size]` for reading (sizes of 0 are skipped), with
-    /// one wait for all of them.
-    pub(crate) fn map_many(&self, bufs: &[(&wgpu::Buffer, u64)]) -> Result<(), Error> {
-        let (tx, rx) = std::sync::mpsc::channel();
-        let mut n = 0;
-        for (buf, size) in bufs.iter().filter(|(_, s)| *s > 0) {
-            let tx = tx.clone();
-            buf.map_async(wgpu::MapMode::Read, 0..*size, move |r| {
-                let _ = tx.send(r);
-            });
-            n += 1;
+    /// Waits for all submitted work without blocking a browser: natively a
+    /// blocking poll, on the web the queue's work-done callback.
+    pub(crate) async fn wait_async(&self) -> Result<(), Error> {
+        #[cfg(target_arch = "wasm32")]
+        {
+            let (tx, rx) = oneshot::channel();
+            self.queue.on_submitted_work_done(move || tx.send(()));
+            rx.await
+                .ok_or_else(|| Error::backend("GPU work never completed (device lost?)"))
         }
-        drop(tx);
+        #[cfg(not(target_arch = "wasm32"))]
+        self.wait()
+    }
+
+    /// Maps each `buf[..size]` for reading (sizes of 0 are skipped), with
+    /// one wait for all of them. Blocks: natively only.
+    pub(crate) fn map_many(&self, bufs: &[(&wgpu::Buffer, u64)]) -> Result<(), Error> {
+        pollster::block_on(self.map_many_async(bufs))
+    }
+
+    /// [`Ctx::map_many`] without blocking. Natively one blocking poll runs
+    /// every map callback; in a browser the event loop runs them while
+    /// this future waits.
+    pub(crate) async fn map_many_async(&self, bufs: &[(&wgpu::Buffer, u64)]) -> Result<(), Error> {
+        let mut pending = Vec::new();
+        for (buf, size) in bufs.iter().filter(|(_, s)| *s > 0) {
+            let (tx, rx) = oneshot::channel();
+            buf.map_async(wgpu::MapMode::Read, 0..*size, move |r| tx.send(r));
+            pending.push(rx);
+        }
+        #[cfg(not(target_arch = "wasm32"))]
         self.wait()?;
-        for _ in 0..n {
-            match rx.recv() {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => return Err(Error::backend(format!("GPU readback failed: {e}"))),
-                Err(_) => {
+        for rx in pending {
+            match rx.await {
+                Some(Ok(())) => {}
+                Some(Err(e)) => return Err(Error::backend(format!("GPU readback failed: {e}"))),
+                None => {
                     return Err(Error::backend(
                         "GPU readback failed: a map callback never ran (device lost?)",
                     ))
@@ -411,15 +446,104 @@ impl Ctx {
     }
 }
 
+// WebGPU handles are neither `Send` nor `Sync` (they are JavaScript
+// objects), so a browser has no process-wide context in a static.
+#[cfg(not(target_arch = "wasm32"))]
 static SHARED: std::sync::OnceLock<Result<GpuContext, String>> = std::sync::OnceLock::new();
 
 impl GpuContext {
     /// The process's context, created on first use; later calls return the
     /// same one (or the same error: adapters do not appear mid-run).
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn shared() -> Result<GpuContext, Error> {
         SHARED
             .get_or_init(|| GpuContext::new().map_err(|e| e.to_string()))
             .clone()
             .map_err(Error::backend)
+    }
+
+    /// In a browser there is no blocking, process-wide context: an error
+    /// that says to use [`GpuContext::new_async`].
+    #[cfg(target_arch = "wasm32")]
+    pub fn shared() -> Result<GpuContext, Error> {
+        Err(Error::backend(
+            "no shared GPU context in a browser: create one with GpuContext::new_async",
+        ))
+    }
+}
+
+/// A one-shot channel whose receiver is a future, completed by wgpu's
+/// callbacks (buffer mapped, submitted work done). Natively the caller polls
+/// the device first, which runs the callbacks; in a browser the JavaScript
+/// event loop runs them while the future waits, since nothing there may
+/// block. (A dozen lines instead of a dependency on `futures-channel`.)
+pub(crate) mod oneshot {
+    use std::future::Future;
+    use std::pin::Pin;
+    use std::sync::{Arc, Mutex};
+    use std::task::{Context, Poll, Waker};
+
+    struct Slot<T> {
+        value: Option<T>,
+        waker: Option<Waker>,
+        closed: bool,
+    }
+
+    /// Completes the receiver once; dropped unsent (a callback that never
+    /// runs, e.g. on device loss), the receiver yields `None`.
+    pub(crate) struct Sender<T>(Arc<Mutex<Slot<T>>>);
+
+    /// Resolves to the sent value, or `None` when the sender was dropped.
+    pub(crate) struct Receiver<T>(Arc<Mutex<Slot<T>>>);
+
+    pub(crate) fn channel<T>() -> (Sender<T>, Receiver<T>) {
+        let slot = Arc::new(Mutex::new(Slot {
+            value: None,
+            waker: None,
+            closed: false,
+        }));
+        (Sender(slot.clone()), Receiver(slot))
+    }
+
+    fn close<T>(slot: &Mutex<Slot<T>>, value: Option<T>) {
+        let waker = {
+            let mut s = slot.lock().unwrap_or_else(|p| p.into_inner());
+            if value.is_some() {
+                s.value = value;
+            }
+            s.closed = true;
+            s.waker.take()
+        };
+        if let Some(w) = waker {
+            w.wake();
+        }
+    }
+
+    impl<T> Sender<T> {
+        pub(crate) fn send(self, value: T) {
+            close(&self.0, Some(value));
+        }
+    }
+
+    impl<T> Drop for Sender<T> {
+        fn drop(&mut self) {
+            close(&self.0, None);
+        }
+    }
+
+    impl<T> Future for Receiver<T> {
+        type Output = Option<T>;
+
+        fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<T>> {
+            let mut s = self.0.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(v) = s.value.take() {
+                return Poll::Ready(Some(v));
+            }
+            if s.closed {
+                return Poll::Ready(None);
+            }
+            s.waker = Some(cx.waker().clone());
+            Poll::Pending
+        }
     }
 }

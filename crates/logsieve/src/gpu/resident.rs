@@ -2,7 +2,10 @@
 
 use std::ops::Range;
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+// `std::time::Instant` panics on wasm32; this is the same type natively.
+use web_time::Instant;
 
 use wgpu::util::DeviceExt;
 
@@ -11,12 +14,14 @@ use crate::error::Error;
 use crate::query::{CaseMode, Query};
 use crate::{DocHits, Want};
 
-use super::context::{Ctx, GpuContext};
+use super::context::{oneshot, Ctx, GpuContext};
 use super::kernels::{brute_byte, params as P, plain_read, scan, signature, two_phase};
 use super::{unsupported_reason, GpuKernel};
 
 // The columnar pipeline (issue 6) reads the result bit sets.
 mod pipeline_hook;
+// Many literals (issue 5): the trie / ac / prefix-hash kernels.
+mod multi_hook;
 
 /// Bytes of '\n' after a segment's data (beyond rounding up to 16): the
 /// scan kernel reads up to 16 + 64 bytes past its own 16, and a pattern
@@ -226,20 +231,33 @@ impl GpuCorpus {
 
     /// Uploads `corpus`: segments, line offsets, block hints; builds the
     /// per-line signatures on the GPU. Errors on out-of-memory or any
-    /// device error.
+    /// device error. Blocks (natively only: in a browser use
+    /// [`GpuCorpus::upload_async`]).
     pub fn upload_with(
         ctx: &GpuContext,
         corpus: &Corpus,
         opts: UploadOptions,
+    ) -> Result<GpuCorpus, Error> {
+        pollster::block_on(Self::upload_async(ctx, corpus, opts, &mut |_, _| {}))
+    }
+
+    /// [`GpuCorpus::upload_with`] without blocking, calling
+    /// `progress(bytes_staged, bytes_total)` after each staging chunk is
+    /// submitted (a browser shows it as a progress bar).
+    pub async fn upload_async(
+        ctx: &GpuContext,
+        corpus: &Corpus,
+        opts: UploadOptions,
+        progress: &mut dyn FnMut(u64, u64),
     ) -> Result<GpuCorpus, Error> {
         let c = &*ctx.inner;
         c.check_faults()?;
         let dev = &c.device;
         let oom = dev.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let val = dev.push_error_scope(wgpu::ErrorFilter::Validation);
-        let res = Self::upload_inner(ctx, corpus, opts);
-        let v = pollster::block_on(val.pop());
-        let o = pollster::block_on(oom.pop());
+        let res = Self::upload_inner(ctx, corpus, opts, progress).await;
+        let v = val.pop().await;
+        let o = oom.pop().await;
         if let Some(e) = o {
             return Err(Error::backend(format!(
                 "out of GPU memory uploading {} bytes: {e}",
@@ -253,10 +271,11 @@ impl GpuCorpus {
         res
     }
 
-    fn upload_inner(
+    async fn upload_inner(
         ctx: &GpuContext,
         corpus: &Corpus,
         opts: UploadOptions,
+        progress: &mut dyn FnMut(u64, u64),
     ) -> Result<GpuCorpus, Error> {
         let c = &*ctx.inner;
         let dev = &c.device;
@@ -396,8 +415,9 @@ impl GpuCorpus {
         let slot_size = chunk_max.min(round_up(all.max(16), 16));
         type Pending = (
             wgpu::SubmissionIndex,
-            std::sync::mpsc::Receiver<Result<(), wgpu::BufferAsyncError>>,
+            oneshot::Receiver<Result<(), wgpu::BufferAsyncError>>,
         );
+        let mut staged = 0u64;
         let mut ring: Vec<(wgpu::Buffer, Option<Pending>)> = Vec::new();
         let mut i = 0;
         let mut chunk = 0usize;
@@ -422,13 +442,18 @@ impl GpuCorpus {
                 ring.push((b, None));
             }
             if let Some((idx, rx)) = ring[slot].1.take() {
+                // Natively the poll runs the map callback; in a browser the
+                // event loop does, while this awaits.
+                #[cfg(not(target_arch = "wasm32"))]
                 dev.poll(wgpu::PollType::Wait {
                     submission_index: Some(idx),
                     timeout: None,
                 })
                 .map_err(|e| Error::backend(format!("GPU wait failed: {e}")))?;
-                match rx.recv() {
-                    Ok(Ok(())) => {}
+                #[cfg(target_arch = "wasm32")]
+                drop(idx);
+                match rx.await {
+                    Some(Ok(())) => {}
                     _ => return Err(Error::backend("GPU staging buffer could not be mapped")),
                 }
             }
@@ -451,16 +476,16 @@ impl GpuCorpus {
             }
             staging.unmap();
             let idx = c.queue.submit([enc.finish()]);
+            staged += total;
+            progress(staged, all);
             if j < pieces.len() {
-                let (tx, rx) = std::sync::mpsc::channel();
-                staging.map_async(wgpu::MapMode::Write, .., move |r| {
-                    let _ = tx.send(r);
-                });
+                let (tx, rx) = oneshot::channel();
+                staging.map_async(wgpu::MapMode::Write, .., move |r| tx.send(r));
                 ring[slot].1 = Some((idx, rx));
             }
             i = j;
         }
-        c.wait()?;
+        c.wait_async().await?;
         let upload_time = t0.elapsed();
 
         let params = dev.create_buffer(&wgpu::BufferDescriptor {
@@ -518,7 +543,7 @@ impl GpuCorpus {
             }
         }
         c.queue.submit([enc.finish()]);
-        c.wait()?;
+        c.wait_async().await?;
         index_time += t_sig.elapsed();
 
         Ok(GpuCorpus {
@@ -748,7 +773,7 @@ impl GpuCorpus {
             pass.set_pipeline(&c.pipes.plain_read);
             for (s, b) in self.segs.iter().zip(&st.binds) {
                 pass.set_bind_group(0, b, &[]);
-                let (x, y) = c.grid(u64::from(s.n_bytes).div_ceil(16).div_ceil(256));
+                let (x, y) = c.grid(u64::from(s.n_bytes).div_ceil(16).div_ceil(256 * scan::VPT));
                 pass.dispatch_workgroups(x, y, 1);
             }
         }
@@ -785,7 +810,8 @@ impl GpuCorpus {
     }
 
     /// [`GpuCorpus::search`] with `-m`: at most `max_count` selected lines
-    /// per document.
+    /// per document. Blocks (natively only: in a browser use
+    /// [`GpuCorpus::search_async`]).
     pub fn search_max(
         &self,
         corpus: &Corpus,
@@ -794,6 +820,28 @@ impl GpuCorpus {
         want: Want,
         max_count: Option<u64>,
     ) -> Result<GpuSearch, Error> {
+        pollster::block_on(self.search_async(corpus, q, kernel, want, max_count))
+    }
+
+    /// [`GpuCorpus::search_max`] without blocking. Natively, searches of
+    /// one corpus from several threads take turns; in a browser (one
+    /// thread) a search started while another awaits the GPU is an error.
+    // The state lock is held across the awaits on purpose: it serialises
+    // searches of this corpus (they share the parameter and readback
+    // buffers). Natively the future runs on the caller's thread under
+    // `block_on`; on wasm32 the lock is only ever tried.
+    #[allow(clippy::await_holding_lock)]
+    pub async fn search_async(
+        &self,
+        corpus: &Corpus,
+        q: &Query,
+        kernel: GpuKernel,
+        want: Want,
+        max_count: Option<u64>,
+    ) -> Result<GpuSearch, Error> {
+        if let Some(mk) = GpuKernel::effective(Some(kernel), q).multi() {
+            return self.search_multi(corpus, q, mk, want, max_count);
+        }
         if let Some(r) = unsupported_reason(q) {
             return Err(Error::backend(format!(
                 "the GPU cannot run this query: {r}"
@@ -802,12 +850,25 @@ impl GpuCorpus {
         self.check_corpus(corpus)?;
         let c = &*self.ctx.inner;
         c.check_faults()?;
+        #[cfg(not(target_arch = "wasm32"))]
         let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        #[cfg(target_arch = "wasm32")]
+        let mut st = match self.state.try_lock() {
+            Ok(st) => st,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => {
+                return Err(Error::backend(
+                    "a GPU search of this corpus is already running",
+                ))
+            }
+        };
         let oom = c.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let val = c.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let res = self.search_inner(corpus, q, kernel, want, max_count, &mut st);
-        let v = pollster::block_on(val.pop());
-        let o = pollster::block_on(oom.pop());
+        let res = self
+            .search_inner(corpus, q, kernel, want, max_count, &mut st)
+            .await;
+        let v = val.pop().await;
+        let o = oom.pop().await;
         if let Some(e) = o {
             return Err(Error::backend(format!(
                 "out of GPU memory during search: {e}"
@@ -820,7 +881,7 @@ impl GpuCorpus {
         res
     }
 
-    fn search_inner(
+    async fn search_inner(
         &self,
         corpus: &Corpus,
         q: &Query,
@@ -864,10 +925,16 @@ impl GpuCorpus {
                         run(&c.pipes.two_phase_p1, u64::from(s.n_lines));
                         run(&c.pipes.two_phase_p2, by_byte);
                     }
-                    GpuKernel::Scan => run(&c.pipes.scan, u64::from(s.n_bytes).div_ceil(16 * 256)),
+                    GpuKernel::Scan => run(
+                        &c.pipes.scan,
+                        u64::from(s.n_bytes).div_ceil(16).div_ceil(256 * scan::VPT),
+                    ),
                     GpuKernel::Signature => {
                         run(&c.pipes.sig_p1, by_line);
                         run(&c.pipes.two_phase_p2, by_byte);
+                    }
+                    GpuKernel::Trie | GpuKernel::Ac | GpuKernel::PrefixHash => {
+                        unreachable!("search_max routes these to multi_hook")
                     }
                 }
                 let by_word = u64::from(s.n_words).div_ceil(256);
@@ -901,7 +968,7 @@ impl GpuCorpus {
         if let Some((_, _, rb)) = &self.ts {
             maps.push((rb, 16));
         }
-        c.map_many(&maps)?;
+        c.map_many_async(&maps).await?;
         let counts = self.read_counts()?;
         let kernel_time = self.read_timestamps()?;
         let mut seg_lines: Vec<Vec<u64>> = Vec::new();
@@ -927,8 +994,9 @@ impl GpuCorpus {
             if lines {
                 let mut per_doc = vec![Vec::new(); corpus.docs().len()];
                 for (i, s) in self.segs.iter().enumerate() {
-                    let got =
-                        self.collect_positions(st, i, u64::from(counts[i][2]), &prm, s.n_bytes)?;
+                    let got = self
+                        .collect_positions(st, i, u64::from(counts[i][2]), &prm, s.n_bytes)
+                        .await?;
                     per_doc[s.doc].extend(got.into_iter().map(|p| s.bytes.start + u64::from(p)));
                 }
                 for (di, seg) in &self.cpu_segs {
@@ -1077,7 +1145,7 @@ impl GpuCorpus {
     /// the append buffer (which has already been grown as far as one binding
     /// allows), the kernel is re-run on byte windows no larger than the
     /// buffer: a window of `cap` bytes holds at most `cap` match starts.
-    fn collect_positions(
+    async fn collect_positions(
         &self,
         st: &State,
         i: usize,
@@ -1104,7 +1172,7 @@ impl GpuCorpus {
                 p[P::WIN_LO] = lo;
                 p[P::WIN_HI] = hi;
             }
-            out.extend(self.run_positions(st, i, &p)?);
+            out.extend(self.run_positions(st, i, &p).await?);
         }
         if w_total_mismatch(&out, count) {
             return Err(Error::backend(format!(
@@ -1118,7 +1186,12 @@ impl GpuCorpus {
 
     /// Runs brute-byte on segment `i` with parameters `p` and reads the
     /// appended positions back (the caller guarantees they fit).
-    fn run_positions(&self, st: &State, i: usize, p: &[u32; P::WORDS]) -> Result<Vec<u32>, Error> {
+    async fn run_positions(
+        &self,
+        st: &State,
+        i: usize,
+        p: &[u32; P::WORDS],
+    ) -> Result<Vec<u32>, Error> {
         let c = &*self.ctx.inner;
         let s = &self.segs[i];
         self.write_params(p);
@@ -1133,7 +1206,7 @@ impl GpuCorpus {
         }
         enc.copy_buffer_to_buffer(s.buf("counters"), 0, &self.rb_counts, 0, 16);
         c.queue.submit([enc.finish()]);
-        let n = u64::from(self.read_counts_first()?);
+        let n = u64::from(self.read_counts_first().await?);
         let cap = st.positions[i].size() / 4;
         if n > cap {
             return Err(Error::backend(format!(
@@ -1153,7 +1226,7 @@ impl GpuCorpus {
         let mut enc = c.device.create_command_encoder(&Default::default());
         enc.copy_buffer_to_buffer(&st.positions[i], 0, &rb, 0, size);
         c.queue.submit([enc.finish()]);
-        c.map_many(&[(&rb, size)])?;
+        c.map_many_async(&[(&rb, size)]).await?;
         let out = {
             let v = rb
                 .get_mapped_range(0..size)
@@ -1166,9 +1239,9 @@ impl GpuCorpus {
         Ok(out)
     }
 
-    fn read_counts_first(&self) -> Result<u32, Error> {
+    async fn read_counts_first(&self) -> Result<u32, Error> {
         let c = &*self.ctx.inner;
-        c.map_many(&[(&self.rb_counts, 16)])?;
+        c.map_many_async(&[(&self.rb_counts, 16)]).await?;
         let n = {
             let v = self
                 .rb_counts
