@@ -646,8 +646,11 @@ pub fn run_cpu(
 ) -> Result<Stats, Error> {
     check_shape(corpus, cols)?;
     let plan = Plan::new(cols, q)?;
-    let threads = if threads == 0 {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
+    // 0 = all cores: rayon's global pool (building a pool per query costs
+    // ~0.1 ms, more than a narrow window's whole scan).
+    let global = threads == 0;
+    let threads = if global {
+        rayon::current_num_threads()
     } else {
         threads
     };
@@ -667,7 +670,7 @@ pub fn run_cpu(
         }
         total
     };
-    let acc = if threads > 1 {
+    let acc = if threads > 1 && !global {
         match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
             Ok(p) => p.install(work),
             Err(_) => work(),
