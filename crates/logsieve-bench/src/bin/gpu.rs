@@ -125,7 +125,7 @@ fn main() {
     let g = g.expect("uploaded");
     say!(
         "Upload of the bytes: {:.1} GB/s first, {:.1} GB/s second ({} segment(s); a ring of 4 re-mapped \
-         32 MiB staging buffers filled on all cores). Index (line offsets, block hints, signatures): \
+         16 MiB staging buffers filled on all cores). Index (line offsets, block hints, signatures): \
          {} ms first, {} ms second.\n",
         uploads[0].0,
         uploads[1].0,
@@ -143,6 +143,26 @@ fn main() {
         "Plain-read ceiling (vec4<u32> loads of the resident corpus): {} ms, {:.0} GB/s.\n",
         ms(plain),
         ceiling
+    );
+
+    // The fixed cost of a query: the same path on a one-line corpus.
+    let tiny = Corpus::from_bytes("tiny", b"one line\n".to_vec());
+    let gt = GpuCorpus::upload(&ctx, &tiny).expect("upload");
+    let tq = QueryBuilder::new()
+        .syntax(Syntax::Fixed)
+        .build(&["line"])
+        .expect("query");
+    let fixed: Vec<Duration> = (0..a.iters.max(5) + 2)
+        .map(|_| {
+            gt.search(&tiny, &tq, GpuKernel::Scan, Want::Count)
+                .expect("tiny search")
+                .end_to_end
+        })
+        .skip(2)
+        .collect();
+    say!(
+        "Fixed cost of one query (scan, count, on a one-line corpus), end to end: {} ms median.\n",
+        ms(median(fixed))
     );
 
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());

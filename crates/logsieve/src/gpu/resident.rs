@@ -30,7 +30,7 @@ const TAIL_PAD: u64 = 128;
 
 /// The staging chunk of the upload: large enough that per-chunk overhead
 /// vanishes, small enough that a mapped chunk is cheap to find.
-const STAGING_CHUNK: u64 = 32 << 20;
+const STAGING_CHUNK: u64 = 16 << 20;
 
 /// Staging buffers in flight: one filling while the others copy.
 const STAGING_SLOTS: usize = 4;
@@ -169,7 +169,7 @@ fn fill_piece(dst: wgpu::WriteOnly<'_, [u8]>, src: &[u8], range: Range<u64>) {
 /// write-combined memory is slower than the PCIe link.
 fn copy_parallel(dst: &mut wgpu::WriteOnly<'_, [u8]>, src: &[u8]) {
     use rayon::prelude::*;
-    const PIECE: usize = 4 << 20;
+    const PIECE: usize = 1 << 20;
     if src.len() < 2 * PIECE {
         dst.copy_from_slice(src);
         return;
@@ -773,7 +773,7 @@ impl GpuCorpus {
             pass.set_pipeline(&c.pipes.plain_read);
             for (s, b) in self.segs.iter().zip(&st.binds) {
                 pass.set_bind_group(0, b, &[]);
-                let (x, y) = c.grid(u64::from(s.n_bytes).div_ceil(16).div_ceil(256 * scan::VPT));
+                let (x, y) = c.grid(u64::from(s.n_bytes).div_ceil(16).div_ceil(256 * plain_read::VPT));
                 pass.dispatch_workgroups(x, y, 1);
             }
         }
