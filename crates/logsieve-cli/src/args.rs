@@ -196,13 +196,19 @@ pub struct SearchArgs {
     #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
     pub backend: BackendArg,
 
-    /// GPU kernel (brute-line, brute-byte, two-phase, scan, signature).
+    /// GPU kernel (brute-line, brute-byte, two-phase, scan, signature; for
+    /// several literals: trie, ac, prefix-hash).
     #[arg(long = "gpu-kernel", value_name = "NAME")]
     pub gpu_kernel: Option<String>,
 
     /// Print the planner's decision and timing on stderr.
     #[arg(long)]
     pub explain: bool,
+
+    /// --count-per-pattern, --patterns-matched: a per-pattern report
+    /// instead of lines.
+    #[command(flatten)]
+    pub per_pattern: crate::patterns::PatternArgs,
 
     /// Time window and aggregation (--since, --until, --count-by,
     /// --histogram, --field, --time-format, --year): print counts instead

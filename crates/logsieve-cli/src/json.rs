@@ -14,6 +14,8 @@ use serde_json::{json, Value};
 
 pub struct JsonPrinter<'a> {
     query: &'a Query,
+    /// Names the pattern(s) of each submatch (index and text).
+    namer: logsieve::PatternNamer,
 }
 
 fn data(bytes: &[u8]) -> Value {
@@ -73,7 +75,10 @@ fn emit<W: Write>(out: &mut W, v: &Value) -> io::Result<u64> {
 
 impl<'a> JsonPrinter<'a> {
     pub fn new(query: &'a Query) -> JsonPrinter<'a> {
-        JsonPrinter { query }
+        JsonPrinter {
+            query,
+            namer: logsieve::PatternNamer::new(query),
+        }
     }
 
     pub fn print<W: Write>(
@@ -109,7 +114,14 @@ impl<'a> JsonPrinter<'a> {
                             .find_iter_line(line)
                             .into_iter()
                             .map(|m| {
-                                json!({"match": data(&line[m.clone()]), "start": m.start, "end": m.end})
+                                let text = &line[m.clone()];
+                                let pats: Vec<Value> = self
+                                    .namer
+                                    .patterns_of(text)
+                                    .into_iter()
+                                    .map(|i| json!({"index": i, "pattern": data(&self.query.patterns()[i])}))
+                                    .collect();
+                                json!({"match": data(text), "start": m.start, "end": m.end, "patterns": pats})
                             })
                             .collect()
                     };

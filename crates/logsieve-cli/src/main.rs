@@ -5,6 +5,7 @@ mod args;
 mod bench;
 mod demo;
 mod json;
+mod patterns;
 mod search;
 mod stats;
 

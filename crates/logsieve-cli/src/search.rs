@@ -186,7 +186,11 @@ pub fn run(a: &SearchArgs) -> i32 {
         match GpuKernel::from_name(name) {
             Some(k) => search_opts.gpu_kernel = Some(k),
             None => {
-                let names: Vec<&str> = GpuKernel::ALL.iter().map(|k| k.name()).collect();
+                let names: Vec<&str> = GpuKernel::ALL
+                    .iter()
+                    .map(|k| k.name())
+                    .chain(logsieve::gpu::MultiKernel::ALL.iter().map(|k| k.name()))
+                    .collect();
                 err(format!(
                     "--gpu-kernel {name}: unknown kernel (one of {})",
                     names.join(", ")
@@ -222,6 +226,9 @@ pub fn run(a: &SearchArgs) -> i32 {
     }
     if let Some(w) = engine.calibration_warning() {
         err(w);
+    }
+    if a.per_pattern.active() {
+        return crate::patterns::run(a, &engine, &plan.query, &search_opts, had_error, t0);
     }
     let result = match &cold_plan {
         // The cold plan already chose the CPU: no second plan, and its

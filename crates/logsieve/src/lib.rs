@@ -40,11 +40,13 @@ pub mod gen;
 #[cfg(feature = "gpu")]
 pub mod gpu;
 pub mod pipeline;
+pub mod pattern_counts;
 pub mod planner;
 pub mod query;
 
 pub use corpus::{Corpus, Document, LineIndex, LoadOptions, Segment};
 pub use error::{Error, ErrorKind};
+pub use pattern_counts::{PatternCounts, PatternNamer};
 pub use query::{CaseMode, Query, QueryBuilder, QueryKind, Syntax};
 
 use std::time::Duration;
@@ -414,7 +416,7 @@ impl Engine {
         reason: String,
     ) -> Result<SearchResult, Error> {
         let t = std::time::Instant::now();
-        let kernel = opts.gpu_kernel.unwrap_or(gpu::GpuKernel::Scan);
+        let kernel = gpu::GpuKernel::effective(opts.gpu_kernel, query);
         let r = g.search_max(&self.corpus, query, kernel, opts.want, opts.max_count)?;
         Ok(SearchResult {
             docs: r.docs,

@@ -35,6 +35,8 @@ pub(crate) enum Matcher {
     All,
     Memmem(memmem::Finder<'static>),
     Aho(AhoCorasick),
+    /// Many literals: the hashed-prefix table (`cpu/multi.rs`).
+    Multi(super::multi::PrefixTable),
     /// A regex; `word` means it has the `-w` wrapper and the match proper is
     /// capture group 1.
     Regex {
@@ -108,6 +110,12 @@ impl Matcher {
                     return Ok(Matcher::Memmem(memmem::Finder::new(&lits[0]).into_owned()));
                 }
                 CaseMode::Sensitive | CaseMode::Ascii => {
+                    let set = super::multi::PatternSet::new(lits, a.case == CaseMode::Ascii);
+                    if super::multi::use_prefix_table(&set) {
+                        if let Some(t) = super::multi::PrefixTable::new(set) {
+                            return Ok(Matcher::Multi(t));
+                        }
+                    }
                     let ac = AhoCorasick::builder()
                         .match_kind(MatchKind::LeftmostFirst)
                         .ascii_case_insensitive(a.case == CaseMode::Ascii)
@@ -174,6 +182,7 @@ impl Matcher {
             Matcher::All => "all-lines",
             Matcher::Memmem(_) => "memmem",
             Matcher::Aho(_) => "aho-corasick",
+            Matcher::Multi(_) => "prefix-table",
             Matcher::Regex { .. } => "regex",
             Matcher::Fuzzy(_) => "fuzzy",
         }
@@ -204,6 +213,10 @@ impl Matcher {
                     verify: memchr::memchr(b'\n', &hay[m.start()..m.end()]).is_some(),
                 })
             }
+            Matcher::Multi(t) => t.find(hay, at, end).map(|(p, _)| Candidate {
+                start: p,
+                verify: false,
+            }),
             Matcher::Regex { re, word: true } => {
                 let caps = re.captures_at(&hay[..end], at)?;
                 let g = caps.get(1).expect("word wrapper has group 1");
@@ -225,6 +238,7 @@ impl Matcher {
             Matcher::All => true,
             Matcher::Memmem(f) => f.find(line).is_some(),
             Matcher::Aho(ac) => ac.is_match(line),
+            Matcher::Multi(t) => t.is_match(line),
             Matcher::Regex { re, .. } => re.is_match(line),
             Matcher::Fuzzy(f) => f.is_match_line(line),
         }
@@ -240,6 +254,7 @@ impl Matcher {
                 out.extend(f.find_iter(line).map(|s| s..s + n));
             }
             Matcher::Aho(ac) => out.extend(ac.find_iter(line).map(|m| m.start()..m.end())),
+            Matcher::Multi(t) => out.extend(t.find_iter_line(line)),
             Matcher::Regex { re, word: false } => {
                 out.extend(re.find_iter(line).map(|m| m.start()..m.end()));
             }

@@ -10,6 +10,7 @@
 
 pub(crate) mod fuzzy;
 pub(crate) mod matcher;
+pub(crate) mod multi;
 
 use rayon::prelude::*;
 

@@ -17,9 +17,11 @@
 
 mod context;
 mod kernels;
+mod multi;
 mod resident;
 
 pub use context::{GpuContext, GpuInfo};
+pub use multi::MultiKernel;
 pub use resident::{GpuCorpus, GpuSearch, UploadOptions};
 
 use crate::query::{CaseMode, Query};
@@ -37,6 +39,13 @@ pub enum GpuKernel {
     Scan,
     /// A per-line presence mask built at upload as the prefilter.
     Signature,
+    /// Many literals: a walk of the pattern trie per start position
+    /// (`gpu/multi.rs`; not in [`GpuKernel::ALL`]).
+    Trie,
+    /// Many literals: failure-free Aho-Corasick, a dense goto table.
+    Ac,
+    /// Many literals: a hash of each position's first bytes, then verify.
+    PrefixHash,
 }
 
 impl GpuKernel {
@@ -57,12 +66,41 @@ impl GpuKernel {
             GpuKernel::TwoPhase => "two-phase",
             GpuKernel::Scan => "scan",
             GpuKernel::Signature => "signature",
+            GpuKernel::Trie => "trie",
+            GpuKernel::Ac => "ac",
+            GpuKernel::PrefixHash => "prefix-hash",
         }
     }
 
-    /// The kernel with this name.
+    /// The kernel with this name (single- or multi-literal).
     pub fn from_name(name: &str) -> Option<GpuKernel> {
-        GpuKernel::ALL.into_iter().find(|k| k.name() == name)
+        GpuKernel::ALL
+            .into_iter()
+            .chain([GpuKernel::Trie, GpuKernel::Ac, GpuKernel::PrefixHash])
+            .find(|k| k.name() == name)
+    }
+
+    /// The multi-literal kernel this is, if it is one.
+    pub fn multi(self) -> Option<MultiKernel> {
+        match self {
+            GpuKernel::Trie => Some(MultiKernel::Trie),
+            GpuKernel::Ac => Some(MultiKernel::Ac),
+            GpuKernel::PrefixHash => Some(MultiKernel::PrefixHash),
+            _ => None,
+        }
+    }
+
+    /// The kernel that runs `q` when `k` is asked for: the single-literal
+    /// kernels take one pattern, so a query of several literals (or a
+    /// multi-literal kernel by name) goes to a multi-literal kernel.
+    pub fn effective(k: Option<GpuKernel>, q: &Query) -> GpuKernel {
+        let many = q.literals().is_some_and(|l| l.len() > 1);
+        match k {
+            Some(k) if k.multi().is_some() => k,
+            _ if many => MultiKernel::choose(k).into(),
+            Some(k) => k,
+            None => GpuKernel::Scan,
+        }
     }
 }
 

@@ -1,0 +1,295 @@
+//! Per-pattern answers for many-pattern queries (IOC lists): how many lines
+//! hold each pattern, how often it occurs, and which pattern(s) a submatch
+//! is.
+//!
+//! Each pattern is counted as if it were searched alone with the query's
+//! flags (`-i`, `-w`, `-x`; `-v` and `-m` do not apply): `lines[i]` is the
+//! number of lines in which pattern `i` matches, `occurrences[i]` the number
+//! of its non-overlapping matches, leftmost first (what `-o` would print for
+//! that pattern alone; the empty pattern has none). Duplicates get the same
+//! counts. Totals are over every document of the corpus.
+//!
+//! The CPU computes them in one pass over the corpus for literal sets (the
+//! overlapping matches of every pattern, then a per-pattern line and
+//! overlap check), else by searching each pattern alone. The GPU kernels for
+//! many literals (`trie`, `ac`, `prefix-hash`) count on the GPU with atomics.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use crate::cpu::multi::{count_doc, GroupCounts, Occurrences, PatternSet};
+use crate::query::{CaseMode, Query, QueryBuilder, Syntax};
+use crate::{BackendChoice, BackendReport, Engine, Error, SearchOptions, Want};
+
+/// Lines and occurrences of each pattern of a query.
+#[derive(Clone, Debug)]
+pub struct PatternCounts {
+    /// The query's patterns, in order (after splitting on newlines).
+    pub patterns: Vec<Vec<u8>>,
+    /// Lines containing each pattern.
+    pub lines: Vec<u64>,
+    /// Non-overlapping occurrences of each pattern.
+    pub occurrences: Vec<u64>,
+    /// Which backend counted, and why.
+    pub backend: BackendReport,
+}
+
+impl PatternCounts {
+    /// Indices of the patterns found at least once.
+    pub fn matched(&self) -> Vec<usize> {
+        (0..self.patterns.len())
+            .filter(|&i| self.lines[i] > 0)
+            .collect()
+    }
+}
+
+/// The literal set of `q` when the one-pass counter applies: every pattern
+/// a literal, byte or ASCII folding, no `-w`/`-x`.
+pub(crate) fn literal_set(q: &Query) -> Option<&[Vec<u8>]> {
+    let lits = q.literals()?;
+    if q.word() || q.whole_line() || q.case() == CaseMode::Unicode {
+        return None;
+    }
+    Some(lits)
+}
+
+/// A query for pattern `p` alone, with `q`'s flags (not `-v`).
+pub(crate) fn single(q: &Query, p: &[u8], whole_line: bool) -> Result<Query, Error> {
+    QueryBuilder::new()
+        .syntax(q.syntax())
+        .case_insensitive(q.case() != CaseMode::Sensitive)
+        .word(q.word() && !whole_line)
+        .whole_line(q.whole_line() || whole_line)
+        .build(&[p])
+}
+
+/// Per-pattern counts on the CPU.
+pub(crate) fn cpu_counts(
+    corpus: &crate::Corpus,
+    q: &Query,
+    threads: usize,
+) -> Result<(Vec<u64>, Vec<u64>), Error> {
+    let n = q.patterns().len();
+    let total_lines: u64 = corpus
+        .docs()
+        .iter()
+        .map(|d| crate::cpu::count_lines(d.data()))
+        .sum();
+    if let Some(lits) = literal_set(q) {
+        let fold = q.case() == CaseMode::Ascii;
+        // The empty pattern is on every line and never printed by -o.
+        let nonempty: Vec<usize> = (0..n).filter(|&i| !lits[i].is_empty()).collect();
+        let pats: Vec<Vec<u8>> = nonempty.iter().map(|&i| lits[i].clone()).collect();
+        let set = PatternSet::new(&pats, fold);
+        let lens: Vec<usize> = set.uniq.iter().map(|p| p.len()).collect();
+        let group_of = set.group_of.clone();
+        let mut g = GroupCounts::zero(lens.len());
+        if let Some(occ) = Occurrences::new(set) {
+            for d in corpus.docs() {
+                g.add(&count_doc(&occ, &lens, d.data(), threads));
+            }
+        }
+        let mut lines = vec![total_lines; n];
+        let mut occs = vec![0u64; n];
+        for (k, &i) in nonempty.iter().enumerate() {
+            let grp = group_of[k] as usize;
+            lines[i] = g.lines[grp];
+            occs[i] = g.occurrences[grp];
+        }
+        return Ok((lines, occs));
+    }
+    // Anything else: each pattern searched alone.
+    let mut lines = vec![0u64; n];
+    let mut occs = vec![0u64; n];
+    let copts = crate::cpu::CpuOptions {
+        threads,
+        want: Want::Lines,
+        max_count: None,
+    };
+    for (i, p) in q.patterns().iter().enumerate() {
+        let one = single(q, p, false)?;
+        for d in corpus.docs() {
+            let hits = crate::cpu::search_doc(d, &one, &copts);
+            lines[i] += hits.count;
+            for &id in &hits.lines {
+                occs[i] += one
+                    .find_iter_line(d.line(id))
+                    .iter()
+                    .filter(|m| !m.is_empty())
+                    .count() as u64;
+            }
+        }
+    }
+    Ok((lines, occs))
+}
+
+impl Engine {
+    /// Counts, for every pattern of `query`, the lines that contain it and
+    /// its occurrences (see the [module docs](crate::pattern_counts)).
+    /// `opts.backend` picks the backend as for [`Engine::search`]
+    /// (`--backend gpu` errors when the GPU cannot run the query);
+    /// `opts.want` and `opts.max_count` are ignored.
+    pub fn count_per_pattern(
+        &self,
+        query: &Query,
+        opts: &SearchOptions,
+    ) -> Result<PatternCounts, Error> {
+        let t = Instant::now();
+        let cpu = |reason: &str| -> Result<PatternCounts, Error> {
+            let (lines, occurrences) = cpu_counts(&self.corpus, query, opts.threads)?;
+            let threads = if opts.threads == 0 {
+                std::thread::available_parallelism().map_or(1, |n| n.get())
+            } else {
+                opts.threads
+            };
+            let how = if literal_set(query).is_some() {
+                "one-pass"
+            } else {
+                "each pattern alone"
+            };
+            Ok(PatternCounts {
+                patterns: query.patterns().to_vec(),
+                lines,
+                occurrences,
+                backend: BackendReport {
+                    name: format!("cpu/{how} x{threads}"),
+                    reason: reason.to_string(),
+                    elapsed: t.elapsed(),
+                },
+            })
+        };
+        match opts.backend {
+            BackendChoice::Cpu => cpu("forced with --backend cpu"),
+            #[cfg(feature = "gpu")]
+            BackendChoice::Gpu => {
+                let Some(g) = &self.gpu else {
+                    return Err(Error::backend(
+                        "--backend gpu: no GPU attached (no adapter, or the upload failed)",
+                    ));
+                };
+                self.gpu_pattern_counts(g, query, opts, "forced with --backend gpu", t)
+            }
+            #[cfg(not(feature = "gpu"))]
+            BackendChoice::Gpu => Err(Error::backend(
+                "the GPU backend is not available in this build (feature `gpu` is off)",
+            )),
+            BackendChoice::Auto => {
+                #[cfg(feature = "gpu")]
+                if let Some(g) = &self.gpu {
+                    let mut o = opts.clone();
+                    o.want = Want::Count;
+                    let d = self.plan(query, &o);
+                    if let crate::planner::Choice::Gpu(_) = d.choice {
+                        if let Ok(r) = self.gpu_pattern_counts(g, query, opts, &d.summary(), t) {
+                            return Ok(r);
+                        }
+                    }
+                    return cpu(&d.summary());
+                }
+                cpu("no GPU attached")
+            }
+        }
+    }
+
+    #[cfg(feature = "gpu")]
+    fn gpu_pattern_counts(
+        &self,
+        g: &crate::gpu::GpuCorpus,
+        query: &Query,
+        opts: &SearchOptions,
+        reason: &str,
+        t: Instant,
+    ) -> Result<PatternCounts, Error> {
+        let kernel = crate::gpu::MultiKernel::choose(opts.gpu_kernel);
+        let (lines, occurrences) = g.count_per_pattern(&self.corpus, query, kernel)?;
+        Ok(PatternCounts {
+            patterns: query.patterns().to_vec(),
+            lines,
+            occurrences,
+            backend: BackendReport {
+                name: format!("gpu/{}", kernel.name()),
+                reason: reason.to_string(),
+                elapsed: t.elapsed(),
+            },
+        })
+    }
+}
+
+/// Names the pattern(s) a submatch is, for `--json`: for literal queries
+/// every pattern equal to the matched text (duplicates and, under `-i`,
+/// case variants included); otherwise every pattern that, alone, matches
+/// the whole text.
+#[derive(Debug)]
+pub struct PatternNamer {
+    how: Naming,
+}
+
+#[derive(Debug)]
+enum Naming {
+    Literal {
+        fold: bool,
+        by_text: HashMap<Vec<u8>, Vec<usize>>,
+    },
+    Each(Vec<Query>),
+}
+
+/// Above this many non-literal patterns, submatches are not named (one
+/// compiled query per pattern would cost more than the search).
+const NAMER_MAX_QUERIES: usize = 1000;
+
+impl PatternNamer {
+    /// A namer for `q`'s patterns.
+    pub fn new(q: &Query) -> PatternNamer {
+        if let Some(lits) = q.literals().filter(|_| q.case() != CaseMode::Unicode) {
+            let fold = q.case() == CaseMode::Ascii;
+            let mut by_text: HashMap<Vec<u8>, Vec<usize>> = HashMap::new();
+            for (i, l) in lits.iter().enumerate() {
+                let k = if fold {
+                    l.to_ascii_lowercase()
+                } else {
+                    l.clone()
+                };
+                by_text.entry(k).or_default().push(i);
+            }
+            return PatternNamer {
+                how: Naming::Literal { fold, by_text },
+            };
+        }
+        let mut each = Vec::new();
+        if q.patterns().len() <= NAMER_MAX_QUERIES {
+            // Fuzzy cannot be anchored (-x); its unanchored match is close
+            // enough for naming.
+            let anchor = !matches!(q.syntax(), Syntax::Fuzzy(_));
+            for p in q.patterns() {
+                match single(q, p, anchor) {
+                    Ok(one) => each.push(one),
+                    Err(_) => {
+                        return PatternNamer {
+                            how: Naming::Each(Vec::new()),
+                        }
+                    }
+                }
+            }
+        }
+        PatternNamer {
+            how: Naming::Each(each),
+        }
+    }
+
+    /// The indices of the patterns `text` (a submatch) is.
+    pub fn patterns_of(&self, text: &[u8]) -> Vec<usize> {
+        match &self.how {
+            Naming::Literal { fold, by_text } => {
+                let k = if *fold {
+                    text.to_ascii_lowercase()
+                } else {
+                    text.to_vec()
+                };
+                by_text.get(&k).cloned().unwrap_or_default()
+            }
+            Naming::Each(qs) => (0..qs.len())
+                .filter(|&i| qs[i].is_match_line(text))
+                .collect(),
+        }
+    }
+}

@@ -1,0 +1,324 @@
+//! Many literals at once (issue 5): every backend against the oracle of
+//! each pattern searched alone, on random pattern sets with shared
+//! prefixes, 1-byte and 64+-byte patterns, binary bytes, case variants,
+//! duplicates and patterns that are prefixes of others.
+//!
+//! GPU tests run on whatever adapter exists (lavapipe in CI); without one
+//! they say so loudly and return, unless `LOGSIEVE_REQUIRE_GPU=1`.
+
+mod common;
+
+use common::{naive, naive_find_iter, naive_lines, Flags};
+use logsieve::{
+    BackendChoice, Corpus, Engine, PatternCounts, PatternNamer, Query, QueryBuilder, SearchOptions,
+    Syntax, Want,
+};
+
+/// SplitMix64: deterministic test data without a dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+const ALPHABET: &[u8] = b"abcAB.1-_ \t\xff\x00\xc3\xa9";
+
+/// A random pattern set of `n` patterns, with every awkward shape.
+fn pattern_set(rng: &mut Rng, n: usize, min_len: usize) -> Vec<Vec<u8>> {
+    let mut out: Vec<Vec<u8>> = Vec::new();
+    while out.len() < n {
+        let len = match rng.below(10) {
+            0 => min_len.max(1),
+            1 => 64 + rng.below(40),
+            _ => min_len.max(1) + rng.below(8),
+        };
+        let kind = rng.below(8);
+        let p: Vec<u8> = if kind == 0 && !out.is_empty() {
+            // A duplicate.
+            out[rng.below(out.len())].clone()
+        } else if kind == 1 && !out.is_empty() {
+            // A case variant.
+            let mut p = out[rng.below(out.len())].clone();
+            p.iter_mut().for_each(|b| {
+                if b.is_ascii_lowercase() {
+                    *b = b.to_ascii_uppercase()
+                }
+            });
+            p
+        } else if kind == 2 && !out.is_empty() {
+            // A prefix of another (kept at min_len).
+            let q = &out[rng.below(out.len())];
+            q[..q.len().min(min_len.max(1) + rng.below(3))].to_vec()
+        } else if kind == 3 && !out.is_empty() {
+            // Shares a prefix with another, then diverges.
+            let q = out[rng.below(out.len())].clone();
+            let keep = rng.below(q.len() + 1).max(min_len.min(q.len()));
+            let mut p = q[..keep].to_vec();
+            while p.len() < len {
+                p.push(ALPHABET[rng.below(ALPHABET.len())]);
+            }
+            p
+        } else {
+            (0..len)
+                .map(|_| ALPHABET[rng.below(ALPHABET.len())])
+                .collect()
+        };
+        if p.len() >= min_len.max(1) && !p.contains(&b'\n') {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// A corpus that holds some of the patterns (whole, cut, case-flipped)
+/// amid random bytes, with empty lines and CRLF.
+fn corpus_for(rng: &mut Rng, pats: &[Vec<u8>], lines: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    for _ in 0..lines {
+        let parts = rng.below(5);
+        for _ in 0..parts {
+            match rng.below(4) {
+                0 => {
+                    let p = &pats[rng.below(pats.len())];
+                    out.extend_from_slice(p);
+                }
+                1 => {
+                    let p = &pats[rng.below(pats.len())];
+                    let cut = rng.below(p.len());
+                    out.extend(p[..cut].iter().map(|b| b.to_ascii_uppercase()));
+                }
+                _ => {
+                    for _ in 0..rng.below(12) {
+                        out.push(ALPHABET[rng.below(ALPHABET.len())]);
+                    }
+                }
+            }
+        }
+        if rng.below(10) == 0 {
+            out.push(b'\r');
+        }
+        out.push(b'\n');
+    }
+    if rng.below(2) == 0 {
+        out.pop();
+    }
+    out
+}
+
+fn query(pats: &[Vec<u8>], fold: bool) -> Query {
+    QueryBuilder::new()
+        .syntax(Syntax::Fixed)
+        .case_insensitive(fold)
+        .build(pats)
+        .unwrap()
+}
+
+/// The oracle: each pattern searched alone, by the naive matcher.
+fn oracle(corpus: &[u8], pats: &[Vec<u8>], fold: bool) -> (Vec<u64>, Vec<u64>) {
+    let lines = naive_lines(corpus);
+    let mut l = vec![0u64; pats.len()];
+    let mut o = vec![0u64; pats.len()];
+    for (i, p) in pats.iter().enumerate() {
+        let one = std::slice::from_ref(p);
+        for line in &lines {
+            let ms: Vec<_> = naive_find_iter(one, line, fold, false);
+            if !ms.is_empty() {
+                l[i] += 1;
+            }
+            o[i] += ms.iter().filter(|m| !m.is_empty()).count() as u64;
+        }
+    }
+    (l, o)
+}
+
+/// Checks the combined search (lines, counts, submatches, pattern names)
+/// and the per-pattern counts of `engine` with `opts` against the oracle.
+fn check(engine: &Engine, pats: &[Vec<u8>], fold: bool, opts: &SearchOptions, what: &str) {
+    let corpus: Vec<u8> = engine.corpus().docs()[0].data().to_vec();
+    let q = query(pats, fold);
+    let flags = Flags {
+        i: fold,
+        ..Default::default()
+    };
+    let want_lines = naive(&corpus, pats, Syntax::Fixed, flags);
+    for want in [Want::Lines, Want::Count] {
+        let o = SearchOptions {
+            want,
+            ..opts.clone()
+        };
+        let r = engine
+            .search(&q, &o)
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert_eq!(
+            r.docs[0].count,
+            want_lines.len() as u64,
+            "{what} {want:?} ({})",
+            r.backend.name
+        );
+        if want == Want::Lines {
+            assert_eq!(r.docs[0].lines, want_lines, "{what} ({})", r.backend.name);
+        }
+    }
+    // Submatches (leftmost-first) and the patterns they name.
+    let namer = PatternNamer::new(&q);
+    let lines = naive_lines(&corpus);
+    for &id in &want_lines {
+        let line = lines[id as usize];
+        let got = q.find_iter_line(line);
+        assert_eq!(
+            got,
+            naive_find_iter(pats, line, fold, false),
+            "{what}: submatches of line {id}"
+        );
+        for m in got {
+            let names = namer.patterns_of(&line[m.clone()]);
+            assert!(!names.is_empty(), "{what}: submatch names no pattern");
+            for i in names {
+                let p = &pats[i];
+                let eq = if fold {
+                    p.eq_ignore_ascii_case(&line[m.clone()])
+                } else {
+                    p[..] == line[m.clone()]
+                };
+                assert!(eq, "{what}: pattern {i} named for {:?}", &line[m.clone()]);
+            }
+        }
+    }
+    let (l, o) = oracle(&corpus, pats, fold);
+    assert!(
+        l.iter().any(|&n| n > 0),
+        "{what}: no pattern occurs (test data)"
+    );
+    let c: PatternCounts = engine
+        .count_per_pattern(&q, opts)
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    for i in 0..pats.len() {
+        assert_eq!(
+            (c.lines[i], c.occurrences[i]),
+            (l[i], o[i]),
+            "{what} ({}): pattern {i} {:?}",
+            c.backend.name,
+            String::from_utf8_lossy(&pats[i])
+        );
+    }
+}
+
+fn cpu_opts(threads: usize) -> SearchOptions {
+    SearchOptions {
+        backend: BackendChoice::Cpu,
+        threads,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn random_sets_cpu() {
+    let mut rng = Rng(7);
+    // Small sets (aho-corasick, 1-byte patterns) and large ones (the
+    // hashed-prefix table: >= 100 patterns of >= 4 bytes).
+    for (round, &(n, min_len)) in [(3, 1), (12, 1), (40, 2), (150, 4), (400, 6), (120, 8)]
+        .iter()
+        .enumerate()
+    {
+        for fold in [false, true] {
+            let pats = pattern_set(&mut rng, n, min_len);
+            let corpus = corpus_for(&mut rng, &pats, 300);
+            let engine = Engine::new(Corpus::from_bytes("t", corpus));
+            for threads in [1, 3] {
+                let what = format!("round {round} n {n} fold {fold} threads {threads}");
+                check(&engine, &pats, fold, &cpu_opts(threads), &what);
+            }
+        }
+    }
+}
+
+#[test]
+fn large_sets_pick_the_prefix_table_and_small_ones_aho_corasick() {
+    let big: Vec<Vec<u8>> = (0..1000)
+        .map(|i| format!("10.0.{i}.7").into_bytes())
+        .collect();
+    assert_eq!(query(&big, false).cpu_matcher_name(), "prefix-table");
+    assert_eq!(query(&big, true).cpu_matcher_name(), "prefix-table");
+    assert_eq!(query(&big[..10], false).cpu_matcher_name(), "aho-corasick");
+    let mut short = big.clone();
+    short.push(b"ab".to_vec());
+    assert_eq!(query(&short, false).cpu_matcher_name(), "aho-corasick");
+}
+
+#[test]
+fn per_pattern_counts_by_hand() {
+    let corpus = b"aaaa x\nabab ABAB\n\nfoo aa\nzz".to_vec();
+    let engine = Engine::new(Corpus::from_bytes("t", corpus));
+    let pats: Vec<Vec<u8>> = vec![
+        b"aa".to_vec(),
+        b"abab".to_vec(),
+        b"aa".to_vec(),
+        b"zz".to_vec(),
+        b"nope".to_vec(),
+        b"".to_vec(),
+    ];
+    let q = query(&pats, false);
+    let c = engine.count_per_pattern(&q, &cpu_opts(1)).unwrap();
+    assert_eq!(c.lines, vec![2, 1, 2, 1, 0, 5]);
+    // "aaaa" holds "aa" twice without overlap; the empty pattern is on
+    // every line but never an occurrence.
+    assert_eq!(c.occurrences, vec![3, 1, 3, 1, 0, 0]);
+    assert_eq!(c.matched(), vec![0, 1, 2, 3, 5]);
+    let qi = query(&pats, true);
+    let ci = engine.count_per_pattern(&qi, &cpu_opts(2)).unwrap();
+    assert_eq!(ci.lines[1], 1);
+    assert_eq!(ci.occurrences[1], 2);
+}
+
+#[test]
+fn per_pattern_counts_for_regex_and_word_queries() {
+    let corpus = b"error 503\nerrors 404\nERROR 500\n".to_vec();
+    let engine = Engine::new(Corpus::from_bytes("t", corpus));
+    let q = QueryBuilder::new()
+        .word(true)
+        .build(&["error", r"\d{3}"])
+        .unwrap();
+    let c = engine.count_per_pattern(&q, &cpu_opts(1)).unwrap();
+    assert_eq!(c.lines, vec![1, 3]);
+    assert_eq!(c.occurrences, vec![1, 3]);
+    let namer = PatternNamer::new(&q);
+    assert_eq!(namer.patterns_of(b"503"), vec![1]);
+    assert_eq!(namer.patterns_of(b"error"), vec![0]);
+}
+
+#[test]
+fn hundred_thousand_patterns_on_the_cpu() {
+    // IOC-list shape: 100k hashes, 30 of which occur.
+    let mut rng = Rng(11);
+    let hex = |rng: &mut Rng| -> Vec<u8> {
+        format!("{:016x}{:016x}", rng.next(), rng.next()).into_bytes()
+    };
+    let pats: Vec<Vec<u8>> = (0..100_000).map(|_| hex(&mut rng)).collect();
+    let mut corpus = Vec::new();
+    for i in 0..3000 {
+        corpus.extend_from_slice(b"trace=");
+        if i % 100 == 0 {
+            corpus.extend_from_slice(&pats[i * 7]);
+        } else {
+            corpus.extend_from_slice(&hex(&mut rng));
+        }
+        corpus.extend_from_slice(b" ok\n");
+    }
+    let engine = Engine::new(Corpus::from_bytes("t", corpus));
+    let q = query(&pats, false);
+    assert_eq!(q.cpu_matcher_name(), "prefix-table");
+    let r = engine.search(&q, &cpu_opts(2)).unwrap();
+    assert_eq!(r.docs[0].count, 30);
+    let c = engine.count_per_pattern(&q, &cpu_opts(1)).unwrap();
+    assert_eq!(c.matched().len(), 30);
+    assert_eq!(c.lines.iter().sum::<u64>(), 30);
+}
