@@ -773,7 +773,11 @@ impl GpuCorpus {
             pass.set_pipeline(&c.pipes.plain_read);
             for (s, b) in self.segs.iter().zip(&st.binds) {
                 pass.set_bind_group(0, b, &[]);
-                let (x, y) = c.grid(u64::from(s.n_bytes).div_ceil(16).div_ceil(256 * plain_read::VPT));
+                let (x, y) = c.grid(
+                    u64::from(s.n_bytes)
+                        .div_ceil(16)
+                        .div_ceil(256 * plain_read::VPT),
+                );
                 pass.dispatch_workgroups(x, y, 1);
             }
         }
