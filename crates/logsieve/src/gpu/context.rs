@@ -184,6 +184,9 @@ impl GpuContext {
 
     /// [`GpuContext::new`] without blocking: the entry point in a browser,
     /// where wgpu runs on WebGPU and every request is a JavaScript promise.
+    // On wasm32 the WebGPU handles are JavaScript objects (neither `Send`
+    // nor `Sync`); the `Arc` is then only shared within the one thread.
+    #[cfg_attr(target_arch = "wasm32", allow(clippy::arc_with_non_send_sync))]
     pub async fn new_async() -> Result<GpuContext, Error> {
         let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
         // GL has no guaranteed compute and prints noise without a display.

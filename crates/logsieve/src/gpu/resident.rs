@@ -451,7 +451,7 @@ impl GpuCorpus {
                 })
                 .map_err(|e| Error::backend(format!("GPU wait failed: {e}")))?;
                 #[cfg(target_arch = "wasm32")]
-                drop(idx);
+                let _ = idx;
                 match rx.await {
                     Some(Ok(())) => {}
                     _ => return Err(Error::backend("GPU staging buffer could not be mapped")),
