@@ -31,6 +31,8 @@ pub enum Command {
     Demo(DemoArgs),
     /// Print the GPU adapter, its limits and features.
     GpuInfo,
+    /// Serve the browser page (built by scripts/build-web.sh) on 127.0.0.1.
+    Web(crate::web::WebArgs),
     /// Count lines in a time window by field or time bucket (optionally
     /// only those matching -e PATTERN).
     Stats(crate::stats::StatsArgs),

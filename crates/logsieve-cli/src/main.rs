@@ -8,6 +8,7 @@ mod json;
 mod patterns;
 mod search;
 mod stats;
+mod web;
 
 use std::io::Write;
 
@@ -52,6 +53,7 @@ fn main() {
         Command::Gen(a) => gen(a),
         Command::Demo(a) => demo::run(a),
         Command::GpuInfo => demo::gpu_info(),
+        Command::Web(a) => web::run(a),
         Command::Stats(a) => stats::run(a),
         Command::Bench(a) => bench::run(a),
     };

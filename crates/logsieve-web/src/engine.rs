@@ -1,0 +1,720 @@
+//! The engine behind the page, in plain Rust (no JavaScript types), so that
+//! it is tested natively too: chunked loading with gzip, the search request
+//! and its answer as JSON, the GPU route with its CPU fallback, and the
+//! rows of the result list with their highlighted matches.
+//!
+//! The JavaScript side (`lib.rs`) holds a [`WebEngine`] in a `RefCell`. A
+//! search is split in three so that no borrow lives across an `await`:
+//! [`WebEngine::prepare`] (borrow), [`run`] (no borrow: it owns `Rc`s of
+//! the corpus and the GPU corpus), [`WebEngine::store`] (borrow).
+
+use std::io::Write;
+use std::rc::Rc;
+
+use flate2::write::MultiGzDecoder;
+use logsieve::cpu::{search_doc, CpuOptions};
+use logsieve::gpu::{unsupported_reason, GpuContext, GpuCorpus, GpuKernel};
+use logsieve::{Corpus, DocHits, Document, Query, QueryBuilder, Syntax, Want};
+use serde_json::{json, Value};
+
+/// Bytes of one line shown in the list; the rest is elided.
+const SHOW_BYTES: usize = 2000;
+
+/// Milliseconds on a monotonic clock (`performance.now()` in a browser).
+pub fn now_ms() -> f64 {
+    #[cfg(target_arch = "wasm32")]
+    {
+        crate::js_now()
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        use std::sync::OnceLock;
+        static T0: OnceLock<std::time::Instant> = OnceLock::new();
+        T0.get_or_init(std::time::Instant::now)
+            .elapsed()
+            .as_secs_f64()
+            * 1e3
+    }
+}
+
+/// One file arriving in chunks: plain bytes, or gzip decompressed as the
+/// chunks come (sniffed from the magic bytes, whatever the name says).
+struct Loading {
+    name: String,
+    /// The first bytes, until there are two to sniff.
+    head: Vec<u8>,
+    sink: Option<Sink>,
+    size_hint: usize,
+    received: u64,
+}
+
+enum Sink {
+    Plain(Vec<u8>),
+    Gzip(Box<MultiGzDecoder<Vec<u8>>>),
+}
+
+/// What loading one file produced (JSON for the page).
+fn file_summary(doc: &Document, compressed: Option<u64>) -> Value {
+    json!({
+        "name": doc.name(),
+        "bytes": doc.data().len() as u64,
+        "lines": doc.lines().len(),
+        "gzip": compressed.is_some(),
+        "compressedBytes": compressed,
+        "binaryAt": doc.binary_offset(),
+    })
+}
+
+/// A search as the page asks for it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Request {
+    /// One pattern per line (grep's rule: a newline separates patterns).
+    pub patterns: String,
+    /// How the patterns are read.
+    pub syntax: Syntax,
+    /// `-i`.
+    pub ignore_case: bool,
+    /// `-w`.
+    pub word: bool,
+    /// `-v`.
+    pub invert: bool,
+    /// `auto`, `cpu` or `gpu`.
+    pub backend: String,
+    /// The GPU kernel (default `scan`).
+    pub kernel: GpuKernel,
+}
+
+impl Request {
+    /// Reads the page's JSON request; unknown fields are ignored, bad
+    /// values are errors (never panics).
+    pub fn from_json(s: &str) -> Result<Request, String> {
+        let v: Value = serde_json::from_str(s).map_err(|e| format!("bad request: {e}"))?;
+        let str_of = |k: &str, d: &str| v.get(k).and_then(Value::as_str).unwrap_or(d).to_string();
+        let bool_of = |k: &str| v.get(k).and_then(Value::as_bool).unwrap_or(false);
+        let syntax = match str_of("syntax", "literal").as_str() {
+            "literal" | "fixed" => Syntax::Fixed,
+            "regex" => Syntax::Regex,
+            "wildcard" => Syntax::Wildcard,
+            "fuzzy" => {
+                let k = v.get("fuzzy").and_then(Value::as_u64).unwrap_or(1);
+                Syntax::Fuzzy(u8::try_from(k).unwrap_or(u8::MAX))
+            }
+            other => return Err(format!("unknown syntax {other:?}")),
+        };
+        let backend = str_of("backend", "auto");
+        if !matches!(backend.as_str(), "auto" | "cpu" | "gpu") {
+            return Err(format!("unknown backend {backend:?}"));
+        }
+        let kname = str_of("kernel", "scan");
+        let kernel =
+            GpuKernel::from_name(&kname).ok_or_else(|| format!("unknown GPU kernel {kname:?}"))?;
+        Ok(Request {
+            patterns: str_of("patterns", ""),
+            syntax,
+            ignore_case: bool_of("ignoreCase"),
+            word: bool_of("word"),
+            invert: bool_of("invert"),
+            backend,
+            kernel,
+        })
+    }
+
+    /// The compiled query; the error is the message the page shows inline.
+    pub fn query(&self) -> Result<Query, String> {
+        // A trailing newline in the box is not an empty extra pattern
+        // (which would match every line).
+        let pats = self.patterns.trim_end_matches(['\n', '\r']);
+        QueryBuilder::new()
+            .syntax(self.syntax)
+            .case_insensitive(self.ignore_case)
+            .word(self.word)
+            .invert(self.invert)
+            .build(&[pats])
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// Where a prepared search runs.
+enum Route {
+    Cpu,
+    Gpu(Rc<GpuCorpus>),
+}
+
+/// A search ready to run, owning what it needs.
+pub struct Prepared {
+    query: Query,
+    corpus: Rc<Corpus>,
+    route: Route,
+    kernel: GpuKernel,
+    reason: String,
+}
+
+/// The answer to one search.
+pub struct Outcome {
+    query: Query,
+    docs: Vec<DocHits>,
+    backend: String,
+    engine: &'static str,
+    reason: String,
+    ms: f64,
+    kernel_ms: Option<f64>,
+    gpu_lost: bool,
+}
+
+/// Runs a prepared search: on the GPU when routed there (falling back to
+/// the CPU if the GPU fails, and saying so), else on the CPU.
+pub async fn run(p: Prepared) -> Outcome {
+    let t0 = now_ms();
+    let mut reason = p.reason;
+    let mut gpu_lost = false;
+    if let Route::Gpu(g) = &p.route {
+        match g
+            .search_async(&p.corpus, &p.query, p.kernel, Want::Lines, None)
+            .await
+        {
+            Ok(r) => {
+                return Outcome {
+                    query: p.query,
+                    docs: r.docs,
+                    backend: format!("gpu/{}", p.kernel.name()),
+                    engine: "WebGPU",
+                    reason,
+                    ms: now_ms() - t0,
+                    kernel_ms: r.kernel_time.map(|d| d.as_secs_f64() * 1e3),
+                    gpu_lost: false,
+                }
+            }
+            Err(e) => {
+                gpu_lost = g.context().is_lost();
+                reason = format!("the GPU failed ({e}); answered on the CPU");
+            }
+        }
+    }
+    let t0 = now_ms();
+    let opts = CpuOptions {
+        threads: 1,
+        want: Want::Lines,
+        max_count: None,
+    };
+    let docs = p
+        .corpus
+        .docs()
+        .iter()
+        .map(|d| search_doc(d, &p.query, &opts))
+        .collect();
+    Outcome {
+        backend: format!("cpu/{}", p.query.cpu_matcher_name()),
+        query: p.query,
+        docs,
+        engine: "CPU",
+        reason,
+        ms: now_ms() - t0,
+        kernel_ms: None,
+        gpu_lost,
+    }
+}
+
+/// The last answer, kept for the rows of the list.
+struct Answer {
+    query: Query,
+    docs: Vec<DocHits>,
+    /// `ends[i]`: rows in documents `0..=i`.
+    ends: Vec<u64>,
+}
+
+/// The documents, the GPU (when attached) and the last answer.
+#[derive(Default)]
+pub struct WebEngine {
+    corpus: Rc<Corpus>,
+    loading: Option<Loading>,
+    gpu_ctx: Option<GpuContext>,
+    gpu: Option<Rc<GpuCorpus>>,
+    answer: Option<Answer>,
+}
+
+impl WebEngine {
+    /// An empty engine.
+    pub fn new() -> WebEngine {
+        WebEngine::default()
+    }
+
+    /// The corpus (shared with running searches and the GPU upload).
+    pub fn corpus(&self) -> Rc<Corpus> {
+        self.corpus.clone()
+    }
+
+    /// Starts a file; `size_hint` (its size on disk) reserves memory once
+    /// instead of doubling a buffer of hundreds of MB.
+    pub fn begin_file(&mut self, name: &str, size_hint: usize) {
+        self.loading = Some(Loading {
+            name: name.to_string(),
+            head: Vec::new(),
+            sink: None,
+            size_hint,
+            received: 0,
+        });
+    }
+
+    /// Appends the next chunk of the file begun last.
+    pub fn append(&mut self, chunk: &[u8]) -> Result<(), String> {
+        let l = self
+            .loading
+            .as_mut()
+            .ok_or_else(|| "append without begin_file".to_string())?;
+        l.received += chunk.len() as u64;
+        if l.sink.is_none() {
+            l.head.extend_from_slice(chunk);
+            if l.head.len() < 2 {
+                return Ok(());
+            }
+            let head = std::mem::take(&mut l.head);
+            let sink = if head.starts_with(&[0x1f, 0x8b]) {
+                Sink::Gzip(Box::new(MultiGzDecoder::new(Vec::with_capacity(
+                    l.size_hint.saturating_mul(4).min(1 << 30),
+                ))))
+            } else {
+                Sink::Plain(Vec::with_capacity(l.size_hint.max(head.len())))
+            };
+            l.sink = Some(sink);
+            return write_sink(l, &head);
+        }
+        write_sink(l, chunk)
+    }
+
+    /// Ends the file begun last and adds it to the corpus; returns its
+    /// summary (JSON). A GPU upload, if any, is dropped: the corpus changed.
+    pub fn end_file(&mut self) -> Result<String, String> {
+        let mut l = self
+            .loading
+            .take()
+            .ok_or_else(|| "end_file without begin_file".to_string())?;
+        let head = std::mem::take(&mut l.head);
+        let (data, compressed) = match l.sink.take() {
+            None => (head, None),
+            Some(Sink::Plain(v)) => (v, None),
+            Some(Sink::Gzip(mut d)) => {
+                d.try_finish()
+                    .map_err(|e| format!("{}: not valid gzip: {e}", l.name))?;
+                let v = d
+                    .finish()
+                    .map_err(|e| format!("{}: not valid gzip: {e}", l.name))?;
+                (v, Some(l.received))
+            }
+        };
+        let doc = Document::from_bytes(l.name, data);
+        let summary = file_summary(&doc, compressed);
+        self.push(doc)?;
+        Ok(summary.to_string())
+    }
+
+    /// Adds generated demo logs (`logsieve gen`'s generator, same seed →
+    /// same bytes as the CLI).
+    pub fn generate(&mut self, lines: u64, seed: u64) -> Result<String, String> {
+        let data = logsieve::gen::generate(&logsieve::gen::GenOptions {
+            lines,
+            seed,
+            ..Default::default()
+        });
+        let doc = Document::from_bytes(format!("demo-{lines}-lines.log"), data);
+        let summary = file_summary(&doc, None);
+        self.push(doc)?;
+        Ok(summary.to_string())
+    }
+
+    fn push(&mut self, doc: Document) -> Result<(), String> {
+        let corpus = Rc::get_mut(&mut self.corpus)
+            .ok_or_else(|| "busy: a search or upload is using the corpus".to_string())?;
+        corpus.push(doc);
+        self.gpu = None;
+        self.answer = None;
+        Ok(())
+    }
+
+    /// Forgets every document (the GPU context stays).
+    pub fn clear(&mut self) {
+        self.corpus = Rc::new(Corpus::new());
+        self.loading = None;
+        self.gpu = None;
+        self.answer = None;
+    }
+
+    /// The corpus in numbers (JSON).
+    pub fn info(&self) -> String {
+        let docs: Vec<Value> = self
+            .corpus
+            .docs()
+            .iter()
+            .map(|d| json!({"name": d.name(), "bytes": d.data().len() as u64}))
+            .collect();
+        json!({
+            "docs": docs,
+            "bytes": self.corpus.total_bytes(),
+            "gpu": self.gpu.as_ref().map(|g| json!({
+                "segments": g.segment_count(),
+                "residentBytes": g.resident_bytes(),
+            })),
+        })
+        .to_string()
+    }
+
+    /// The GPU context, once made.
+    pub fn gpu_context(&self) -> Option<GpuContext> {
+        self.gpu_ctx.clone()
+    }
+
+    /// Keeps the GPU context (made asynchronously by the caller).
+    pub fn set_gpu_context(&mut self, ctx: Option<GpuContext>) {
+        self.gpu_ctx = ctx;
+        self.gpu = None;
+    }
+
+    /// Keeps the uploaded corpus.
+    pub fn set_gpu_corpus(&mut self, g: Option<GpuCorpus>) {
+        self.gpu = g.map(Rc::new);
+    }
+
+    /// True when a GPU corpus is resident.
+    pub fn has_gpu(&self) -> bool {
+        self.gpu.is_some()
+    }
+
+    /// Compiles the request and chooses the backend. The error is JSON for
+    /// the page (an invalid regex, shown inline).
+    pub fn prepare(&self, req: &Request) -> Result<Prepared, String> {
+        let query = req
+            .query()
+            .map_err(|e| json!({"ok": false, "kind": "query", "error": e}).to_string())?;
+        let unsupported = unsupported_reason(&query);
+        let (route, reason) = match (req.backend.as_str(), &self.gpu, unsupported) {
+            ("cpu", _, _) => (Route::Cpu, "forced: CPU".to_string()),
+            (_, None, _) if self.gpu_ctx.is_none() => {
+                (Route::Cpu, "no WebGPU: CPU engine".to_string())
+            }
+            (_, None, _) => (Route::Cpu, "the corpus is not on the GPU".to_string()),
+            (_, Some(_), Some(why)) => (Route::Cpu, why),
+            // As the native planner: a software adapter (SwiftShader, a
+            // CPU emulating a GPU) is never chosen automatically; the CPU
+            // engine answers the same query tens of times faster.
+            ("auto", Some(g), None) if g.context().info().is_software => (
+                Route::Cpu,
+                "the WebGPU adapter is a software one (a CPU emulating a GPU): \
+                 the CPU engine is faster; choose WebGPU to force it"
+                    .to_string(),
+            ),
+            (b, Some(g), None) => (
+                Route::Gpu(g.clone()),
+                if b == "gpu" {
+                    "forced: GPU".to_string()
+                } else {
+                    "a literal query: GPU kernel".to_string()
+                },
+            ),
+        };
+        Ok(Prepared {
+            query,
+            corpus: self.corpus.clone(),
+            route,
+            kernel: req.kernel,
+            reason,
+        })
+    }
+
+    /// Keeps the answer for [`WebEngine::rows`] and returns its summary
+    /// (JSON). A lost device drops the GPU corpus and context.
+    pub fn store(&mut self, o: Outcome) -> String {
+        if o.gpu_lost {
+            self.gpu = None;
+            self.gpu_ctx = None;
+        }
+        let mut ends = Vec::with_capacity(o.docs.len());
+        let mut total = 0u64;
+        for d in &o.docs {
+            total += d.lines.len() as u64;
+            ends.push(total);
+        }
+        let count: u64 = o.docs.iter().map(|d| d.count).sum();
+        let docs: Vec<Value> = self
+            .corpus
+            .docs()
+            .iter()
+            .zip(&o.docs)
+            .map(|(d, h)| json!({"name": d.name(), "count": h.count}))
+            .collect();
+        let summary = json!({
+            "ok": true,
+            "count": count,
+            "rows": total,
+            "docs": docs,
+            "backend": o.backend,
+            "engine": o.engine,
+            "reason": o.reason,
+            "ms": o.ms,
+            "kernelMs": o.kernel_ms,
+            "gpuLost": o.gpu_lost,
+        });
+        self.answer = Some(Answer {
+            query: o.query,
+            docs: o.docs,
+            ends,
+        });
+        summary.to_string()
+    }
+
+    /// Rows `start..start + n` of the last answer (JSON array), each with
+    /// its document, line number (1-based) and the text cut into pieces,
+    /// matches marked: `{"d":0,"n":42,"p":[["text",0],["ERROR",1]]}`. Only
+    /// the visible rows are asked for, so only they pay for highlighting.
+    pub fn rows(&self, start: u64, n: u64) -> String {
+        let Some(a) = &self.answer else {
+            return "[]".to_string();
+        };
+        let total = a.ends.last().copied().unwrap_or(0);
+        let end = start.saturating_add(n).min(total);
+        let mut out = Vec::new();
+        for row in start..end {
+            let di = a.ends.partition_point(|&e| e <= row);
+            let before = if di == 0 { 0 } else { a.ends[di - 1] };
+            let line = a.docs[di].lines[(row - before) as usize];
+            let doc = &self.corpus.docs()[di];
+            if doc.binary_offset().is_some() {
+                out.push(json!({"i": row, "d": di, "n": line + 1, "binary": true}));
+                continue;
+            }
+            out.push(
+                json!({"i": row, "d": di, "n": line + 1, "p": pieces(&a.query, doc.line(line))}),
+            );
+        }
+        Value::Array(out).to_string()
+    }
+}
+
+fn write_sink(l: &mut Loading, bytes: &[u8]) -> Result<(), String> {
+    match l.sink.as_mut() {
+        Some(Sink::Plain(v)) => {
+            v.extend_from_slice(bytes);
+            Ok(())
+        }
+        Some(Sink::Gzip(d)) => d
+            .write_all(bytes)
+            .map_err(|e| format!("{}: not valid gzip: {e}", l.name)),
+        None => Ok(()),
+    }
+}
+
+/// The line cut at its matches: `[text, 1]` for a match, `[text, 0]`
+/// between. Long lines are cut at [`SHOW_BYTES`].
+fn pieces(q: &Query, line: &[u8]) -> Value {
+    let shown = &line[..line.len().min(SHOW_BYTES)];
+    let mut out = Vec::new();
+    let mut at = 0;
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    for r in q.find_iter_line(line) {
+        if r.start >= shown.len() {
+            break;
+        }
+        let end = r.end.min(shown.len());
+        if r.start > at {
+            out.push(json!([text(&shown[at..r.start]), 0]));
+        }
+        if end > r.start {
+            out.push(json!([text(&shown[r.start..end]), 1]));
+        }
+        at = end;
+    }
+    if at < shown.len() {
+        out.push(json!([text(&shown[at..]), 0]));
+    }
+    if line.len() > shown.len() {
+        out.push(json!([
+            format!(" … ({} more bytes)", line.len() - shown.len()),
+            0
+        ]));
+    }
+    Value::Array(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(j: Value) -> Request {
+        Request::from_json(&j.to_string()).unwrap()
+    }
+
+    fn search(e: &mut WebEngine, j: Value) -> Value {
+        let p = e.prepare(&req(j)).unwrap();
+        let o = pollster_free_block_on(run(p));
+        serde_json::from_str(&e.store(o)).unwrap()
+    }
+
+    /// `run` on the CPU route never awaits, so one poll finishes it.
+    fn pollster_free_block_on<F: std::future::Future>(f: F) -> F::Output {
+        use std::task::{Context, Poll, Waker};
+        let mut f = std::pin::pin!(f);
+        match f.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+            Poll::Ready(v) => v,
+            Poll::Pending => panic!("the CPU route awaited"),
+        }
+    }
+
+    fn load(e: &mut WebEngine, name: &str, data: &[u8], chunk: usize) -> Value {
+        e.begin_file(name, data.len());
+        for c in data.chunks(chunk.max(1)) {
+            e.append(c).unwrap();
+        }
+        serde_json::from_str(&e.end_file().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn chunked_plain_and_gzip_loads_agree() {
+        let text = b"alpha ERROR one\nbeta\nERROR two ERROR\n".repeat(50);
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), Default::default());
+        gz.write_all(&text).unwrap();
+        let gz = gz.finish().unwrap();
+        for chunk in [1, 2, 7, 4096] {
+            let mut e = WebEngine::new();
+            let a = load(&mut e, "a.log", &text, chunk);
+            let b = load(&mut e, "b.log", &gz, chunk);
+            assert_eq!(a["bytes"], b["bytes"]);
+            assert_eq!(a["lines"], 150);
+            assert_eq!(b["gzip"], true);
+            let r = search(&mut e, json!({"patterns": "ERROR"}));
+            assert_eq!(r["count"], 200);
+            assert_eq!(r["docs"][1]["count"], 100);
+            assert_eq!(r["engine"], "CPU");
+        }
+    }
+
+    #[test]
+    fn bad_gzip_and_empty_files() {
+        let mut e = WebEngine::new();
+        e.begin_file("bad.gz", 10);
+        let r = e.append(&[0x1f, 0x8b, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+        let r = r.and_then(|_| e.end_file().map(|_| ()));
+        assert!(r.unwrap_err().contains("not valid gzip"));
+        let empty = load(&mut e, "empty.log", b"", 1);
+        assert_eq!(empty["lines"], 0);
+        let one = load(&mut e, "x.log", b"x", 1);
+        assert_eq!(one["lines"], 1);
+        assert!(e.append(b"x").is_err());
+        assert!(e.end_file().is_err());
+    }
+
+    #[test]
+    fn rows_highlight_matches_and_page() {
+        let mut e = WebEngine::new();
+        load(&mut e, "a.log", b"no\nan ERROR and error\nnone\nERROR\n", 5);
+        load(&mut e, "b.log", b"error b\n", 5);
+        let r = search(&mut e, json!({"patterns": "error", "ignoreCase": true}));
+        assert_eq!(r["count"], 3);
+        let rows: Value = serde_json::from_str(&e.rows(0, 10)).unwrap();
+        assert_eq!(
+            rows[0],
+            json!({"i": 0, "d": 0, "n": 2, "p": [["an ", 0], ["ERROR", 1], [" and ", 0], ["error", 1]]})
+        );
+        assert_eq!(rows[1]["p"], json!([["ERROR", 1]]));
+        assert_eq!(
+            rows[2],
+            json!({"i": 2, "d": 1, "n": 1, "p": [["error", 1], [" b", 0]]})
+        );
+        let page: Value = serde_json::from_str(&e.rows(2, 10)).unwrap();
+        assert_eq!(page.as_array().unwrap().len(), 1);
+        assert_eq!(e.rows(99, 10), "[]");
+    }
+
+    #[test]
+    fn every_syntax_and_inline_errors() {
+        let mut e = WebEngine::new();
+        load(
+            &mut e,
+            "a.log",
+            b"GET /a 200\nGET /b 503\nPOST /a 503\nconnection refused\n",
+            64,
+        );
+        let c = |e: &mut WebEngine, j: Value| search(e, j)["count"].as_u64().unwrap();
+        assert_eq!(
+            c(&mut e, json!({"patterns": "503", "syntax": "literal"})),
+            2
+        );
+        assert_eq!(
+            c(
+                &mut e,
+                json!({"patterns": "^GET .* 503$", "syntax": "regex"})
+            ),
+            1
+        );
+        assert_eq!(
+            c(&mut e, json!({"patterns": "P*T /a", "syntax": "wildcard"})),
+            1
+        );
+        assert_eq!(
+            c(
+                &mut e,
+                json!({"patterns": "conection refusd", "syntax": "fuzzy", "fuzzy": 2})
+            ),
+            1
+        );
+        assert_eq!(c(&mut e, json!({"patterns": "GET\nrefused\n"})), 3);
+        assert_eq!(
+            c(
+                &mut e,
+                json!({"patterns": "get", "ignoreCase": true, "invert": true})
+            ),
+            2
+        );
+        let bad = e.prepare(&req(json!({"patterns": "a(b", "syntax": "regex"})));
+        let err: Value = serde_json::from_str(&bad.err().unwrap()).unwrap();
+        assert_eq!(err["kind"], "query");
+        assert!(err["error"].as_str().unwrap().contains("unclosed"));
+        assert!(Request::from_json("{").is_err());
+        assert!(Request::from_json(r#"{"syntax":"nope"}"#).is_err());
+        assert!(Request::from_json(r#"{"kernel":"nope"}"#).is_err());
+        let far = e.prepare(&req(
+            json!({"patterns": "x", "syntax": "fuzzy", "fuzzy": 300}),
+        ));
+        assert!(far.is_err());
+    }
+
+    #[test]
+    fn binary_documents_count_but_do_not_print() {
+        let mut e = WebEngine::new();
+        let s = load(&mut e, "bin", b"a\0b\nab\n", 3);
+        assert_eq!(s["binaryAt"], 1);
+        let r = search(&mut e, json!({"patterns": "a"}));
+        assert_eq!(r["count"], 2);
+        let rows: Value = serde_json::from_str(&e.rows(0, 5)).unwrap();
+        assert_eq!(rows[0]["binary"], true);
+    }
+
+    #[test]
+    fn long_lines_are_cut() {
+        let mut e = WebEngine::new();
+        let mut line = vec![b'a'; SHOW_BYTES + 10];
+        line.extend_from_slice(b"needle\n");
+        load(&mut e, "long", &line, 1000);
+        search(&mut e, json!({"patterns": "needle"}));
+        let rows: Value = serde_json::from_str(&e.rows(0, 1)).unwrap();
+        let p = rows[0]["p"].as_array().unwrap();
+        assert_eq!(p.len(), 2);
+        assert!(p[1][0].as_str().unwrap().contains("16 more bytes"));
+    }
+
+    #[test]
+    fn demo_data_is_the_clis() {
+        let mut e = WebEngine::new();
+        let s: Value = serde_json::from_str(&e.generate(2000, 42).unwrap()).unwrap();
+        assert_eq!(s["lines"], 2000);
+        let data = logsieve::gen::generate(&logsieve::gen::GenOptions {
+            lines: 2000,
+            ..Default::default()
+        });
+        assert_eq!(s["bytes"], data.len() as u64);
+        let r = search(&mut e, json!({"patterns": "ERROR_503"}));
+        let want = data
+            .split(|&b| b == b'\n')
+            .filter(|l| l.windows(9).any(|w| w == b"ERROR_503"))
+            .count();
+        assert_eq!(r["count"], want as u64);
+        assert!(want > 0);
+    }
+}

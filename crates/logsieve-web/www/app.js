@@ -1,0 +1,336 @@
+// The page: controls, progress, the virtualised result list. The engine
+// lives in worker.js; this thread only renders.
+
+const $ = (id) => document.getElementById(id);
+const ROW_H = 20;           // px, as --row in style.css
+const BLOCK = 200;          // rows fetched from the worker at a time
+const DEBOUNCE_MS = 120;
+const ELIDE_AFTER = 80;      // chars before the first match shown in full
+
+const params = new URLSearchParams(location.search);
+const wantGpu = params.get('gpu') !== 'off';
+if (['auto', 'gpu', 'cpu'].includes(params.get('backend'))) $('engine-choice').value = params.get('backend');
+
+// State the end-to-end test reads (window.__ls).
+const st = {
+  ready: false, loaded: false, gpu: null, files: [], info: null, upload: null,
+  searchId: 0, result: null, resultQuery: null, rowsCache: new Map(), requested: new Set(),
+  notices: [], progressSeen: { read: 0, upload: 0, generate: 0 },
+};
+window.__ls = st;
+
+const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+st.worker = worker;
+worker.onerror = (e) => fatal(`the engine worker failed: ${e.message || 'could not start (wasm not built?)'}`);
+worker.postMessage({ type: 'init', wantGpu });
+
+function fatal(text) {
+  addNotice(text, 'error');
+  $('engine').textContent = 'engine failed';
+  document.body.dataset.state = 'failed';
+}
+
+function addNotice(text, level = 'warn', keep = false) {
+  st.notices.push(text);
+  const d = document.createElement('div');
+  d.className = `notice ${level}`;
+  if (keep) d.dataset.keep = '1';
+  d.textContent = text;
+  $('notices').append(d);
+}
+
+function clearNotices() {
+  document.querySelectorAll('#notices .notice:not([data-keep])').forEach((n) => n.remove());
+  st.notices = [...document.querySelectorAll('#notices .notice')].map((n) => n.textContent);
+}
+
+const fmtInt = (n) => Number(n).toLocaleString('en-US');
+const fmtBytes = (b) => b >= 1e9 ? `${(b / 1e9).toFixed(2)} GB` : b >= 1e6 ? `${(b / 1e6).toFixed(1)} MB` : `${fmtInt(b)} B`;
+const fmtMs = (ms) => ms < 10 ? `${ms.toFixed(2)} ms` : `${ms.toFixed(1)} ms`;
+
+function showEngine() {
+  const e = $('engine');
+  if (st.gpu && st.gpu.state === 'ok') {
+    e.dataset.engine = 'webgpu';
+    const soft = st.gpu.info && st.gpu.info.type === 'Cpu';
+    e.textContent = `WebGPU · ${st.gpu.adapter}${soft ? ' (software)' : ''}`;
+    e.title = 'Literal queries run as WGSL compute kernels on this GPU; other queries on the CPU engine in a Web Worker.';
+  } else {
+    e.dataset.engine = 'cpu';
+    e.textContent = 'CPU engine (Web Worker)';
+    e.title = st.gpu ? st.gpu.note : '';
+  }
+}
+
+// ---- loading -------------------------------------------------------------
+
+function setLoading(on) {
+  $('demo').disabled = on;
+  $('file').disabled = on;
+  $('q').disabled = on || !st.ready;
+  $('progress').hidden = !on;
+  document.body.dataset.state = on ? 'loading' : (st.loaded ? 'loaded' : 'ready');
+}
+
+function loadFiles(files) {
+  if (!st.ready || !files.length) return;
+  st.loaded = false;
+  clearNotices();
+  setLoading(true);
+  st.loadStart = performance.now();
+  st.progressSeen = { read: 0, upload: 0, generate: 0 };
+  st.readEnd = 0;
+  worker.postMessage({ type: 'load', files: [...files] });
+}
+
+$('file').addEventListener('change', (e) => loadFiles(e.target.files));
+$('demo').addEventListener('click', () => {
+  if (!st.ready) return;
+  st.loaded = false;
+  clearNotices();
+  setLoading(true);
+  st.loadStart = performance.now();
+  st.readEnd = 0;
+  worker.postMessage({ type: 'demo', lines: Number($('demo-lines').value) });
+});
+
+let dragDepth = 0;
+window.addEventListener('dragenter', (e) => { e.preventDefault(); dragDepth++; document.body.classList.add('dragging'); });
+window.addEventListener('dragleave', () => { if (--dragDepth <= 0) { dragDepth = 0; document.body.classList.remove('dragging'); } });
+window.addEventListener('dragover', (e) => e.preventDefault());
+window.addEventListener('drop', (e) => {
+  e.preventDefault();
+  dragDepth = 0;
+  document.body.classList.remove('dragging');
+  loadFiles(e.dataTransfer.files);
+});
+
+function progress(m) {
+  st.progressSeen[m.phase] = (st.progressSeen[m.phase] || 0) + 1;
+  if (m.phase === 'upload' && !st.readEnd) st.readEnd = performance.now();
+  const frac = m.total > 0 ? Math.min(1, m.done / m.total) : 0;
+  $('progress-fill').style.width = `${(frac * 100).toFixed(1)}%`;
+  const what = { read: `Reading ${m.name || ''}`, upload: 'Uploading to the GPU', generate: 'Generating demo logs' }[m.phase];
+  $('progress-label').textContent = m.phase === 'generate'
+    ? `${what}…`
+    : `${what} — ${fmtBytes(m.done)} of ${fmtBytes(m.total)} (${(frac * 100).toFixed(0)}%)`;
+}
+
+function loaded(m) {
+  st.loaded = true;
+  st.files = m.files;
+  st.info = m.info;
+  st.upload = m.upload;
+  st.gpu = m.gpu;
+  st.loadMs = performance.now() - st.loadStart;
+  setLoading(false);
+  showEngine();
+  const lines = m.files.reduce((s, f) => s + f.lines, 0);
+  st.readMs = (st.readEnd || performance.now()) - st.loadStart;
+  let text = `${m.files.length} file${m.files.length === 1 ? '' : 's'} · ${fmtInt(lines)} lines · ${fmtBytes(m.info.bytes)} · read in ${fmtMs(st.readMs)}`;
+  if (m.upload && m.upload.ok) {
+    text += ` · resident on the GPU in ${m.upload.segments} segment${m.upload.segments === 1 ? '' : 's'} (upload ${fmtMs(m.upload.ms)})`;
+  }
+  text += ` · ready in ${fmtMs(st.loadMs)}`;
+  $('corpus').textContent = text;
+  $('empty').hidden = true;
+  $('q').disabled = false;
+  $('q').focus();
+  if ($('q').value) schedule(0);
+}
+
+// ---- searching -------------------------------------------------------------
+
+function request() {
+  const syntax = document.querySelector('input[name=syntax]:checked').value;
+  return {
+    patterns: $('q').value,
+    syntax,
+    fuzzy: Number($('fuzzy-k').value),
+    ignoreCase: $('icase').checked,
+    word: $('word').checked,
+    invert: $('invert').checked,
+    backend: $('engine-choice').value,
+  };
+}
+
+let timer = 0;
+function schedule(delay = DEBOUNCE_MS) {
+  clearTimeout(timer);
+  timer = setTimeout(runSearch, delay);
+}
+
+function runSearch() {
+  if (!st.loaded) return;
+  const req = request();
+  if (req.patterns.replace(/[\r\n]+$/, '') === '') {
+    st.result = null;
+    st.resultQuery = null;
+    $('qerror').hidden = true;
+    $('count').textContent = '';
+    $('latency').textContent = '';
+    $('backend').textContent = '';
+    setRows(0);
+    return;
+  }
+  const id = ++st.searchId;
+  st.pending = { id, req, t0: performance.now() };
+  document.body.dataset.state = 'searching';
+  worker.postMessage({ type: 'search', id, req });
+}
+
+$('q').addEventListener('input', () => {
+  // One row per pattern, up to 6.
+  $('q').rows = Math.min(6, $('q').value.split('\n').length);
+  schedule();
+});
+$('q').addEventListener('keydown', (e) => {
+  if (e.key === 'Enter' && !e.shiftKey) { e.preventDefault(); schedule(0); }
+});
+for (const el of document.querySelectorAll('.opts input, .opts select')) {
+  el.addEventListener('change', () => schedule(0));
+}
+
+function result(m) {
+  if (m.id !== st.searchId) return; // a newer search is on its way
+  const r = m.r;
+  const roundTrip = performance.now() - st.pending.t0;
+  document.body.dataset.state = 'done';
+  if (!r.ok) {
+    st.result = { ...r, id: m.id };
+    st.resultQuery = st.pending.req;
+    $('qerror').hidden = false;
+    $('qerror').textContent = r.error;
+    $('count').textContent = 'invalid pattern';
+    $('latency').textContent = '';
+    $('backend').textContent = '';
+    setRows(0);
+    return;
+  }
+  $('qerror').hidden = true;
+  st.result = { ...r, roundTripMs: roundTrip, id: m.id };
+  st.resultQuery = st.pending.req;
+  $('count').textContent = `${fmtInt(r.count)} matching line${r.count === 1 ? '' : 's'}`;
+  const kernel = r.kernelMs != null ? ` (kernel ${fmtMs(r.kernelMs)})` : '';
+  $('latency').textContent = `${fmtMs(r.ms)}${kernel} · ${fmtMs(roundTrip)} round trip`;
+  $('backend').textContent = r.engine === 'WebGPU'
+    ? `WebGPU ${r.backend.replace('gpu/', '')} kernel`
+    : `CPU worker · ${r.backend.replace('cpu/', '')}`;
+  $('backend').title = r.reason;
+  $('backend').dataset.engine = r.engine === 'WebGPU' ? 'webgpu' : 'cpu';
+  st.rowsCache = new Map();
+  st.requested = new Set([0]);
+  m.rows.forEach((row) => st.rowsCache.set(row.i, row));
+  setRows(r.rows);
+  $('list').scrollTop = 0;
+  render();
+}
+
+// ---- the virtualised list ----------------------------------------------------
+
+function setRows(n) {
+  st.rowCount = n;
+  $('spacer').style.height = `${n * ROW_H}px`;
+  render();
+}
+
+let rafPending = false;
+$('list').addEventListener('scroll', () => {
+  if (!rafPending) {
+    rafPending = true;
+    requestAnimationFrame(() => { rafPending = false; render(); });
+  }
+});
+window.addEventListener('resize', () => render());
+
+function render() {
+  const list = $('list');
+  const n = st.rowCount || 0;
+  const first = Math.max(0, Math.floor(list.scrollTop / ROW_H) - 10);
+  const last = Math.min(n, Math.ceil((list.scrollTop + list.clientHeight) / ROW_H) + 10);
+  const names = st.files.length > 1;
+  const frag = document.createDocumentFragment();
+  for (let i = first; i < last; i++) {
+    const row = st.rowsCache.get(i);
+    if (!row) { want(i); continue; }
+    frag.append(rowEl(row, names));
+  }
+  $('spacer').replaceChildren(frag);
+}
+
+function rowEl(row, names) {
+  const d = document.createElement('div');
+  d.className = 'row';
+  d.style.top = `${row.i * ROW_H}px`;
+  const ln = document.createElement('span');
+  ln.className = 'ln';
+  ln.textContent = names ? `${st.files[row.d] ? st.files[row.d].name : row.d}:${row.n}` : String(row.n);
+  const tx = document.createElement('span');
+  tx.className = 'tx';
+  if (row.binary) {
+    d.classList.add('binary');
+    tx.textContent = 'binary file matches (line not shown)';
+  } else {
+    // A first match far along the line: the text before it is shown cut
+    // from the left ("…tail"), so the match is on screen. The DOM keeps
+    // the whole text (copying a row copies the line).
+    const first = row.p.findIndex(([, hit]) => hit);
+    const before = first > 0 ? row.p.slice(0, first).reduce((n, [t]) => n + t.length, 0) : 0;
+    let target = tx;
+    row.p.forEach(([text, hit], k) => {
+      if (k === 0 && before > ELIDE_AFTER) {
+        const pre = document.createElement('span');
+        pre.className = 'pre';
+        target = document.createElement('span');
+        target.dir = 'ltr';
+        pre.append(target);
+        tx.append(pre);
+      }
+      if (k === first) target = tx;
+      if (hit) {
+        const mk = document.createElement('mark');
+        mk.textContent = text;
+        target.append(mk);
+      } else {
+        target.append(text);
+      }
+    });
+  }
+  d.append(ln, tx);
+  return d;
+}
+
+function want(i) {
+  const start = Math.floor(i / BLOCK) * BLOCK;
+  if (st.requested.has(start)) return;
+  st.requested.add(start);
+  worker.postMessage({ type: 'rows', id: st.searchId, start, count: BLOCK });
+}
+
+// ---- worker messages -----------------------------------------------------------
+
+worker.onmessage = (ev) => {
+  const m = ev.data;
+  switch (m.type) {
+    case 'ready':
+      st.ready = true;
+      st.gpu = m.gpu;
+      showEngine();
+      if (m.gpu.state !== 'ok') {
+        addNotice(`No WebGPU here (${m.gpu.note}): searching with the CPU engine in a Web Worker; the page stays responsive.`, 'warn', true);
+      }
+      setLoading(false);
+      break;
+    case 'progress': progress(m); break;
+    case 'loaded': loaded(m); break;
+    case 'result': result(m); break;
+    case 'rows':
+      if (m.id !== st.searchId) return;
+      m.rows.forEach((row) => st.rowsCache.set(row.i, row));
+      render();
+      break;
+    case 'notice': addNotice(m.text, m.level); break;
+    case 'gpu': st.gpu = m.gpu; showEngine(); break;
+    case 'fatal': fatal(m.text); break;
+  }
+};

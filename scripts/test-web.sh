@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The browser half of the test suite (issue 7), in headless Chromium:
+#  1. the engine's unit tests natively (loading, gzip, rows, requests);
+#  2. every GPU kernel against the CPU engine on WebGPU (SwiftShader) with
+#     wasm-bindgen-test (crates/logsieve-web/tests/browser_kernels.rs);
+#  3. the page end to end with playwright-core driving Debian's Chromium
+#     (crates/logsieve-web/e2e/e2e.mjs): counts and highlighted lines
+#     against the native CLI, with WebGPU and without it (CPU worker).
+# Screenshots and timings land in target/web-screenshots/.
+#
+# Installs what it needs: Debian's chromium and chromium-driver, the
+# wasm32 target, wasm-bindgen-cli (pinned), playwright-core (npm ci).
+# LOGSIEVE_REQUIRE_GPU=1 makes a missing WebGPU adapter a failure.
+# LOGSIEVE_WEB_LINES sets the end-to-end file size (default 250000 lines,
+# ~50 MB).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+
+if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq chromium chromium-driver >/dev/null
+fi
+
+scripts/build-web.sh target/web
+cargo build --release -p logsieve-cli
+
+echo "== web engine unit tests (native)"
+cargo test -p logsieve-web --lib
+
+echo "== GPU kernels vs the CPU engine in headless Chromium (WebGPU)"
+# webdriver.json (Chrome flags: --enable-unsafe-webgpu) is read from the
+# crate's folder.
+(
+    cd crates/logsieve-web
+    WASM_BINDGEN_TEST_TIMEOUT=600 \
+    CHROMEDRIVER=$(command -v chromedriver) \
+    CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
+    CARGO_TARGET_DIR=$ROOT/target/wasm \
+        cargo test --release --target wasm32-unknown-unknown -p logsieve-web --test browser_kernels
+)
+
+echo "== the page end to end (playwright-core, /usr/bin/chromium)"
+(cd crates/logsieve-web/e2e && npm ci --no-audit --no-fund --loglevel=error)
+node crates/logsieve-web/e2e/e2e.mjs \
+    --bin target/release/logsieve --dist target/web --out target/web-screenshots \
+    --lines "${LOGSIEVE_WEB_LINES:-250000}"
