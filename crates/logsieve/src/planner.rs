@@ -7,7 +7,7 @@
 //!    case-insensitive, and high match density (more than 100 selected lines
 //!    per 1,000, estimated from a sample) when line ids are wanted — then the
 //!    result transfer and per-line work on the host dominate. Shapes the GPU
-//!    kernels do not run (several patterns, `-w`, `-x`, the empty pattern)
+//!    kernels do not run (`-w`, `-x`, the empty pattern)
 //!    are reported the same way. Calibration never overrides an inhibitor.
 //! 2. **Scores** — estimated milliseconds for each side from continuous
 //!    factors: corpus bytes; resident on the GPU or not (then start-up and
@@ -29,6 +29,10 @@ use crate::{Corpus, Want};
 
 /// The longest pattern the GPU kernels hold in their uniform.
 pub const GPU_MAX_PATTERN: usize = 64;
+
+/// The GPU kernel for queries of several literals (`gpu::MultiKernel`'s
+/// default).
+pub const MULTI_KERNEL: &str = "trie";
 
 /// Match density above which line output stays on the CPU (per line).
 pub const DENSITY_LIMIT: f64 = 0.1;
@@ -553,7 +557,9 @@ pub fn inhibitors(query: &Query, want: Want, sample: &SampleStats) -> Vec<String
         QueryKind::Literal => {}
     }
     let longest = query.patterns().iter().map(|p| p.len()).max().unwrap_or(0);
-    if longest > GPU_MAX_PATTERN {
+    // Several literals run on the multi-literal kernels, whose patterns
+    // live in a table of any length.
+    if longest > GPU_MAX_PATTERN && query.patterns().len() == 1 {
         out.push(format!(
             "pattern longer than {GPU_MAX_PATTERN} bytes ({longest} bytes)"
         ));
@@ -611,7 +617,18 @@ pub fn plan(input: &PlanInput<'_>) -> Decision {
         value: format!("{:.1} MB", bytes / 1e6),
         ms: (cpu_scan, 0.0),
     });
-    let (kernel, gpu_gbps) = c.best_kernel();
+    let multi = input.query.literals().is_some_and(|l| l.len() > 1);
+    let (kernel, gpu_gbps) = if multi {
+        // Many literals: the multi-literal kernel, at its calibrated speed
+        // (before any run, a tenth of the single-literal kernels').
+        let g = c.gpu_gbps.get(MULTI_KERNEL).copied();
+        (
+            MULTI_KERNEL.to_string(),
+            g.unwrap_or_else(|| c.best_kernel().1 / 10.0),
+        )
+    } else {
+        c.best_kernel()
+    };
     let gpu_scan = bytes / (gpu_gbps * 1e9) * 1e3;
     f.push(Factor {
         name: "throughput (calibrated)",

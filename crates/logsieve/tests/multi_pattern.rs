@@ -322,3 +322,179 @@ fn hundred_thousand_patterns_on_the_cpu() {
     assert_eq!(c.matched().len(), 30);
     assert_eq!(c.lines.iter().sum::<u64>(), 30);
 }
+
+// ---------------------------------------------------------------------------
+// GPU: every multi-literal kernel against the same oracle.
+// ---------------------------------------------------------------------------
+
+#[cfg(feature = "gpu")]
+mod gpu {
+    use super::*;
+    use logsieve::gpu::{GpuContext, GpuKernel, MultiKernel, UploadOptions};
+    use std::sync::OnceLock;
+
+    /// One context per test binary: lavapipe's start-up is not free.
+    fn ctx() -> Option<&'static GpuContext> {
+        static CTX: OnceLock<Option<GpuContext>> = OnceLock::new();
+        CTX.get_or_init(|| match GpuContext::new() {
+            Ok(c) => {
+                eprintln!("GPU tests run on: {}", c.info().name);
+                Some(c)
+            }
+            Err(e) => {
+                if std::env::var("LOGSIEVE_REQUIRE_GPU").as_deref() == Ok("1") {
+                    panic!("LOGSIEVE_REQUIRE_GPU=1 but no GPU: {e}");
+                }
+                eprintln!(
+                    "\n!!!!!!!! NO GPU ADAPTER: multi-pattern GPU tests SKIPPED ({e}) !!!!!!!!\n\
+                     !!!!!!!! set LOGSIEVE_REQUIRE_GPU=1 to make this a failure       !!!!!!!!\n"
+                );
+                None
+            }
+        })
+        .as_ref()
+    }
+
+    fn gpu_engine(ctx: &GpuContext, corpus: Vec<u8>, max_segment: Option<u64>) -> Engine {
+        let mut e = Engine::new(Corpus::from_bytes("t", corpus));
+        e.attach_gpu_with(
+            ctx,
+            UploadOptions {
+                max_segment,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        e
+    }
+
+    fn opts(k: MultiKernel) -> SearchOptions {
+        SearchOptions {
+            backend: BackendChoice::Gpu,
+            gpu_kernel: Some(GpuKernel::from(k)),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn random_sets_every_kernel() {
+        let Some(ctx) = ctx() else { return };
+        let mut rng = Rng(99);
+        for (round, &(n, min_len)) in [(2, 1), (25, 1), (60, 3), (300, 4)].iter().enumerate() {
+            for fold in [false, true] {
+                let mut pats = pattern_set(&mut rng, n, min_len);
+                if fold {
+                    // Non-ASCII patterns fold by Unicode: a CPU-only query.
+                    // Binary bytes are covered without -i.
+                    pats.iter_mut().flatten().for_each(|b| {
+                        if !b.is_ascii() {
+                            *b = b'z'
+                        }
+                    });
+                }
+                let mut corpus = corpus_for(&mut rng, &pats, 120);
+                // One line longer than a segment: searched on the CPU.
+                corpus.extend_from_slice(b"\n");
+                for p in pats.iter().take(6) {
+                    corpus.extend_from_slice(p);
+                    corpus.extend_from_slice(&[b'.'; 30]);
+                }
+                corpus.extend_from_slice(b"\nlast ");
+                corpus.extend_from_slice(&pats[0]);
+                for seg in [None, Some(256)] {
+                    let engine = gpu_engine(ctx, corpus.clone(), seg);
+                    for k in MultiKernel::ALL {
+                        let what = format!("round {round} n {n} fold {fold} seg {seg:?} {k:?}");
+                        check(&engine, &pats, fold, &opts(k), &what);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn self_overlapping_patterns_are_recounted_exactly() {
+        let Some(ctx) = ctx() else { return };
+        let engine = gpu_engine(ctx, b"aaaa x\nabababab\n\nfoo aa\nzz".to_vec(), None);
+        let pats: Vec<Vec<u8>> = vec![
+            b"aa".to_vec(),
+            b"abab".to_vec(),
+            b"aa".to_vec(),
+            b"zz".to_vec(),
+        ];
+        let q = query(&pats, false);
+        for k in MultiKernel::ALL {
+            let c = engine.count_per_pattern(&q, &opts(k)).unwrap();
+            assert_eq!(c.backend.name, format!("gpu/{}", k.name()));
+            assert_eq!(c.lines, vec![2, 1, 2, 1], "{k:?}");
+            assert_eq!(c.occurrences, vec![3, 2, 3, 1], "{k:?}");
+        }
+    }
+
+    #[test]
+    fn engine_names_the_kernel_and_refuses_what_it_cannot_run() {
+        let Some(ctx) = ctx() else { return };
+        let engine = gpu_engine(ctx, b"alpha beta\ngamma\n".to_vec(), None);
+        let q = query(&[b"beta".to_vec(), b"gamma".to_vec()], false);
+        let gpu = SearchOptions {
+            backend: BackendChoice::Gpu,
+            ..Default::default()
+        };
+        let r = engine.search(&q, &gpu).unwrap();
+        assert_eq!(
+            r.backend.name,
+            format!("gpu/{}", MultiKernel::DEFAULT.name())
+        );
+        assert_eq!(r.docs[0].lines, vec![0, 1]);
+        // The empty pattern stays on the CPU: forced GPU is an error.
+        let e = query(&[b"beta".to_vec(), b"".to_vec()], false);
+        assert!(engine.search(&e, &gpu).is_err());
+        assert!(engine.count_per_pattern(&e, &gpu).is_err());
+    }
+}
+
+#[cfg(feature = "gpu")]
+#[test]
+fn gpu_large_set_uses_wide_trie_offsets() {
+    use logsieve::gpu::{GpuContext, GpuKernel, MultiKernel};
+    let Ok(ctx) = GpuContext::shared() else {
+        if std::env::var("LOGSIEVE_REQUIRE_GPU").as_deref() == Ok("1") {
+            panic!("LOGSIEVE_REQUIRE_GPU=1 but no GPU");
+        }
+        eprintln!("!!!!!!!! NO GPU ADAPTER: gpu_large_set_uses_wide_trie_offsets SKIPPED !!!!!!!!");
+        return;
+    };
+    // 20k hashes: the trie outgrows 16-bit offsets.
+    let mut rng = Rng(5);
+    let hex = |rng: &mut Rng| -> Vec<u8> {
+        format!("{:016x}{:08x}", rng.next(), rng.next() as u32).into_bytes()
+    };
+    let pats: Vec<Vec<u8>> = (0..20_000).map(|_| hex(&mut rng)).collect();
+    let mut corpus = Vec::new();
+    for i in 0..2000usize {
+        corpus.extend_from_slice(b"id=");
+        let p = if i % 50 == 0 {
+            pats[i * 3].clone()
+        } else {
+            hex(&mut rng)
+        };
+        corpus.extend_from_slice(&p);
+        corpus.extend_from_slice(b" ok\n");
+    }
+    let mut engine = Engine::new(Corpus::from_bytes("t", corpus));
+    engine.attach_gpu_with(&ctx, Default::default()).unwrap();
+    let q = query(&pats, true);
+    let cpu = engine.count_per_pattern(&q, &cpu_opts(1)).unwrap();
+    assert_eq!(cpu.matched().len(), 40);
+    for k in MultiKernel::ALL {
+        let o = SearchOptions {
+            backend: BackendChoice::Gpu,
+            gpu_kernel: Some(GpuKernel::from(k)),
+            ..Default::default()
+        };
+        let c = engine.count_per_pattern(&q, &o).unwrap();
+        assert_eq!(c.lines, cpu.lines, "{k:?}");
+        assert_eq!(c.occurrences, cpu.occurrences, "{k:?}");
+        assert_eq!(engine.search(&q, &o).unwrap().docs[0].count, 40, "{k:?}");
+    }
+}

@@ -113,9 +113,9 @@ impl std::fmt::Display for GpuKernel {
 /// The longest pattern the kernels take (it lives in the query uniform).
 pub const MAX_PATTERN: usize = 64;
 
-/// Why the GPU cannot run `q`, or `None` when it can: exactly one non-empty
-/// literal of at most 64 bytes, case-sensitive or ASCII `-i`, without `-w`
-/// or `-x`. (`-v` and `-m` are applied on the host.)
+/// Why the GPU cannot run `q`, or `None` when it can: non-empty literals
+/// (one of at most 64 bytes, or several of any length), case-sensitive or
+/// ASCII `-i`, without `-w` or `-x`. (`-v` and `-m` are applied on the host.)
 pub fn unsupported_reason(q: &Query) -> Option<String> {
     let Some(lits) = q.literals() else {
         return Some(format!(
@@ -123,17 +123,13 @@ pub fn unsupported_reason(q: &Query) -> Option<String> {
             q.kind()
         ));
     };
-    if lits.len() != 1 {
-        return Some(format!(
-            "the GPU runs one pattern at a time (this query has {})",
-            lits.len()
-        ));
-    }
-    let lit = &lits[0];
-    if lit.is_empty() {
+    // Several literals run on the multi-literal kernels (`multi.rs`), which
+    // hold patterns of any length in a table.
+    if lits.iter().any(|l| l.is_empty()) {
         return Some("the empty pattern matches every line (no GPU needed)".to_string());
     }
-    if lit.len() > MAX_PATTERN {
+    let lit = &lits[0];
+    if lits.len() == 1 && lit.len() > MAX_PATTERN {
         return Some(format!(
             "the pattern is {} bytes; the GPU kernels take at most {MAX_PATTERN}",
             lit.len()
@@ -184,7 +180,11 @@ mod tests {
         assert_eq!(unsupported_reason(&fixed(&[b'a'; 64], &|_| {})), None);
         assert!(unsupported_reason(&fixed(&[b'a'; 65], &|_| {})).is_some());
         assert!(unsupported_reason(&fixed(b"", &|_| {})).is_some());
-        assert!(unsupported_reason(&fixed(b"a\nb", &|_| {})).is_some());
+        // Several literals: the multi-literal kernels, any length.
+        assert_eq!(unsupported_reason(&fixed(b"a\nb", &|_| {})), None);
+        let long = [vec![b'a'; 100], b"b".to_vec()].join(&b'\n');
+        assert_eq!(unsupported_reason(&fixed(&long, &|_| {})), None);
+        assert!(unsupported_reason(&fixed(b"a\n\nb", &|_| {})).is_some());
         assert!(unsupported_reason(&fixed(b"err", &|b| {
             b.word(true);
         }))

@@ -1,11 +1,28 @@
 //! Many literals at once on the GPU (issue 5): the kernels `trie`, `ac`
 //! and `prefix-hash`, per-line result bits and per-pattern counts.
+//!
+//! A query's patterns become one table buffer (built on the host per
+//! query: a few ms for 10k patterns): the distinct patterns (folded under
+//! `-i`) with their bytes, then the kernel's structure — a compact trie, a
+//! dense goto table over byte classes, or hashed 4-byte prefixes. Each
+//! kernel runs one thread per start position of every resident segment,
+//! sets the per-line result bits the single-literal kernels use (so the
+//! same pop-count and readback give counts and line ids), and with
+//! per-pattern counts adds to 64-bit (two-word) counters per pattern with
+//! atomics. The bind-group layout is this module's own (the segment's
+//! bytes, line offsets and result bits, plus the table, the counters and a
+//! small uniform); pipelines are built once per context and thread.
 
-use crate::corpus::Corpus;
+use std::cell::RefCell;
+use std::sync::{Arc, Weak};
+
+use crate::cpu::multi::PatternSet;
 use crate::error::Error;
-use crate::query::Query;
+use crate::query::{CaseMode, Query};
 
-use super::{GpuCorpus, GpuKernel};
+use super::context::{Ctx, GpuContext};
+use super::kernels;
+use super::GpuKernel;
 
 /// The GPU kernels for many literals (`--gpu-kernel trie|ac|prefix-hash`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -47,23 +64,6 @@ impl MultiKernel {
     }
 }
 
-impl GpuCorpus {
-    /// Lines containing each pattern of `q`, and its non-overlapping
-    /// occurrences, counted on the GPU with `kernel`
-    /// ([`crate::pattern_counts`] defines them).
-    pub fn count_per_pattern(
-        &self,
-        _corpus: &Corpus,
-        _q: &Query,
-        kernel: MultiKernel,
-    ) -> Result<(Vec<u64>, Vec<u64>), Error> {
-        Err(Error::backend(format!(
-            "GPU kernel {} is not built yet",
-            kernel.name()
-        )))
-    }
-}
-
 impl From<MultiKernel> for GpuKernel {
     fn from(k: MultiKernel) -> GpuKernel {
         match k {
@@ -71,5 +71,479 @@ impl From<MultiKernel> for GpuKernel {
             MultiKernel::Ac => GpuKernel::Ac,
             MultiKernel::PrefixHash => GpuKernel::PrefixHash,
         }
+    }
+}
+
+/// Why the multi-literal kernels cannot run `q`, or `None`.
+pub(crate) fn unsupported(q: &Query) -> Option<String> {
+    let Some(lits) = q.literals() else {
+        return Some(format!(
+            "the GPU runs literal queries only (this one is a {:?} query)",
+            q.kind()
+        ));
+    };
+    if lits.iter().any(|l| l.is_empty()) {
+        return Some("the empty pattern matches every line (no GPU needed)".to_string());
+    }
+    if q.case() == CaseMode::Unicode {
+        return Some(
+            "Unicode case folding (-i on a non-ASCII pattern) runs on the CPU".to_string(),
+        );
+    }
+    if q.word() {
+        return Some("-w (word boundaries) runs on the CPU".to_string());
+    }
+    if q.whole_line() {
+        return Some("-x (whole lines) runs on the CPU".to_string());
+    }
+    None
+}
+
+/// Words of the `MParams` uniform.
+pub(crate) const MP_WORDS: usize = 12;
+
+/// A query's pattern tables, ready to upload.
+#[derive(Debug)]
+pub(crate) struct Tables {
+    /// The distinct (folded) patterns: group `g` is `set.uniq[g]`.
+    pub(crate) set: PatternSet,
+    /// The table buffer's words.
+    pub(crate) words: Vec<u32>,
+    /// The uniform (without `per_pattern`, set per run).
+    pub(crate) mp: [u32; MP_WORDS],
+}
+
+/// Field offsets of `MParams` (multi_common.wgsl).
+mod mp {
+    pub(super) const FOLD: usize = 0;
+    pub(super) const PER_PATTERN: usize = 1;
+    pub(super) const N_GROUPS: usize = 2;
+    pub(super) const PAT_OFF: usize = 3;
+    pub(super) const BYTES_OFF: usize = 4;
+    pub(super) const A: usize = 5;
+    pub(super) const B: usize = 6;
+    pub(super) const C: usize = 7;
+    pub(super) const D: usize = 8;
+    pub(super) const E: usize = 9;
+}
+
+/// A pointer trie of the groups (node 0 the root), children by label.
+struct Trie {
+    children: Vec<Vec<(u8, u32)>>,
+    /// Group + 1 ending at each node, 0 for none.
+    term: Vec<u32>,
+}
+
+impl Trie {
+    fn new(set: &PatternSet) -> Trie {
+        let mut t = Trie {
+            children: vec![Vec::new()],
+            term: vec![0],
+        };
+        for (g, p) in set.uniq.iter().enumerate() {
+            let mut n = 0usize;
+            for &b in p {
+                n = match t.children[n].binary_search_by_key(&b, |c| c.0) {
+                    Ok(i) => t.children[n][i].1 as usize,
+                    Err(i) => {
+                        let id = t.children.len() as u32;
+                        t.children[n].insert(i, (b, id));
+                        t.children.push(Vec::new());
+                        t.term.push(0);
+                        id as usize
+                    }
+                };
+            }
+            t.term[n] = g as u32 + 1;
+        }
+        t
+    }
+}
+
+impl Tables {
+    /// Builds the tables of `q` for `kernel`; errors when they would not
+    /// fit one storage binding of `max_binding` bytes.
+    pub(crate) fn build(q: &Query, kernel: MultiKernel, max_binding: u64) -> Result<Tables, Error> {
+        if let Some(r) = unsupported(q) {
+            return Err(Error::backend(format!(
+                "the GPU cannot run this query: {r}"
+            )));
+        }
+        let lits = q.literals().expect("checked by unsupported");
+        let fold = q.case() == CaseMode::Ascii;
+        let set = PatternSet::new(lits, fold);
+        let g = set.uniq.len();
+        if g >= 1 << 23 {
+            return Err(Error::backend(format!(
+                "{g} distinct patterns: the GPU tables hold at most {}",
+                (1 << 23) - 1
+            )));
+        }
+        let mut mpw = [0u32; MP_WORDS];
+        mpw[mp::FOLD] = u32::from(fold);
+        mpw[mp::N_GROUPS] = g as u32;
+        // The pattern table and the bytes.
+        let mut words: Vec<u32> = Vec::new();
+        let mut bytes: Vec<u8> = Vec::new();
+        for p in &set.uniq {
+            words.push(bytes.len() as u32);
+            words.push(p.len() as u32);
+            bytes.extend_from_slice(p);
+        }
+        mpw[mp::PAT_OFF] = 0;
+        mpw[mp::BYTES_OFF] = words.len() as u32;
+        bytes.resize(bytes.len().div_ceil(4) * 4, 0);
+        words.extend(
+            bytes
+                .chunks_exact(4)
+                .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes"))),
+        );
+        let base = words.len();
+        match kernel {
+            MultiKernel::Trie => Self::trie(&set, &mut words, &mut mpw),
+            MultiKernel::Ac => Self::ac(&set, &mut words, &mut mpw, max_binding)?,
+            MultiKernel::PrefixHash => Self::prefix_hash(&set, &mut words, &mut mpw),
+        }
+        let size = words.len() as u64 * 4;
+        if size > max_binding || words.len() > u32::MAX as usize / 2 {
+            return Err(Error::backend(format!(
+                "the {} tables of {g} patterns take {:.1} MB, more than one GPU binding ({:.1} MB)",
+                kernel.name(),
+                size as f64 / 1e6,
+                max_binding as f64 / 1e6
+            )));
+        }
+        debug_assert!(words.len() >= base);
+        Ok(Tables {
+            set,
+            words,
+            mp: mpw,
+        })
+    }
+
+    /// The compact trie (trie.wgsl describes the layout).
+    fn trie(set: &PatternSet, words: &mut Vec<u32>, mpw: &mut [u32; MP_WORDS]) {
+        let t = Trie::new(set);
+        let n = t.children.len();
+        let size = |i: usize, narrow: bool| {
+            let c = t.children[i].len();
+            1 + c.div_ceil(4) + if narrow { c.div_ceil(2) } else { c }
+        };
+        // Offsets relative to the section; word 0 is a dummy so that 0
+        // means "no child". The root is not stored (its children are the
+        // 256-entry table).
+        let total_narrow: usize = 1 + (1..n).map(|i| size(i, true)).sum::<usize>();
+        let narrow = total_narrow <= 0xFFFF;
+        let mut off = vec![0u32; n];
+        let mut at = 1usize;
+        for (i, o) in off.iter_mut().enumerate().skip(1) {
+            *o = at as u32;
+            at += size(i, narrow);
+        }
+        let sec = words.len();
+        mpw[mp::A] = sec as u32;
+        mpw[mp::B] = u32::from(narrow);
+        words.resize(sec + at, 0);
+        for i in 1..n {
+            let ch = &t.children[i];
+            let c = ch.len();
+            let o = sec + off[i] as usize;
+            words[o] = c as u32 | (t.term[i] << 9);
+            let nl = c.div_ceil(4);
+            for w in 0..nl {
+                let mut v = 0u32;
+                for k in 0..4 {
+                    // Padded with the last label: the first hit is real.
+                    let lab = ch[(w * 4 + k).min(c - 1)].0;
+                    v |= u32::from(lab) << (8 * k);
+                }
+                words[o + 1 + w] = v;
+            }
+            let cb = o + 1 + nl;
+            for (k, &(_, child)) in ch.iter().enumerate() {
+                let co = off[child as usize];
+                if narrow {
+                    words[cb + k / 2] |= co << (16 * (k % 2));
+                } else {
+                    words[cb + k] = co;
+                }
+            }
+        }
+        mpw[mp::C] = words.len() as u32;
+        let mut root = [0u32; 256];
+        for &(b, child) in &t.children[0] {
+            root[b as usize] = off[child as usize];
+        }
+        words.extend_from_slice(&root);
+    }
+
+    /// The dense goto table of failure-free Aho-Corasick (ac.wgsl).
+    fn ac(
+        set: &PatternSet,
+        words: &mut Vec<u32>,
+        mpw: &mut [u32; MP_WORDS],
+        max_binding: u64,
+    ) -> Result<(), Error> {
+        let t = Trie::new(set);
+        let mut class = [0u32; 256];
+        let mut nc = 1u32;
+        for p in &set.uniq {
+            for &b in p {
+                if class[b as usize] == 0 {
+                    class[b as usize] = nc;
+                    nc += 1;
+                }
+            }
+        }
+        let states = t.children.len() + 1;
+        let cells = states as u64 * u64::from(nc);
+        if cells * 4 > max_binding {
+            return Err(Error::backend(format!(
+                "the ac goto table of {} states x {nc} byte classes takes {:.1} MB, more than \
+                 one GPU binding ({:.1} MB): use --gpu-kernel trie",
+                states,
+                cells as f64 * 4.0 / 1e6,
+                max_binding as f64 / 1e6
+            )));
+        }
+        let sec = words.len();
+        mpw[mp::A] = sec as u32;
+        mpw[mp::B] = nc;
+        words.resize(sec + cells as usize, 0);
+        // Trie node i is state i + 1 (the root is state 1, 0 is dead).
+        for (i, ch) in t.children.iter().enumerate() {
+            let row = sec + (i + 1) * nc as usize;
+            for &(b, child) in ch {
+                words[row + class[b as usize] as usize] = child + 1;
+            }
+        }
+        mpw[mp::C] = words.len() as u32;
+        words.extend_from_slice(&class);
+        mpw[mp::D] = words.len() as u32;
+        words.push(0);
+        words.extend_from_slice(&t.term);
+        Ok(())
+    }
+
+    /// Hashed prefixes of up to 4 bytes (prefix_hash.wgsl).
+    fn prefix_hash(set: &PatternSet, words: &mut Vec<u32>, mpw: &mut [u32; MP_WORDS]) {
+        let k = set.min_len().clamp(1, 4);
+        let g = set.uniq.len() as u64;
+        let bits = (g * 2).next_power_of_two().trailing_zeros().clamp(8, 24);
+        let key = |p: &[u8]| {
+            p[..k]
+                .iter()
+                .enumerate()
+                .fold(0u32, |a, (i, &b)| a | (u32::from(b) << (8 * i)))
+        };
+        let mut ents: Vec<(u32, u32, u32)> = set
+            .uniq
+            .iter()
+            .enumerate()
+            .map(|(gi, p)| {
+                let kk = key(p);
+                (kk.wrapping_mul(0x9E37_79B1) >> (32 - bits), kk, gi as u32)
+            })
+            .collect();
+        ents.sort_unstable();
+        let nb = 1usize << bits;
+        let mut start = vec![0u32; nb + 1];
+        for e in &ents {
+            start[e.0 as usize + 1] += 1;
+        }
+        for i in 0..nb {
+            start[i + 1] += start[i];
+        }
+        mpw[mp::A] = words.len() as u32;
+        for e in &ents {
+            words.push(e.1);
+            words.push(e.2);
+        }
+        mpw[mp::C] = words.len() as u32;
+        words.extend_from_slice(&start);
+        mpw[mp::D] = bits;
+        mpw[mp::E] = k as u32;
+    }
+
+    /// The uniform for one run.
+    pub(crate) fn params(&self, per_pattern: bool) -> Vec<u8> {
+        let mut m = self.mp;
+        m[mp::PER_PATTERN] = u32::from(per_pattern);
+        m.iter().flat_map(|w| w.to_le_bytes()).collect()
+    }
+}
+
+/// The multi-literal layout and pipelines of one context.
+pub(crate) struct MultiPipes {
+    pub(crate) layout: wgpu::BindGroupLayout,
+    pipes: Vec<wgpu::ComputePipeline>,
+}
+
+impl MultiPipes {
+    pub(crate) fn pipe(&self, k: MultiKernel) -> &wgpu::ComputePipeline {
+        &self.pipes[k as usize]
+    }
+}
+
+thread_local! {
+    /// Built once per context (and thread: WebGPU handles are not `Send`).
+    static PIPES: RefCell<Vec<(Weak<Ctx>, Arc<MultiPipes>)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The layout and pipelines for `ctx`, built on first use.
+pub(crate) fn pipes(ctx: &GpuContext) -> Result<Arc<MultiPipes>, Error> {
+    let found = PIPES.with(|p| {
+        let mut p = p.borrow_mut();
+        p.retain(|(w, _)| w.strong_count() > 0);
+        p.iter()
+            .find(|(w, _)| std::ptr::eq(w.as_ptr(), Arc::as_ptr(&ctx.inner)))
+            .map(|(_, m)| m.clone())
+    });
+    if let Some(m) = found {
+        return Ok(m);
+    }
+    let m = Arc::new(build_pipes(&ctx.inner)?);
+    PIPES.with(|p| p.borrow_mut().push((Arc::downgrade(&ctx.inner), m.clone())));
+    Ok(m)
+}
+
+fn build_pipes(c: &Ctx) -> Result<MultiPipes, Error> {
+    let dev = &c.device;
+    let entry = |binding: u32, ty: wgpu::BufferBindingType| wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::COMPUTE,
+        ty: wgpu::BindingType::Buffer {
+            ty,
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        count: None,
+    };
+    let storage = |read_only| wgpu::BufferBindingType::Storage { read_only };
+    let uniform = wgpu::BufferBindingType::Uniform;
+    let layout = dev.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some("multi"),
+        entries: &[
+            entry(1, uniform),
+            entry(2, storage(true)),
+            entry(3, storage(true)),
+            entry(4, storage(true)),
+            entry(6, storage(false)),
+            entry(10, storage(true)),
+            entry(11, storage(false)),
+            entry(12, uniform),
+        ],
+    });
+    let pl = dev.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some("multi"),
+        bind_group_layouts: &[Some(&layout)],
+        immediate_size: 0,
+    });
+    let scope = dev.push_error_scope(wgpu::ErrorFilter::Validation);
+    let mut pipes = Vec::new();
+    for (m, entry) in [
+        (&kernels::trie::MODULE, "trie"),
+        (&kernels::ac::MODULE, "ac"),
+        (&kernels::prefix_hash::MODULE, "prefix_hash"),
+    ] {
+        let module = dev.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some(m.label),
+            source: wgpu::ShaderSource::Wgsl(m.source().into()),
+        });
+        pipes.push(
+            dev.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(entry),
+                layout: Some(&pl),
+                module: &module,
+                entry_point: Some(entry),
+                compilation_options: Default::default(),
+                cache: None,
+            }),
+        );
+    }
+    if let Some(e) = pollster::block_on(scope.pop()) {
+        return Err(Error::backend(format!(
+            "GPU multi-literal kernel compilation failed: {e}"
+        )));
+    }
+    Ok(MultiPipes { layout, pipes })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::query::{QueryBuilder, Syntax};
+
+    fn q(p: &[&[u8]], ci: bool) -> Query {
+        QueryBuilder::new()
+            .syntax(Syntax::Fixed)
+            .case_insensitive(ci)
+            .build(p)
+            .unwrap()
+    }
+
+    #[test]
+    fn planner_sends_many_literals_to_the_multi_kernel() {
+        use crate::planner::{self, Calibration, Choice, DeviceClass, PlanInput, SampleStats};
+        assert_eq!(MultiKernel::DEFAULT.name(), planner::MULTI_KERNEL);
+        let long = vec![b'x'; 70];
+        let query = q(&[b"10.0.0.1", &long], false);
+        let cal = Calibration::defaults(DeviceClass::Discrete);
+        let d = planner::plan(&PlanInput {
+            query: &query,
+            want: crate::Want::Count,
+            bytes: 1 << 30,
+            lines: Some((1 << 30) / 200),
+            threads: 1,
+            gpu: Some((DeviceClass::Discrete, "test gpu".into())),
+            resident: true,
+            gpu_unsupported: crate::gpu::unsupported_reason(&query),
+            sample: SampleStats::default(),
+            calibration: &cal,
+        });
+        assert!(d.inhibitors.is_empty(), "{:?}", d.inhibitors);
+        assert_eq!(d.choice, Choice::Gpu("trie".into()));
+        // One pattern longer than 64 bytes is still a CPU query.
+        let one = q(&[&long], false);
+        assert!(!planner::inhibitors(&one, crate::Want::Count, &SampleStats::default()).is_empty());
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for k in MultiKernel::ALL {
+            assert_eq!(MultiKernel::from_name(k.name()), Some(k));
+            assert_eq!(
+                GpuKernel::from_name(k.name()).and_then(GpuKernel::multi),
+                Some(k)
+            );
+        }
+    }
+
+    #[test]
+    fn trie_is_narrow_when_small_and_wide_when_large() {
+        let t = Tables::build(
+            &q(&[b"ab", b"abc", b"b"], false),
+            MultiKernel::Trie,
+            1 << 30,
+        )
+        .unwrap();
+        assert_eq!(t.mp[mp::B], 1);
+        assert_eq!(t.set.uniq.len(), 3);
+        let many: Vec<Vec<u8>> = (0..20_000u32)
+            .map(|i| format!("{:08x}{i}", i.wrapping_mul(2_654_435_761)).into_bytes())
+            .collect();
+        let big = QueryBuilder::new()
+            .syntax(Syntax::Fixed)
+            .build(&many)
+            .unwrap();
+        let t = Tables::build(&big, MultiKernel::Trie, 1 << 30).unwrap();
+        assert_eq!(t.mp[mp::B], 0);
+    }
+
+    #[test]
+    fn oversized_tables_are_an_error_not_a_panic() {
+        let e = Tables::build(&q(&[b"abc", b"abd"], false), MultiKernel::Ac, 64).unwrap_err();
+        assert!(e.to_string().contains("trie"), "{e}");
+        assert!(Tables::build(&q(&[b"", b"abd"], false), MultiKernel::Trie, 1 << 30).is_err());
     }
 }

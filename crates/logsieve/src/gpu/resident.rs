@@ -844,7 +844,7 @@ impl GpuCorpus {
         max_count: Option<u64>,
     ) -> Result<GpuSearch, Error> {
         if let Some(mk) = GpuKernel::effective(Some(kernel), q).multi() {
-            return self.search_multi(corpus, q, mk, want, max_count);
+            return self.search_multi(corpus, q, mk, want, max_count).await;
         }
         if let Some(r) = unsupported_reason(q) {
             return Err(Error::backend(format!(

@@ -6,11 +6,14 @@
 //! single bind group whatever kernel runs.
 
 pub(crate) mod brute_byte;
+pub(crate) mod ac;
 pub(crate) mod brute_line;
 pub(crate) mod count;
 pub(crate) mod plain_read;
+pub(crate) mod prefix_hash;
 pub(crate) mod scan;
 pub(crate) mod signature;
+pub(crate) mod trie;
 pub(crate) mod two_phase;
 
 const COMMON: &str = include_str!("common.wgsl");
@@ -49,7 +52,7 @@ impl Module {
 
 /// Every module the engine compiles (the naga test walks them).
 #[cfg_attr(not(test), allow(dead_code))]
-pub(crate) const MODULES: [&Module; 7] = [
+pub(crate) const MODULES: [&Module; 10] = [
     &brute_line::MODULE,
     &brute_byte::MODULE,
     &two_phase::MODULE,
@@ -57,6 +60,10 @@ pub(crate) const MODULES: [&Module; 7] = [
     &signature::MODULE,
     &plain_read::MODULE,
     &count::MODULE,
+    // Many literals (gpu/multi.rs).
+    &trie::MODULE,
+    &ac::MODULE,
+    &prefix_hash::MODULE,
 ];
 
 /// Word offsets of the fields of the WGSL `Params` uniform.

@@ -1,31 +1,367 @@
 //! The multi-literal kernels' (issue 5) window into the resident corpus:
-//! a child module of `resident`, so that the segments, the result bit sets
-//! and the readback buffers are reused without changing their shape.
+//! a child module of `resident`, so that the segments, the result bit sets,
+//! the pop-count pipeline and the readback buffers are reused without
+//! changing their shape. The kernels and their tables are in `gpu/multi.rs`.
 
-use super::{GpuCorpus, GpuSearch};
+use web_time::Instant;
+use wgpu::util::DeviceExt;
+
+use super::{GpuCorpus, GpuSearch, State};
 use crate::corpus::Corpus;
+use crate::cpu::multi::{count_doc, count_range, GroupCounts, Occurrences, PatternSet};
 use crate::error::Error;
+use crate::gpu::multi::{self, MultiKernel, Tables};
 use crate::query::Query;
-use crate::Want;
+use crate::{DocHits, Want};
 
-use crate::gpu::MultiKernel;
+/// What one multi-literal run read back.
+struct Run {
+    /// Per segment: [matching lines, .., .., ..].
+    counts: Vec<[u32; 4]>,
+    /// Per segment: matching line ids (with `lines`).
+    seg_lines: Vec<Vec<u64>>,
+    /// Per group: lines lo/hi, occurrences lo/hi; then the overlap flags.
+    pcounts: Vec<u32>,
+    kernel_time: Option<std::time::Duration>,
+}
 
 impl GpuCorpus {
     /// [`GpuCorpus::search_max`] for the multi-literal kernels.
-    pub(crate) fn search_multi(
+    pub(crate) async fn search_multi(
         &self,
-        _corpus: &Corpus,
-        _q: &Query,
+        corpus: &Corpus,
+        q: &Query,
         kernel: MultiKernel,
-        _want: Want,
-        _max_count: Option<u64>,
+        want: Want,
+        max_count: Option<u64>,
     ) -> Result<GpuSearch, Error> {
-        if let Some(r) = crate::gpu::unsupported_reason(_q) {
-            return Err(Error::backend(format!("the GPU cannot run this query: {r}")));
+        let t0 = Instant::now();
+        let lines = want == Want::Lines;
+        let (_, run) = self.run_multi(corpus, q, kernel, lines, false).await?;
+        let nd = corpus.docs().len();
+        let mut matched = vec![0u64; nd];
+        let mut ids: Vec<Vec<u64>> = vec![Vec::new(); nd];
+        let mut seg_lines = run.seg_lines;
+        for (i, s) in self.segs.iter().enumerate() {
+            matched[s.doc] += u64::from(run.counts[i][0]);
+            if lines {
+                ids[s.doc].append(&mut seg_lines[i]);
+            }
         }
-        Err(Error::backend(format!(
-            "GPU kernel {} is not built yet",
-            kernel.name()
-        )))
+        for (di, seg) in &self.cpu_segs {
+            let doc = &corpus.docs()[*di];
+            let idx = doc.lines();
+            crate::cpu::for_each_match(
+                q,
+                doc.data(),
+                seg.bytes.start as usize,
+                seg.bytes.end as usize,
+                |ls, _| {
+                    matched[*di] += 1;
+                    if lines {
+                        ids[*di].push(idx.line_of(ls as u64));
+                    }
+                    true
+                },
+            );
+        }
+        let mut docs = Vec::with_capacity(nd);
+        for di in 0..nd {
+            let n_lines = self.shape[di].1;
+            if lines {
+                let mut v = std::mem::take(&mut ids[di]);
+                v.sort_unstable();
+                if q.invert() {
+                    v = crate::cpu::complement(&v, n_lines);
+                }
+                if let Some(m) = max_count {
+                    v.truncate(m.min(usize::MAX as u64) as usize);
+                }
+                docs.push(DocHits {
+                    count: v.len() as u64,
+                    lines: v,
+                });
+            } else {
+                let sel = if q.invert() {
+                    n_lines - matched[di]
+                } else {
+                    matched[di]
+                };
+                docs.push(DocHits {
+                    count: max_count.map_or(sel, |m| sel.min(m)),
+                    lines: Vec::new(),
+                });
+            }
+        }
+        Ok(GpuSearch {
+            docs,
+            kernel_time: run.kernel_time,
+            end_to_end: t0.elapsed(),
+            candidates: None,
+            positions: None,
+        })
+    }
+
+    /// Lines containing each pattern of `q`, and its non-overlapping
+    /// occurrences, counted on the GPU with `kernel` (the module
+    /// [`crate::pattern_counts`] defines them). Blocks (natively only).
+    pub fn count_per_pattern(
+        &self,
+        corpus: &Corpus,
+        q: &Query,
+        kernel: MultiKernel,
+    ) -> Result<(Vec<u64>, Vec<u64>), Error> {
+        let (set, run) = pollster::block_on(self.run_multi(corpus, q, kernel, false, true))?;
+        let g = set.uniq.len();
+        let w = |i: usize| u64::from(run.pcounts[i]) | (u64::from(run.pcounts[i + 1]) << 32);
+        let mut c = GroupCounts::zero(g);
+        for k in 0..g {
+            c.lines[k] = w(4 * k);
+            c.occurrences[k] = w(4 * k + 2);
+        }
+        let lens: Vec<usize> = set.uniq.iter().map(|p| p.len()).collect();
+        // Lines too large for a binding were never uploaded: the CPU
+        // counts them.
+        if !self.cpu_segs.is_empty() {
+            if let Some(occ) = Occurrences::new(set.clone()) {
+                for (di, seg) in &self.cpu_segs {
+                    let hay = corpus.docs()[*di].data();
+                    let r = count_range(
+                        &occ,
+                        &lens,
+                        hay,
+                        seg.bytes.start as usize,
+                        seg.bytes.end as usize,
+                    );
+                    c.add(&r);
+                }
+            }
+        }
+        // Self-overlapping occurrences were flagged: recount those
+        // patterns' occurrences exactly on the CPU (rare in IOC lists).
+        let flagged: Vec<usize> = (0..g).filter(|&k| run.pcounts[4 * g + k] != 0).collect();
+        if !flagged.is_empty() {
+            let sub: Vec<Vec<u8>> = flagged.iter().map(|&k| set.uniq[k].clone()).collect();
+            let sub = PatternSet::new(&sub, set.fold);
+            let sub_lens: Vec<usize> = sub.uniq.iter().map(|p| p.len()).collect();
+            if let Some(occ) = Occurrences::new(sub) {
+                let mut exact = GroupCounts::zero(sub_lens.len());
+                for d in corpus.docs() {
+                    exact.add(&count_doc(&occ, &sub_lens, d.data(), 0));
+                }
+                for (j, &k) in flagged.iter().enumerate() {
+                    c.occurrences[k] = exact.occurrences[j];
+                }
+            }
+        }
+        let lines = set.group_of.iter().map(|&k| c.lines[k as usize]).collect();
+        let occs = set
+            .group_of
+            .iter()
+            .map(|&k| c.occurrences[k as usize])
+            .collect();
+        Ok((lines, occs))
+    }
+
+    /// Runs `kernel` over every segment: result bits (read back with
+    /// `lines`), per-segment counts, and with `per_pattern` the counters.
+    // The state lock is held across the awaits, as in `search_async`: it
+    // serialises searches that share the result and readback buffers.
+    #[allow(clippy::await_holding_lock)]
+    async fn run_multi(
+        &self,
+        corpus: &Corpus,
+        q: &Query,
+        kernel: MultiKernel,
+        lines: bool,
+        per_pattern: bool,
+    ) -> Result<(PatternSet, Run), Error> {
+        if let Some(r) = multi::unsupported(q) {
+            return Err(Error::backend(format!(
+                "the GPU cannot run this query: {r}"
+            )));
+        }
+        self.check_corpus(corpus)?;
+        let c = &*self.ctx.inner;
+        c.check_faults()?;
+        let max_binding = c
+            .info
+            .max_storage_buffer_binding_size
+            .min(c.info.max_buffer_size);
+        let tables = Tables::build(q, kernel, max_binding)?;
+        let pipes = multi::pipes(&self.ctx)?;
+        #[cfg(not(target_arch = "wasm32"))]
+        let st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        #[cfg(target_arch = "wasm32")]
+        let st = match self.state.try_lock() {
+            Ok(st) => st,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => {
+                return Err(Error::backend(
+                    "a GPU search of this corpus is already running",
+                ))
+            }
+        };
+        let oom = c.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let val = c.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let res = self
+            .run_multi_inner(&tables, &pipes, kernel, lines, per_pattern, &st)
+            .await;
+        let v = val.pop().await;
+        let o = oom.pop().await;
+        if let Some(e) = o {
+            return Err(Error::backend(format!(
+                "out of GPU memory during search: {e}"
+            )));
+        }
+        if let Some(e) = v {
+            return Err(Error::backend(format!("GPU search failed: {e}")));
+        }
+        c.check_faults()?;
+        res.map(|r| (tables.set, r))
+    }
+
+    async fn run_multi_inner(
+        &self,
+        tables: &Tables,
+        pipes: &multi::MultiPipes,
+        kernel: MultiKernel,
+        lines: bool,
+        per_pattern: bool,
+        st: &State,
+    ) -> Result<Run, Error> {
+        let c = &*self.ctx.inner;
+        let dev = &c.device;
+        let words: Vec<u8> = tables.words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let tbuf = dev.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("multi tables"),
+            contents: if words.is_empty() { &[0; 4] } else { &words },
+            usage: wgpu::BufferUsages::STORAGE,
+        });
+        let mbuf = dev.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("multi params"),
+            contents: &tables.params(per_pattern),
+            usage: wgpu::BufferUsages::UNIFORM,
+        });
+        let g = tables.set.uniq.len() as u64;
+        let psize = (5 * g * 4).div_ceil(16).max(1) * 16;
+        let pbuf = dev.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("multi counts"),
+            size: psize,
+            usage: wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::COPY_SRC
+                | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let prb = per_pattern.then(|| {
+            dev.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("readback multi counts"),
+                size: psize,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            })
+        });
+        fn e(binding: u32, b: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
+            wgpu::BindGroupEntry {
+                binding,
+                resource: b.as_entire_binding(),
+            }
+        }
+        let binds: Vec<wgpu::BindGroup> = self
+            .segs
+            .iter()
+            .map(|s| {
+                dev.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some("multi segment"),
+                    layout: &pipes.layout,
+                    entries: &[
+                        e(1, s.buf("seg")),
+                        e(2, s.buf("data")),
+                        e(3, s.buf("starts")),
+                        e(4, s.buf("blk")),
+                        e(6, s.buf("result")),
+                        e(10, &tbuf),
+                        e(11, &pbuf),
+                        e(12, &mbuf),
+                    ],
+                })
+            })
+            .collect();
+        let mut enc = dev.create_command_encoder(&Default::default());
+        enc.clear_buffer(&pbuf, 0, None);
+        for s in &self.segs {
+            enc.clear_buffer(s.buf("result"), 0, None);
+            enc.clear_buffer(s.buf("counters"), 0, None);
+        }
+        {
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some(kernel.name()),
+                timestamp_writes: self.timestamp_writes(),
+            });
+            for (i, s) in self.segs.iter().enumerate() {
+                pass.set_pipeline(pipes.pipe(kernel));
+                pass.set_bind_group(0, &binds[i], &[]);
+                let (x, y) = c.grid(u64::from(s.n_bytes).div_ceil(256));
+                pass.dispatch_workgroups(x, y, 1);
+                // The engine's pop-count of the result bits, in its layout.
+                pass.set_pipeline(&c.pipes.count_result);
+                pass.set_bind_group(0, &st.binds[i], &[]);
+                let (x, y) = c.grid(u64::from(s.n_words).div_ceil(256));
+                pass.dispatch_workgroups(x, y, 1);
+            }
+        }
+        for (i, s) in self.segs.iter().enumerate() {
+            enc.copy_buffer_to_buffer(s.buf("counters"), 0, &self.rb_counts, i as u64 * 16, 16);
+            if lines && s.n_words > 0 {
+                enc.copy_buffer_to_buffer(
+                    s.buf("result"),
+                    0,
+                    &self.rb_bits,
+                    s.bits_at,
+                    u64::from(s.n_words) * 4,
+                );
+            }
+        }
+        if let Some(rb) = &prb {
+            enc.copy_buffer_to_buffer(&pbuf, 0, rb, 0, psize);
+        }
+        self.resolve_timestamps(&mut enc);
+        c.queue.submit([enc.finish()]);
+        let mut maps = vec![(&self.rb_counts, self.segs.len() as u64 * 16)];
+        let bits_size: u64 = self.segs.iter().map(|s| u64::from(s.n_words) * 4).sum();
+        if lines {
+            maps.push((&self.rb_bits, bits_size));
+        }
+        if let Some((_, _, rb)) = &self.ts {
+            maps.push((rb, 16));
+        }
+        if let Some(rb) = &prb {
+            maps.push((rb, psize));
+        }
+        c.map_many_async(&maps).await?;
+        let counts = self.read_counts()?;
+        let kernel_time = self.read_timestamps()?;
+        let seg_lines = if lines { self.read_bits()? } else { Vec::new() };
+        let pcounts = match &prb {
+            Some(rb) => {
+                let v = {
+                    let m = rb
+                        .get_mapped_range(0..psize)
+                        .map_err(|e| Error::backend(format!("GPU readback failed: {e}")))?;
+                    m.chunks_exact(4)
+                        .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
+                        .collect()
+                };
+                rb.unmap();
+                v
+            }
+            None => Vec::new(),
+        };
+        Ok(Run {
+            counts,
+            seg_lines,
+            pcounts,
+            kernel_time,
+        })
     }
 }
