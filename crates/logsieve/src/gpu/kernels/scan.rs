@@ -65,8 +65,9 @@ mod tests {
 }
 
 /// vec4<u32> loads per thread (`VPT` in scan.wgsl). Measured on the H100
-/// (194 MB, kernel ms, 1 -> 2): NullPointerException 0.084 -> 0.078,
-/// `x` 0.124 -> 0.116, ERROR_503 0.073 -> 0.074. A loop over a local array
-/// of 4 (0.152 ms) and a workgroup queue of candidates (0.143 ms) were both
-/// much slower and were dropped.
+/// (194 MB, kernel ms): 2 beat 1 slightly (NullPointerException 0.084 ->
+/// 0.078); 4 or 8 in a loop, a prefetch of the next load, a workgroup queue
+/// of candidates, or extra per-thread loads of line hints were all slower
+/// (0.106-0.152 ms where 2 takes 0.074): per-thread loads, not bytes, are
+/// what this kernel is short of.
 pub(crate) const VPT: u64 = 2;

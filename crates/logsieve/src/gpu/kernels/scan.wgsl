@@ -1,16 +1,21 @@
-// scan: the fast exact kernel. Each thread owns 16 bytes: one coalesced
-// vec4<u32> load, exactly the traffic of plain-read. A SWAR test finds the
-// bytes equal to the pattern's rarest byte (chosen on the host from the
-// corpus's byte frequencies); a second SWAR test on the window at the
-// distance of the second rarest byte removes most of the rest. That window
-// is 5 unaligned words that neighbouring threads have just loaded, so it
-// comes from cache, not from memory. Only the surviving candidates are
-// compared in full, and only a confirmed match pays for the line lookup
-// (a short binary search bounded by the 256-byte block hint) and the
-// atomicOr of its line bit.
+// scan: the fast exact kernel. Each thread owns two 16-byte vec4<u32>
+// loads, a workgroup-width apart (coalesced), both issued before either is
+// tested: the traffic of plain-read. A SWAR test finds the bytes equal to
+// the pattern's rarest byte (chosen on the host from the corpus's byte
+// frequencies); a second SWAR test on the window at the distance of the
+// second rarest byte removes most of the rest. That window comes from two
+// aligned vec4 loads of neighbours' data (cache hits), shifted by amounts
+// that depend on the pattern alone. Only the surviving candidates are
+// compared in full (not even that when the two tests covered the whole
+// pattern), and only a confirmed match pays for the line lookup (a short
+// binary search bounded by the 256-byte block hint) and the atomicOr of its
+// line bit.
 //
 // A thread owns the candidate starts p whose rare byte p + r1 lies in its
 // 16 bytes, so every start is tested by exactly one thread.
+//
+// Measured on the H100 (194 MB, kernel ms; plain-read 0.067): see
+// docs/bench/h100-2026-11-21.md for the variants tried and dropped.
 
 const NL4: u32 = 0x0A0A0A0Au;
 
@@ -43,11 +48,13 @@ fn eq_mask(w: vec4<u32>, b: u32, orm: u32) -> vec4<u32> {
 // function-local array indexed in a loop can land in local memory).
 const VPT: u32 = 2u;
 
-fn test16(v: vec4<u32>, base: u32) {
-    var mask = eq_mask(v, params.b1, params.or1);
-    if params.has_r2 != 0u && any(mask != vec4<u32>(0u)) {
-        // The 16 bytes at base + d2: five words, funnel-shifted.
-        let off = i32(base) + params.d2;
+// The 16 bytes at base + d2, from two aligned vec4 loads (neighbours'
+// data, so cache hits) instead of five scalar ones. base is a multiple of
+// 16, so the word and bit shifts depend on d2 alone: uniform branches.
+fn window(base: u32) -> vec4<u32> {
+    let off = i32(base) + params.d2;
+    if off < 0 {
+        // Only in the first 64 bytes of a segment.
         let wi = off >> 2u;
         let sh = u32(off & 3) * 8u;
         let w0 = word_signed(wi);
@@ -56,16 +63,46 @@ fn test16(v: vec4<u32>, base: u32) {
         let w3 = word_signed(wi + 3);
         let w4 = word_signed(wi + 4);
         let lo = vec4<u32>(w0, w1, w2, w3);
-        var win = lo;
-        if sh != 0u {
-            let hi = vec4<u32>(w1, w2, w3, w4);
-            win = (lo >> vec4<u32>(sh)) | (hi << vec4<u32>(32u - sh));
+        if sh == 0u {
+            return lo;
         }
-        mask &= eq_mask(win, params.b2, params.or2);
+        let hi = vec4<u32>(w1, w2, w3, w4);
+        return (lo >> vec4<u32>(sh)) | (hi << vec4<u32>(32u - sh));
+    }
+    let u = u32(off);
+    // In bounds: off < n_bytes + 80, and the buffer is padded by >= 128.
+    let a = data[u >> 4u];
+    let b = data[(u >> 4u) + 1u];
+    let ws = (u >> 2u) & 3u;
+    var lo = a;
+    var hi = vec4<u32>(a.y, a.z, a.w, b.x);
+    if ws == 1u {
+        lo = vec4<u32>(a.y, a.z, a.w, b.x);
+        hi = vec4<u32>(a.z, a.w, b.x, b.y);
+    } else if ws == 2u {
+        lo = vec4<u32>(a.z, a.w, b.x, b.y);
+        hi = vec4<u32>(a.w, b.x, b.y, b.z);
+    } else if ws == 3u {
+        lo = vec4<u32>(a.w, b.x, b.y, b.z);
+        hi = b;
+    }
+    let sh = (u & 3u) * 8u;
+    if sh == 0u {
+        return lo;
+    }
+    return (lo >> vec4<u32>(sh)) | (hi << vec4<u32>(32u - sh));
+}
+
+fn test16(v: vec4<u32>, base: u32) {
+    var mask = eq_mask(v, params.b1, params.or1);
+    if params.has_r2 != 0u && any(mask != vec4<u32>(0u)) {
+        mask &= eq_mask(window(base), params.b2, params.or2);
     }
     if all(mask == vec4<u32>(0u)) {
         return;
     }
+    // The SWAR tests alone are exact when they covered every pattern byte.
+    let exact = params.pat_len == 1u || (params.pat_len == 2u && params.has_r2 != 0u);
     var last_line = 0xFFFFFFFFu;
     for (var k = 0u; k < 4u; k++) {
         var m = mask[k];
@@ -77,7 +114,7 @@ fn test16(v: vec4<u32>, base: u32) {
                 continue;
             }
             let p = q - params.r1;
-            if matches_at(p) {
+            if exact || matches_at(p) {
                 let line = line_of(p);
                 if line != last_line {
                     set_result(line);
