@@ -768,7 +768,23 @@ fn json_schema() {
                     .filter(|x| x["type"] == "begin" || x["type"] == "match")
                     .collect()
             };
-            assert_eq!(keep(&ours), keep(&theirs), "{args:?}");
+            // Our one extension: each submatch names its pattern(s)
+            // (issue 5); without it the objects are exactly rg's.
+            let strip = |mut v: Vec<Value>| -> Vec<Value> {
+                for x in &mut v {
+                    let subs = x
+                        .pointer_mut("/data/submatches")
+                        .and_then(|s| s.as_array_mut());
+                    if let Some(subs) = subs {
+                        for s in subs {
+                            assert!(s["patterns"].is_array(), "{s}");
+                            s.as_object_mut().unwrap().remove("patterns");
+                        }
+                    }
+                }
+                v
+            };
+            assert_eq!(strip(keep(&ours)), keep(&theirs), "{args:?}");
             assert_eq!(ours.code, theirs.code, "{args:?}");
         }
     }

@@ -32,7 +32,7 @@ pub const GPU_MAX_PATTERN: usize = 64;
 
 /// The GPU kernel for queries of several literals (`gpu::MultiKernel`'s
 /// default).
-pub const MULTI_KERNEL: &str = "trie";
+pub const MULTI_KERNEL: &str = "prefix-hash";
 
 /// Match density above which line output stays on the CPU (per line).
 pub const DENSITY_LIMIT: f64 = 0.1;

@@ -4,6 +4,7 @@
 //! |--------------------------------|------------------------------------------|
 //! | one literal, case-sensitive    | `memchr::memmem` (SIMD two-way)          |
 //! | many literals, or ASCII `-i`   | `aho-corasick`, leftmost-first (Teddy)   |
+//! | 100+ literals of 4+ bytes      | hashed-prefix table (`multi.rs`)         |
 //! | regex, wildcard, Unicode `-i`, `-w`, `-x` | `regex::bytes`                |
 //! | fuzzy                          | pigeonhole prefilter + Myers bit-vector  |
 //!

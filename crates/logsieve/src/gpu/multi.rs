@@ -40,8 +40,11 @@ impl MultiKernel {
     /// Every multi-literal kernel, in the order benchmarks list them.
     pub const ALL: [MultiKernel; 3] = [MultiKernel::Trie, MultiKernel::Ac, MultiKernel::PrefixHash];
 
-    /// The fastest, used when no kernel is named.
-    pub const DEFAULT: MultiKernel = MultiKernel::Trie;
+    /// The fastest measured, used when no kernel is named: on lavapipe
+    /// prefix-hash beats trie by 1.3-1.9x and ac by 1.4-1.7x at 10 to 10k
+    /// patterns (docs/bench/multi-cpu-2026-11-21.md); not yet measured on
+    /// a discrete GPU.
+    pub const DEFAULT: MultiKernel = MultiKernel::PrefixHash;
 
     /// The kernel's name on the command line.
     pub fn name(self) -> &'static str {
@@ -502,7 +505,7 @@ mod tests {
             calibration: &cal,
         });
         assert!(d.inhibitors.is_empty(), "{:?}", d.inhibitors);
-        assert_eq!(d.choice, Choice::Gpu("trie".into()));
+        assert_eq!(d.choice, Choice::Gpu("prefix-hash".into()));
         // One pattern longer than 64 bytes is still a CPU query.
         let one = q(&[&long], false);
         assert!(!planner::inhibitors(&one, crate::Want::Count, &SampleStats::default()).is_empty());

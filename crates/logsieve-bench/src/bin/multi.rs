@@ -1,0 +1,408 @@
+//! Many patterns at once (issue 5): IOC lists of 10 … 100k IPs, domains
+//! and hashes over generated logs, about 1% of lines hit.
+//!
+//! Rows, all on the same data in the same run: each GPU multi-literal
+//! kernel (kernel time from GPU timestamps, and end to end), the CPU engine
+//! on 1 thread and on all cores (its default matcher, and aho-corasick
+//! forced for comparison), then `rg -c -F -f` and `grep -c -F -f` as
+//! processes on a temp file. Every row's count must agree, or the run
+//! exits 1 (the benchmark doubles as a correctness test).
+//!
+//! Usage: `multi [--lines N] [--runs N] [--sizes 10,100,1000,10000,100000]
+//!         [--no-gpu] [--gpu] [--no-tools] [--out FILE.md]`
+//! `--gpu` runs the GPU rows even on a software adapter (lavapipe: slow).
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use logsieve::gpu::{GpuContext, GpuCorpus, GpuKernel, MultiKernel};
+use logsieve::{BackendChoice, Corpus, Engine, QueryBuilder, SearchOptions, Syntax, Want};
+
+struct Args {
+    lines: u64,
+    runs: usize,
+    sizes: Vec<usize>,
+    gpu: Option<bool>,
+    tools: bool,
+    out: Option<PathBuf>,
+}
+
+fn parse() -> Args {
+    let mut a = Args {
+        lines: 1_000_000,
+        runs: 3,
+        sizes: vec![10, 100, 1000, 10_000, 100_000],
+        gpu: None,
+        tools: true,
+        out: None,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(f) = it.next() {
+        let mut v = || it.next().unwrap_or_default();
+        match f.as_str() {
+            "--lines" => a.lines = v().parse().expect("--lines N"),
+            "--runs" => a.runs = v().parse::<usize>().expect("--runs N").max(1),
+            "--sizes" => {
+                a.sizes = v()
+                    .split(',')
+                    .map(|s| s.trim().parse().expect("--sizes N,N,..."))
+                    .collect()
+            }
+            "--no-gpu" => a.gpu = Some(false),
+            "--gpu" => a.gpu = Some(true),
+            "--no-tools" => a.tools = false,
+            "--out" => a.out = Some(v().into()),
+            _ => {
+                eprintln!("unknown flag {f}");
+                std::process::exit(2);
+            }
+        }
+    }
+    a
+}
+
+/// SplitMix64 (the data must not depend on a crate version).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+/// Is `t` an indicator-shaped token: an IPv4 address, a hex hash of 16+
+/// digits, or a dotted name?
+fn ioc_shaped(t: &[u8]) -> bool {
+    if t.len() < 7 {
+        return false;
+    }
+    let ip = t.iter().all(|b| b.is_ascii_digit() || *b == b'.')
+        && t.iter().filter(|&&b| b == b'.').count() == 3;
+    let hash = t.len() >= 16 && t.iter().all(|b| b.is_ascii_hexdigit());
+    let name = t.contains(&b'.')
+        && t.iter().any(|b| b.is_ascii_alphabetic())
+        && t.iter()
+            .all(|b| b.is_ascii_alphanumeric() || *b == b'.' || *b == b'-');
+    ip || hash || name
+}
+
+/// Frequencies of indicator-shaped tokens, counted once per line.
+fn token_lines(data: &[u8]) -> HashMap<&[u8], u64> {
+    let mut f: HashMap<&[u8], u64> = HashMap::new();
+    for line in data.split(|&b| b == b'\n') {
+        let mut seen: Vec<&[u8]> = Vec::new();
+        for t in line.split(|&b| matches!(b, b' ' | b'=' | b'"' | b'[' | b']' | b'/' | b',')) {
+            if ioc_shaped(t) && !seen.contains(&t) {
+                seen.push(t);
+                *f.entry(t).or_default() += 1;
+            }
+        }
+    }
+    f
+}
+
+/// `n` patterns: real tokens chosen so that about 1% of `lines` hit, the
+/// rest random indicators (IPs, hashes, domains) that do not occur.
+fn pattern_set(n: usize, lines: u64, freq: &[(&[u8], u64)], rng: &mut Rng) -> Vec<Vec<u8>> {
+    let hits = (n / 10).max(1);
+    let target = (lines / 100 / hits as u64).max(1);
+    let mut by_fit: Vec<&(&[u8], u64)> = freq.iter().collect();
+    by_fit.sort_by_key(|(t, c)| (c.abs_diff(target), *t));
+    let mut out: Vec<Vec<u8>> = by_fit.iter().take(hits).map(|(t, _)| t.to_vec()).collect();
+    let mut k = 0u64;
+    while out.len() < n {
+        let r = rng.next();
+        k += 1;
+        let p = match k % 3 {
+            0 => format!(
+                "{}.{}.{}.{}",
+                r & 0xff,
+                (r >> 8) & 0xff,
+                (r >> 16) & 0xff,
+                (r >> 24) & 0xff
+            ),
+            1 => format!("{:016x}{:016x}", r, rng.next()),
+            _ => format!("x{:08x}-c2.evil{}.example", r as u32, (r >> 40) % 97),
+        };
+        out.push(p.into_bytes());
+    }
+    // Hits spread through the list, not all first.
+    for i in (1..out.len()).rev() {
+        let j = (rng.next() % (i as u64 + 1)) as usize;
+        out.swap(i, j);
+    }
+    out
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+/// Times `f` `runs` times (once when the first run takes over 5 s).
+fn time<T>(runs: usize, mut f: impl FnMut() -> T) -> (Duration, T) {
+    let t = Instant::now();
+    let mut last = f();
+    let first = t.elapsed();
+    if first > Duration::from_secs(5) {
+        return (first, last);
+    }
+    let mut ts = Vec::new();
+    for _ in 0..runs {
+        let t = Instant::now();
+        last = f();
+        ts.push(t.elapsed());
+    }
+    (median(ts), last)
+}
+
+fn tool(argv: &[&str], runs: usize) -> Option<(Duration, u64)> {
+    if Command::new(argv[0]).arg("--version").output().is_err() {
+        return None;
+    }
+    let (d, out) = time(runs, || {
+        Command::new(argv[0])
+            .args(&argv[1..])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    });
+    let out = out.ok()?;
+    Some((d, out.parse().unwrap_or(0)))
+}
+
+struct Row {
+    name: String,
+    time: Duration,
+    kernel: Option<Duration>,
+    count: u64,
+}
+
+fn main() {
+    let a = parse();
+    let t = Instant::now();
+    let data = logsieve::gen::generate(&logsieve::gen::GenOptions {
+        lines: a.lines,
+        seed: 42,
+        ..Default::default()
+    });
+    let dir = std::env::temp_dir().join(format!("logsieve-multi-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("bench.log");
+    std::fs::write(&file, &data).expect("write corpus");
+    let freq = token_lines(&data);
+    let mut freq: Vec<(&[u8], u64)> = freq.into_iter().collect();
+    freq.sort();
+    eprintln!(
+        "{} lines, {:.0} MB, {} distinct indicator tokens ({:.1} s)",
+        a.lines,
+        data.len() as f64 / 1e6,
+        freq.len(),
+        t.elapsed().as_secs_f64()
+    );
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut engine = Engine::new(Corpus::from_bytes("bench.log", data.clone()));
+    let _ = engine.corpus().docs()[0].lines();
+    // The GPU: its own upload, kept resident for every set.
+    let mut gpu: Option<(GpuContext, GpuCorpus)> = None;
+    if a.gpu != Some(false) {
+        match GpuContext::new() {
+            Ok(ctx) if ctx.info().is_software && a.gpu != Some(true) => {
+                eprintln!(
+                    "GPU {} is a software adapter: GPU rows skipped (--gpu runs them)",
+                    ctx.info().name
+                );
+            }
+            Ok(ctx) => match GpuCorpus::upload(&ctx, engine.corpus()) {
+                Ok(g) => {
+                    eprintln!(
+                        "GPU {}: uploaded at {:.1} GB/s",
+                        ctx.info().name,
+                        g.upload_gbps()
+                    );
+                    gpu = Some((ctx, g));
+                }
+                Err(e) => eprintln!("GPU upload failed: {e}"),
+            },
+            Err(e) => eprintln!("no GPU: {e}"),
+        }
+    }
+    let device = gpu
+        .as_ref()
+        .map(|(c, _)| c.info().name.clone())
+        .unwrap_or_else(|| "none".to_string());
+    let _ = &mut engine;
+    let mut rng = Rng(7);
+    let mut md = String::new();
+    md.push_str(&format!(
+        "# Many patterns: {} generated lines ({:.0} MB), ~1% of lines hit\n\n\
+         CPU: {threads} threads available; GPU: {device}. Times are medians of {} runs \
+         (one run when a run takes over 5 s); pattern-set build time is included for \
+         the CPU rows (the query is compiled per run, as a one-shot CLI does) and for \
+         the GPU rows (tables built and uploaded per query). `kernel` is GPU time \
+         from timestamps. Ratios: rg time / row time (higher is faster).\n\n",
+        a.lines,
+        data.len() as f64 / 1e6,
+        a.runs
+    ));
+    let mut ok = true;
+    for &n in &a.sizes {
+        let pats = pattern_set(n, a.lines, &freq, &mut rng);
+        let pfile = dir.join(format!("pats-{n}.txt"));
+        let mut body = pats.join(&b'\n');
+        body.push(b'\n');
+        std::fs::write(&pfile, &body).expect("write patterns");
+        let build = || {
+            QueryBuilder::new()
+                .syntax(Syntax::Fixed)
+                .build(&pats)
+                .expect("query")
+        };
+        let mut rows: Vec<Row> = Vec::new();
+        if let Some((_, g)) = &gpu {
+            for k in MultiKernel::ALL {
+                let mut kt = Vec::new();
+                let r = time(a.runs, || {
+                    let q = build();
+                    let r = g.search(engine.corpus(), &q, GpuKernel::from(k), Want::Count);
+                    if let Ok(r) = &r {
+                        if let Some(t) = r.kernel_time {
+                            kt.push(t);
+                        }
+                    }
+                    r
+                });
+                match r {
+                    (d, Ok(res)) => rows.push(Row {
+                        name: format!("GPU {}", k.name()),
+                        time: d,
+                        kernel: (!kt.is_empty()).then(|| median(kt)),
+                        count: res.docs[0].count,
+                    }),
+                    (_, Err(e)) => eprintln!("GPU {}: {e}", k.name()),
+                }
+            }
+        }
+        for (label, env) in [("", None), (" (forced)", Some("ac"))] {
+            match env {
+                Some(v) => std::env::set_var("LOGSIEVE_CPU_MULTI", v),
+                None => std::env::remove_var("LOGSIEVE_CPU_MULTI"),
+            }
+            let matcher = build().cpu_matcher_name();
+            if env.is_some()
+                && matcher == "aho-corasick"
+                && rows.iter().any(|r| r.name.contains("aho-corasick"))
+            {
+                continue;
+            }
+            for th in [1, threads] {
+                if th == threads && threads == 1 {
+                    continue;
+                }
+                // aho-corasick at 100k patterns takes minutes on 1 thread.
+                if env.is_some() && n >= 100_000 && th == 1 {
+                    continue;
+                }
+                let opts = SearchOptions {
+                    backend: BackendChoice::Cpu,
+                    threads: th,
+                    want: Want::Count,
+                    ..Default::default()
+                };
+                let (d, r) = time(a.runs, || engine.search(&build(), &opts).expect("cpu"));
+                rows.push(Row {
+                    name: format!("CPU {matcher}{label} x{th}"),
+                    time: d,
+                    kernel: None,
+                    count: r.total(),
+                });
+            }
+        }
+        std::env::remove_var("LOGSIEVE_CPU_MULTI");
+        let opts = SearchOptions {
+            backend: BackendChoice::Cpu,
+            threads,
+            ..Default::default()
+        };
+        let (d, c) = time(a.runs, || {
+            engine.count_per_pattern(&build(), &opts).expect("counts")
+        });
+        let hit = c.matched().len();
+        rows.push(Row {
+            name: format!("CPU count-per-pattern x{threads} ({hit} patterns hit)"),
+            time: d,
+            kernel: None,
+            count: rows.first().map_or(0, |r| r.count),
+        });
+        if a.tools {
+            let (f, p) = (file.to_str().unwrap(), pfile.to_str().unwrap());
+            for (name, argv) in [
+                ("rg -c -F -f", vec!["rg", "-c", "-F", "-f", p, f]),
+                ("grep -c -F -f", vec!["grep", "-c", "-F", "-f", p, f]),
+            ] {
+                if let Some((d, c)) = tool(&argv, a.runs) {
+                    rows.push(Row {
+                        name: name.to_string(),
+                        time: d,
+                        kernel: None,
+                        count: c,
+                    });
+                }
+            }
+        }
+        let want = rows
+            .iter()
+            .find(|r| r.name.starts_with("CPU"))
+            .map(|r| r.count);
+        let rg = rows
+            .iter()
+            .find(|r| r.name.starts_with("rg"))
+            .map(|r| r.time);
+        md.push_str(&format!(
+            "## {n} patterns ({} lines hit, {:.2}%)\n\n| row | time | kernel | lines/s | vs rg | count |\n|---|---:|---:|---:|---:|---:|\n",
+            want.unwrap_or(0),
+            want.unwrap_or(0) as f64 / a.lines as f64 * 100.0
+        ));
+        for r in &rows {
+            let agree = Some(r.count) == want;
+            if !agree {
+                ok = false;
+            }
+            let ms = |d: Duration| format!("{:.1} ms", d.as_secs_f64() * 1e3);
+            let lps = a.lines as f64 / r.kernel.unwrap_or(r.time).as_secs_f64();
+            md.push_str(&format!(
+                "| {} | {} | {} | {:.1} M | {} | {}{} |\n",
+                r.name,
+                ms(r.time),
+                r.kernel.map(ms).unwrap_or_default(),
+                lps / 1e6,
+                rg.map(|g| format!("{:.2}x", g.as_secs_f64() / r.time.as_secs_f64()))
+                    .unwrap_or_default(),
+                r.count,
+                if agree { "" } else { " **MISMATCH**" }
+            ));
+        }
+        md.push('\n');
+        eprint!(
+            "{}",
+            md.rsplit("## ")
+                .next()
+                .map(|s| format!("## {s}"))
+                .unwrap_or_default()
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    println!("{md}");
+    if let Some(out) = &a.out {
+        std::fs::write(out, &md).expect("write --out");
+    }
+    if !ok {
+        eprintln!("counts disagree");
+        std::process::exit(1);
+    }
+}
