@@ -27,7 +27,7 @@
 //! let q = QueryBuilder::new().syntax(Syntax::Fixed).build(&["192.168.1."]).unwrap();
 //! let mut sq = StatsQuery::new(&cols);
 //! sq.search = Some(&q);
-//! sq.since_spec(&cols, "15m").unwrap();           // 15 minutes before 10:20
+//! sq.since_spec(&cols, "10m").unwrap();           // 10 minutes before 10:20
 //! sq.count_by(&cols, &["host"]).unwrap();
 //! let stats = logsieve::pipeline::run_cpu(&corpus, &cols, &sq, 1).unwrap();
 //! assert_eq!(stats.selected, 1);                   // only the 10:20 line
