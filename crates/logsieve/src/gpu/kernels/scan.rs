@@ -42,6 +42,14 @@ pub(crate) fn pick_rare(folded: &[u8], fold: bool, freq: &[u64; 256]) -> RarePic
     RarePick { r1, r2 }
 }
 
+/// vec4<u32> loads per thread (`VPT` in scan.wgsl). Measured on the H100
+/// (194 MB, kernel ms): 2 beat 1 slightly (NullPointerException 0.084 ->
+/// 0.078); 4 or 8 in a loop, a prefetch of the next load, a workgroup queue
+/// of candidates, or extra per-thread loads of line hints were all slower
+/// (0.106-0.152 ms where 2 takes 0.074): per-thread loads, not bytes, are
+/// what this kernel is short of.
+pub(crate) const VPT: u64 = 2;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -63,11 +71,3 @@ mod tests {
         assert_eq!(pick_rare(b"ab", false, &freq).r1, 0);
     }
 }
-
-/// vec4<u32> loads per thread (`VPT` in scan.wgsl). Measured on the H100
-/// (194 MB, kernel ms): 2 beat 1 slightly (NullPointerException 0.084 ->
-/// 0.078); 4 or 8 in a loop, a prefetch of the next load, a workgroup queue
-/// of candidates, or extra per-thread loads of line hints were all slower
-/// (0.106-0.152 ms where 2 takes 0.074): per-thread loads, not bytes, are
-/// what this kernel is short of.
-pub(crate) const VPT: u64 = 2;
