@@ -18,9 +18,10 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 
 if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
+    SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
     export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq chromium chromium-driver >/dev/null
+    $SUDO apt-get update -qq
+    $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null
 fi
 
 scripts/build-web.sh target/web

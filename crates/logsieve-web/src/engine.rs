@@ -230,6 +230,9 @@ pub struct WebEngine {
     gpu_ctx: Option<GpuContext>,
     gpu: Option<Rc<GpuCorpus>>,
     answer: Option<Answer>,
+    /// Per document: holds a NUL byte (found once at load: scanning 50 MB
+    /// per displayed row made every result take most of a second).
+    binary: Vec<bool>,
 }
 
 impl WebEngine {
@@ -324,6 +327,7 @@ impl WebEngine {
     fn push(&mut self, doc: Document) -> Result<(), String> {
         let corpus = Rc::get_mut(&mut self.corpus)
             .ok_or_else(|| "busy: a search or upload is using the corpus".to_string())?;
+        self.binary.push(doc.binary_offset().is_some());
         corpus.push(doc);
         self.gpu = None;
         self.answer = None;
@@ -333,6 +337,7 @@ impl WebEngine {
     /// Forgets every document (the GPU context stays).
     pub fn clear(&mut self) {
         self.corpus = Rc::new(Corpus::new());
+        self.binary.clear();
         self.loading = None;
         self.gpu = None;
         self.answer = None;
@@ -392,6 +397,14 @@ impl WebEngine {
             }
             (_, None, _) => (Route::Cpu, "the corpus is not on the GPU".to_string()),
             (_, Some(_), Some(why)) => (Route::Cpu, why),
+            // The multi-pattern kernels (gpu/multi.rs) still block on a
+            // future in places, which a browser thread cannot do.
+            (_, Some(_), None) if query.literals().is_some_and(|l| l.len() > 1) => (
+                Route::Cpu,
+                "several patterns run on the CPU engine in the browser \
+                 (the multi-pattern GPU kernels are native-only for now)"
+                    .to_string(),
+            ),
             // As the native planner: a software adapter (SwiftShader, a
             // CPU emulating a GPU) is never chosen automatically; the CPU
             // engine answers the same query tens of times faster.
@@ -476,7 +489,7 @@ impl WebEngine {
             let before = if di == 0 { 0 } else { a.ends[di - 1] };
             let line = a.docs[di].lines[(row - before) as usize];
             let doc = &self.corpus.docs()[di];
-            if doc.binary_offset().is_some() {
+            if self.binary.get(di).copied().unwrap_or(false) {
                 out.push(json!({"i": row, "d": di, "n": line + 1, "binary": true}));
                 continue;
             }

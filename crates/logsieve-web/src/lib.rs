@@ -47,6 +47,22 @@ extern "C" {
     /// `performance.now()`: present in windows and workers alike.
     #[wasm_bindgen(js_namespace = performance, js_name = now)]
     fn js_now() -> f64;
+
+    /// `console.error`.
+    #[wasm_bindgen(js_namespace = console, js_name = error)]
+    fn console_error(s: &str);
+}
+
+/// A panic in wasm traps with "unreachable" and nothing else; print its
+/// message first, so that a bug says what it is.
+fn install_panic_hook() {
+    #[cfg(target_arch = "wasm32")]
+    {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        ONCE.call_once(|| {
+            std::panic::set_hook(Box::new(|info| console_error(&format!("logsieve: {info}"))));
+        });
+    }
 }
 
 /// The engine as JavaScript sees it.
@@ -70,6 +86,7 @@ impl Sieve {
     /// An empty engine.
     #[wasm_bindgen(constructor)]
     pub fn new() -> Sieve {
+        install_panic_hook();
         Sieve {
             e: Rc::new(RefCell::new(WebEngine::new())),
         }
@@ -154,7 +171,12 @@ impl Sieve {
     /// as staging chunks go out. Resolves to JSON `{"ok":true,…}` or
     /// `{"ok":false,"error":…,"lost":bool}` (out of GPU memory, device
     /// lost): the page then searches on the CPU and says why.
-    pub fn gpu_upload(&self, progress: js_sys::Function) -> Promise {
+    ///
+    /// `max_segment` bounds a segment in bytes (0: the adapter's binding
+    /// limit); a corpus larger than one binding is always split.
+    pub fn gpu_upload(&self, progress: js_sys::Function, max_segment: f64) -> Promise {
+        let max_segment =
+            (max_segment.is_finite() && max_segment >= 1.0).then_some(max_segment as u64);
         let e = self.e.clone();
         future_to_promise(async move {
             let (ctx, corpus) = {
@@ -173,8 +195,11 @@ impl Sieve {
                     &JsValue::from_f64(total as f64),
                 );
             };
-            let res =
-                GpuCorpus::upload_async(&ctx, &corpus, UploadOptions::default(), &mut report).await;
+            let opts = UploadOptions {
+                max_segment,
+                ..Default::default()
+            };
+            let res = GpuCorpus::upload_async(&ctx, &corpus, opts, &mut report).await;
             let ms = engine::now_ms() - t0;
             let out = match res {
                 Ok(g) => {

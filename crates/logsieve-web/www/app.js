@@ -22,7 +22,9 @@ window.__ls = st;
 const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
 st.worker = worker;
 worker.onerror = (e) => fatal(`the engine worker failed: ${e.message || 'could not start (wasm not built?)'}`);
-worker.postMessage({ type: 'init', wantGpu });
+// ?maxSegment=BYTES splits the GPU corpus into smaller segments (tests;
+// larger corpora than one binding are split anyway).
+worker.postMessage({ type: 'init', wantGpu, maxSegment: Number(params.get('maxSegment')) || 0 });
 
 function fatal(text) {
   addNotice(text, 'error');

@@ -21,6 +21,7 @@ let sieve = null;
 let gpu = { state: 'none', note: 'starting' };
 let busy = Promise.resolve();
 let latestSearch = 0;
+let maxSegment = 0; // bytes per GPU segment; 0: the adapter's binding limit
 let lastResultId = 0;
 
 const post = (m) => self.postMessage(m);
@@ -61,7 +62,7 @@ async function upload() {
   if (gpu.state !== 'ok') return null;
   post({ type: 'progress', phase: 'upload', done: 0, total: 1 });
   const r = JSON.parse(await sieve.gpu_upload((done, total) =>
-    post({ type: 'progress', phase: 'upload', done, total })));
+    post({ type: 'progress', phase: 'upload', done, total }), maxSegment));
   if (!r.ok) {
     if (r.lost) {
       gpu = { state: 'lost', note: 'the GPU device was lost during the upload' };
@@ -118,9 +119,17 @@ async function load(files) {
 
 async function search(id, req) {
   if (id !== latestSearch) return; // typed on: a newer search supersedes this one
-  const r = JSON.parse(await sieve.search(JSON.stringify(req)));
+  let r;
+  let rows = [];
+  try {
+    r = JSON.parse(await sieve.search(JSON.stringify(req)));
+    if (r.ok) rows = JSON.parse(sieve.rows(0, 200));
+  } catch (e) {
+    // A bug in the engine (a wasm trap): say so instead of never answering.
+    r = { ok: false, kind: 'internal', error: `the engine failed: ${e.message || e}` };
+    notice(`The search engine failed (${e.message || e}); reload the page.`, 'error');
+  }
   lastResultId = id;
-  const rows = r.ok ? JSON.parse(sieve.rows(0, 200)) : [];
   post({ type: 'result', id, r, rows });
   if (r.ok && r.gpuLost) {
     gpu = { state: 'lost', note: 'the GPU device was lost' };
@@ -153,6 +162,7 @@ self.onmessage = (ev) => {
           return;
         }
         sieve = new Sieve();
+        maxSegment = m.maxSegment || 0;
         await initGpu(m.wantGpu);
         post({ type: 'ready', gpu });
       });
