@@ -199,6 +199,12 @@ async function checkQueries(page, label, gpuOk, timings, backend) {
     timings.push({ label, query: req.patterns, syntax: req.syntax || 'literal', engine: r.engine, backend: r.backend,
       count: r.count, ms: r.ms, kernelMs: r.kernelMs, roundTripMs: r.roundTripMs });
     if (i === 0) {
+      // The histogram of the matches over time accounts for every one
+      // (every generated line has a timestamp).
+      const hsum = r.histogram ? r.histogram.counts.reduce((a, b) => a + b, 0) : -1;
+      check(hsum === want && await page.isVisible('#hist-bars'), `${label}: histogram holds all ${hsum} matches`);
+      const lsum = (r.levels || []).reduce((a, [, n]) => a + n, 0);
+      check(lsum === want, `${label}: level counts sum to ${lsum}`);
       // The first rows and their highlights, against the CLI's lines.
       const rows = await visibleRows(page, 5);
       const cliLines = cliFirstLines(flags, big, 5);

@@ -14,6 +14,7 @@ use std::rc::Rc;
 use flate2::write::MultiGzDecoder;
 use logsieve::cpu::{search_doc, CpuOptions};
 use logsieve::gpu::{unsupported_reason, GpuContext, GpuCorpus, GpuKernel};
+use logsieve::pipeline::{ColumnOptions, Columns, FieldSpec, NO_TIME};
 use logsieve::{Corpus, DocHits, Document, Query, QueryBuilder, Syntax, Want};
 use serde_json::{json, Value};
 
@@ -233,12 +234,28 @@ pub struct WebEngine {
     /// Per document: holds a NUL byte (found once at load: scanning 50 MB
     /// per displayed row made every result take most of a second).
     binary: Vec<bool>,
+    /// Each line's time and level (the pipeline's columns), built on the
+    /// first search after a load: the histogram and the level counts of
+    /// the matches.
+    columns: Option<Columns>,
+    /// The year of year-less timestamps (syslog): the page passes the
+    /// current one (the CLI uses each file's modification year).
+    year: i32,
 }
 
 impl WebEngine {
     /// An empty engine.
     pub fn new() -> WebEngine {
-        WebEngine::default()
+        WebEngine {
+            year: 1970,
+            ..Default::default()
+        }
+    }
+
+    /// Sets the year of year-less timestamps.
+    pub fn set_year(&mut self, year: i32) {
+        self.year = year;
+        self.columns = None;
     }
 
     /// The corpus (shared with running searches and the GPU upload).
@@ -330,6 +347,7 @@ impl WebEngine {
         self.binary.push(doc.binary_offset().is_some());
         corpus.push(doc);
         self.gpu = None;
+        self.columns = None;
         self.answer = None;
         Ok(())
     }
@@ -338,6 +356,7 @@ impl WebEngine {
     pub fn clear(&mut self) {
         self.corpus = Rc::new(Corpus::new());
         self.binary.clear();
+        self.columns = None;
         self.loading = None;
         self.gpu = None;
         self.answer = None;
@@ -446,6 +465,7 @@ impl WebEngine {
             ends.push(total);
         }
         let count: u64 = o.docs.iter().map(|d| d.count).sum();
+        let (histogram, levels) = self.time_and_levels(&o.docs);
         let docs: Vec<Value> = self
             .corpus
             .docs()
@@ -464,6 +484,8 @@ impl WebEngine {
             "ms": o.ms,
             "kernelMs": o.kernel_ms,
             "gpuLost": o.gpu_lost,
+            "histogram": histogram,
+            "levels": levels,
         });
         self.answer = Some(Answer {
             query: o.query,
@@ -471,6 +493,70 @@ impl WebEngine {
             ends,
         });
         summary.to_string()
+    }
+
+    /// The matches per time bucket (about 60 buckets of a round width over
+    /// the corpus's time span) and per log level, from the matching line
+    /// ids: O(hits) once the columns exist. `null`s when no line has a
+    /// timestamp.
+    fn time_and_levels(&mut self, hits: &[DocHits]) -> (Value, Value) {
+        let corpus = &self.corpus;
+        let year = self.year;
+        let cols = self.columns.get_or_insert_with(|| {
+            let opts = ColumnOptions {
+                fields: vec![FieldSpec::level()],
+                year,
+                ..Default::default()
+            };
+            Columns::build(corpus, &opts)
+        });
+        let histogram = match time_span(cols) {
+            Some((lo, hi)) => {
+                let bucket = nice_bucket(hi - lo);
+                let start = lo.div_euclid(bucket) * bucket;
+                let n = ((hi - start) / bucket + 1) as usize;
+                let mut counts = vec![0u64; n];
+                for (d, h) in cols.docs().iter().zip(hits) {
+                    for &l in &h.lines {
+                        let t = d.times.get(l as usize).copied().unwrap_or(NO_TIME);
+                        if t != NO_TIME {
+                            let b = ((t - start) / bucket).clamp(0, n as i64 - 1);
+                            counts[b as usize] += 1;
+                        }
+                    }
+                }
+                json!({"start": start, "bucket": bucket, "counts": counts})
+            }
+            _ => Value::Null,
+        };
+        let levels = match cols.field_index("level") {
+            Some(f) => {
+                let dict = &cols.fields()[f];
+                let mut by = vec![0u64; dict.cardinality() as usize];
+                for (d, h) in cols.docs().iter().zip(hits) {
+                    for &l in &h.lines {
+                        if let Some(&c) = d.codes[f].get(l as usize) {
+                            by[c as usize] += 1;
+                        }
+                    }
+                }
+                let mut rows: Vec<(String, u64)> = by
+                    .iter()
+                    .enumerate()
+                    .filter(|&(_, &n)| n > 0)
+                    .map(|(c, &n)| {
+                        let name = dict
+                            .value(c as u32)
+                            .map_or("(none)".into(), |v| String::from_utf8_lossy(v).into_owned());
+                        (name, n)
+                    })
+                    .collect();
+                rows.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+                json!(rows)
+            }
+            None => Value::Null,
+        };
+        (histogram, levels)
     }
 
     /// Rows `start..start + n` of the last answer (JSON array), each with
@@ -499,6 +585,55 @@ impl WebEngine {
         }
         Value::Array(out).to_string()
     }
+}
+
+/// The time range the histogram shows: the 0.1% and 99.9% quantiles of
+/// the lines' times (a sample of up to ~64k lines), so that one odd
+/// timestamp (a misread date, a year-less line from another year) does not
+/// squash everything into one bar; lines outside fall in the edge buckets.
+fn time_span(cols: &Columns) -> Option<(i64, i64)> {
+    let total: usize = cols.docs().iter().map(|d| d.times.len()).sum();
+    let step = (total / 65_536).max(1);
+    let mut t: Vec<i64> = cols
+        .docs()
+        .iter()
+        .flat_map(|d| d.times.iter().step_by(step).copied())
+        .filter(|&t| t != NO_TIME)
+        .collect();
+    if t.is_empty() {
+        return None;
+    }
+    t.sort_unstable();
+    let q = |f: f64| t[((t.len() - 1) as f64 * f).round() as usize];
+    Some((q(0.001), q(0.999)))
+}
+
+/// A round bucket width (ms) giving at most ~60 buckets over `span` ms.
+fn nice_bucket(span: i64) -> i64 {
+    const S: i64 = 1000;
+    const WIDTHS: [i64; 16] = [
+        S,
+        5 * S,
+        10 * S,
+        30 * S,
+        60 * S,
+        300 * S,
+        600 * S,
+        900 * S,
+        1800 * S,
+        3600 * S,
+        3 * 3600 * S,
+        6 * 3600 * S,
+        12 * 3600 * S,
+        86400 * S,
+        7 * 86400 * S,
+        30 * 86400 * S,
+    ];
+    let span = span.max(1);
+    WIDTHS
+        .into_iter()
+        .find(|w| span / w < 60)
+        .unwrap_or_else(|| (span / 60).max(1))
 }
 
 fn write_sink(l: &mut Loading, bytes: &[u8]) -> Result<(), String> {
@@ -710,6 +845,52 @@ mod tests {
         let p = rows[0]["p"].as_array().unwrap();
         assert_eq!(p.len(), 2);
         assert!(p[1][0].as_str().unwrap().contains("16 more bytes"));
+    }
+
+    #[test]
+    fn histogram_and_levels_of_the_matches() {
+        let mut e = WebEngine::new();
+        let log = b"2026-11-20T10:00:00Z ERROR a x\n2026-11-20T10:00:30Z INFO b\n\
+                    2026-11-20T10:10:00Z WARN c x\nno time here x\n2026-11-20T10:20:00Z ERROR x\n";
+        load(&mut e, "t.log", log, 7);
+        let r = search(&mut e, json!({"patterns": "x"}));
+        assert_eq!(r["count"], 4);
+        let h = &r["histogram"];
+        assert_eq!(h["bucket"], 30_000);
+        let counts: Vec<u64> = serde_json::from_value(h["counts"].clone()).unwrap();
+        assert_eq!(counts.len(), 41);
+        assert_eq!(counts.iter().sum::<u64>(), 4);
+        // The untimed line inherits the time before it (the pipeline's rule).
+        assert_eq!((counts[0], counts[20], counts[40]), (1, 2, 1));
+        assert_eq!(r["levels"][0], json!(["ERROR", 2]));
+        let none = search(&mut e, json!({"patterns": "zzz"}));
+        assert_eq!(none["histogram"]["counts"].as_array().unwrap().len(), 41);
+        // One line from 1970 among 2000 from one hour: the range ignores it
+        // and it is counted in the first bucket.
+        let mut e = WebEngine::new();
+        let mut log = b"1970-01-01T00:00:00Z x\n".to_vec();
+        for i in 0..2000 {
+            log.extend(format!("2026-11-20T10:{:02}:{:02}Z x\n", i / 60 % 60, i % 60).bytes());
+        }
+        load(&mut e, "o.log", &log, 4096);
+        let r = search(&mut e, json!({"patterns": "x"}));
+        assert!(r["histogram"]["bucket"].as_i64().unwrap() <= 60_000);
+        let counts: Vec<u64> = serde_json::from_value(r["histogram"]["counts"].clone()).unwrap();
+        assert_eq!(counts.iter().sum::<u64>(), 2001);
+        let mut e = WebEngine::new();
+        load(&mut e, "plain", b"no\ntimes\n", 3);
+        assert_eq!(
+            search(&mut e, json!({"patterns": "no"}))["histogram"],
+            Value::Null
+        );
+    }
+
+    #[test]
+    fn nice_buckets() {
+        assert_eq!(nice_bucket(0), 1000);
+        assert_eq!(nice_bucket(59_000), 1000);
+        assert_eq!(nice_bucket(86_400_000), 1_800_000);
+        assert!(nice_bucket(i64::MAX / 2) > 0);
     }
 
     #[test]

@@ -87,8 +87,10 @@ impl Sieve {
     #[wasm_bindgen(constructor)]
     pub fn new() -> Sieve {
         install_panic_hook();
+        let mut e = WebEngine::new();
+        e.set_year(js_sys::Date::new_0().get_full_year() as i32);
         Sieve {
-            e: Rc::new(RefCell::new(WebEngine::new())),
+            e: Rc::new(RefCell::new(e)),
         }
     }
 

@@ -172,6 +172,7 @@ function runSearch() {
     $('count').textContent = '';
     $('latency').textContent = '';
     $('backend').textContent = '';
+    $('hist').hidden = true;
     setRows(0);
     return;
   }
@@ -206,6 +207,7 @@ function result(m) {
     $('count').textContent = 'invalid pattern';
     $('latency').textContent = '';
     $('backend').textContent = '';
+    $('hist').hidden = true;
     setRows(0);
     return;
   }
@@ -220,12 +222,37 @@ function result(m) {
     : `CPU worker · ${r.backend.replace('cpu/', '')}`;
   $('backend').title = r.reason;
   $('backend').dataset.engine = r.engine === 'WebGPU' ? 'webgpu' : 'cpu';
+  showHistogram(r.histogram, r.levels);
   st.rowsCache = new Map();
   st.requested = new Set([0]);
   m.rows.forEach((row) => st.rowsCache.set(row.i, row));
   setRows(r.rows);
   $('list').scrollTop = 0;
   render();
+}
+
+// ---- matches over time, and per level -----------------------------------------
+
+const fmtTime = (ms) => new Date(ms).toISOString().replace('T', ' ').replace(/\.000Z$|Z$/, '');
+function showHistogram(h, levels) {
+  const box = $('hist');
+  if (!h || !h.counts.length) { box.hidden = true; return; }
+  box.hidden = false;
+  const max = Math.max(1, ...h.counts);
+  const bars = h.counts.map((n, i) => {
+    const d = document.createElement('div');
+    d.style.height = `${(100 * n / max).toFixed(1)}%`;
+    d.title = `${fmtTime(h.start + i * h.bucket)}: ${fmtInt(n)}`;
+    return d;
+  });
+  $('hist-bars').replaceChildren(...bars);
+  $('hist-from').textContent = fmtTime(h.start);
+  $('hist-to').textContent = fmtTime(h.start + h.counts.length * h.bucket);
+  $('levels').replaceChildren(...(levels || []).slice(0, 6).map(([name, n]) => {
+    const sp = document.createElement('span');
+    sp.textContent = `${name} ${fmtInt(n)}`;
+    return sp;
+  }));
 }
 
 // ---- the virtualised list ----------------------------------------------------
