@@ -39,8 +39,8 @@ mod error;
 pub mod gen;
 #[cfg(feature = "gpu")]
 pub mod gpu;
-pub mod pipeline;
 pub mod pattern_counts;
+pub mod pipeline;
 pub mod planner;
 pub mod query;
 

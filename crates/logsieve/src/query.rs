@@ -186,7 +186,10 @@ fn analyze(b: &QueryBuilder, pats: &[Vec<u8>]) -> Result<Analysis, Error> {
         },
         Syntax::Wildcard => {
             // A wildcard pattern without `*` or `?` is a literal.
-            if pats.iter().all(|p| !p.iter().any(|&c| c == b'*' || c == b'?')) {
+            if pats
+                .iter()
+                .all(|p| !p.iter().any(|&c| c == b'*' || c == b'?'))
+            {
                 Analysis {
                     kind: QueryKind::Literal,
                     case,

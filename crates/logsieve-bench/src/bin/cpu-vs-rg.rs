@@ -82,7 +82,13 @@ fn main() {
     std::fs::write(&file, &data).expect("write corpus");
     let f = file.display().to_string();
     let ls = a.logsieve.display().to_string();
-    let queries = ["ERROR_503", "192.168.1", "error", "NullPointerException", "x"];
+    let queries = [
+        "ERROR_503",
+        "192.168.1",
+        "error",
+        "NullPointerException",
+        "x",
+    ];
     let mut md = String::new();
     md.push_str(&format!(
         "corpus: {} lines, {:.1} MB (logsieve gen --seed 42), median of {} runs after one warm-up, wall time per process\n\n",
@@ -100,10 +106,17 @@ fn main() {
         let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
         let (t1, c1) = time(&s(&[&ls, "search", "-c", "-F", "-j", "1", q, &f]), a.runs);
         let tn_arg = a.threads.to_string();
-        let (tn, cn) = time(&s(&[&ls, "search", "-c", "-F", "-j", &tn_arg, q, &f]), a.runs);
+        let (tn, cn) = time(
+            &s(&[&ls, "search", "-c", "-F", "-j", &tn_arg, q, &f]),
+            a.runs,
+        );
         let rg = has_rg.then(|| time(&s(&["rg", "-c", "-F", q, &f]), a.runs));
         let gr = has_grep.then(|| time(&s(&["grep", "-c", "-F", q, &f]), a.runs));
-        for (name, c) in [("logsieve -jN", Some(&cn)), ("rg", rg.as_ref().map(|r| &r.1)), ("grep", gr.as_ref().map(|r| &r.1))] {
+        for (name, c) in [
+            ("logsieve -jN", Some(&cn)),
+            ("rg", rg.as_ref().map(|r| &r.1)),
+            ("grep", gr.as_ref().map(|r| &r.1)),
+        ] {
             if let Some(c) = c {
                 if *c != c1 {
                     eprintln!("count mismatch for {q}: logsieve -j1 {c1}, {name} {c}");
@@ -113,9 +126,9 @@ fn main() {
         }
         let ms = |d: Duration| format!("{:.1}", d.as_secs_f64() * 1e3);
         let opt = |r: &Option<(Duration, String)>| r.as_ref().map_or("-".into(), |r| ms(r.0));
-        let ratio_rg = rg
-            .as_ref()
-            .map_or("-".into(), |r| format!("{:.2}", t1.as_secs_f64() / r.0.as_secs_f64()));
+        let ratio_rg = rg.as_ref().map_or("-".into(), |r| {
+            format!("{:.2}", t1.as_secs_f64() / r.0.as_secs_f64())
+        });
         md.push_str(&format!(
             "| `{q}` | {} | {} | {} | {} | {ratio_rg} | {:.2} | {c1} |\n",
             ms(t1),

@@ -121,7 +121,9 @@ impl Matcher {
                         .match_kind(MatchKind::LeftmostFirst)
                         .ascii_case_insensitive(a.case == CaseMode::Ascii)
                         .build(lits)
-                        .map_err(|e| Error::pattern(format!("cannot build literal matcher: {e}")))?;
+                        .map_err(|e| {
+                            Error::pattern(format!("cannot build literal matcher: {e}"))
+                        })?;
                     return Ok(Matcher::Aho(ac));
                 }
                 CaseMode::Unicode => {}
@@ -129,7 +131,11 @@ impl Matcher {
         }
         if a.kind == QueryKind::Fuzzy && !word && !line {
             if let Syntax::Fuzzy(k) = b.syntax {
-                return Ok(Matcher::Fuzzy(Fuzzy::new(pats, k, a.case != CaseMode::Sensitive)));
+                return Ok(Matcher::Fuzzy(Fuzzy::new(
+                    pats,
+                    k,
+                    a.case != CaseMode::Sensitive,
+                )));
             }
         }
         if a.kind == QueryKind::Fuzzy {
@@ -202,18 +208,14 @@ impl Matcher {
                 start: at + i,
                 verify: false,
             }),
-            Matcher::Aho(ac) => ac
-                .find(Input::new(hay).span(at..end))
-                .map(|m| Candidate {
-                    start: m.start(),
-                    verify: false,
-                }),
-            Matcher::Regex { re, word: false } => {
-                re.find_at(&hay[..end], at).map(|m| Candidate {
-                    start: m.start(),
-                    verify: memchr::memchr(b'\n', &hay[m.start()..m.end()]).is_some(),
-                })
-            }
+            Matcher::Aho(ac) => ac.find(Input::new(hay).span(at..end)).map(|m| Candidate {
+                start: m.start(),
+                verify: false,
+            }),
+            Matcher::Regex { re, word: false } => re.find_at(&hay[..end], at).map(|m| Candidate {
+                start: m.start(),
+                verify: memchr::memchr(b'\n', &hay[m.start()..m.end()]).is_some(),
+            }),
             Matcher::Multi(t) => t.find(hay, at, end).map(|(p, _)| Candidate {
                 start: p,
                 verify: false,
@@ -281,4 +283,3 @@ impl Matcher {
         out
     }
 }
-

@@ -5,8 +5,8 @@
 //! own file. One bind-group layout serves all pipelines, so a segment has a
 //! single bind group whatever kernel runs.
 
-pub(crate) mod brute_byte;
 pub(crate) mod ac;
+pub(crate) mod brute_byte;
 pub(crate) mod brute_line;
 pub(crate) mod count;
 pub(crate) mod plain_read;
