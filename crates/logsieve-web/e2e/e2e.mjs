@@ -215,6 +215,38 @@ async function checkQueries(page, label, gpuOk, timings, backend) {
         check(row.marks.length > 0 && row.marks.every((m) => m === 'ERROR_503'), `${label}: row ${k} highlights ERROR_503`, JSON.stringify(row.marks));
       });
       await page.screenshot({ path: join(OUT, `${label}-literal.png`) });
+      // Drag across the middle half of the histogram: the answer keeps the
+      // matches stamped in that (bucket-aligned) range, which the
+      // unfiltered histogram's interior buckets count independently.
+      const box = await page.locator('#hist-bars').boundingBox();
+      const waitNext = async (b) => {
+        await page.waitForFunction((b0) => {
+          const s = window.__ls;
+          return s.searchId > b0 && s.result && s.result.id === s.searchId && document.body.dataset.state === 'done';
+        }, b, { timeout: 120000 });
+        return page.evaluate(() => ({ ...window.__ls.result, range: window.__ls.range }));
+      };
+      let before = await page.evaluate(() => window.__ls.searchId);
+      await page.mouse.move(box.x + box.width * 0.25, box.y + box.height / 2);
+      await page.mouse.down();
+      await page.mouse.move(box.x + box.width * 0.5, box.y + box.height / 2, { steps: 4 });
+      await page.mouse.move(box.x + box.width * 0.75, box.y + box.height / 2, { steps: 4 });
+      await page.mouse.up();
+      const rr = await waitNext(before);
+      const h = r.histogram;
+      const [a, b] = rr.range || [0, 0];
+      const inRange = h.counts.reduce((sum, n, k) => {
+        const t = h.start + k * h.bucket;
+        return sum + (t >= a && t + h.bucket <= b ? n : 0);
+      }, 0);
+      check(rr.range && rr.count === inRange && rr.count > 0 && rr.count < want,
+        `${label}: dragged time range keeps ${rr.count} of ${want} matches = ${inRange} in its buckets`, JSON.stringify(rr.range));
+      check(await page.isVisible('#hist-range') && await page.isVisible('#hist-clear'), `${label}: the chosen range is shown`);
+      await page.screenshot({ path: join(OUT, `${label}-time-range.png`) });
+      before = await page.evaluate(() => window.__ls.searchId);
+      await page.click('#hist-clear');
+      const back = await waitNext(before);
+      check(back.count === want && !back.range, `${label}: clearing the range brings back all ${want} matches`);
     }
     if (req.patterns === 'e') {
       // 100k+ hits: scroll to the end; the last row must be the CLI's last.

@@ -83,6 +83,9 @@ pub struct Request {
     pub backend: String,
     /// The GPU kernel (default `scan`).
     pub kernel: GpuKernel,
+    /// A time range (Unix ms, start inclusive, end exclusive) chosen by
+    /// dragging on the histogram: only lines stamped inside it count.
+    pub range: Option<(i64, i64)>,
 }
 
 impl Request {
@@ -109,7 +112,14 @@ impl Request {
         let kname = str_of("kernel", "scan");
         let kernel =
             GpuKernel::from_name(&kname).ok_or_else(|| format!("unknown GPU kernel {kname:?}"))?;
+        let ms_of = |k: &str| v.get(k).and_then(Value::as_f64).filter(|x| x.is_finite());
+        let range = match (ms_of("sinceMs"), ms_of("untilMs")) {
+            (Some(a), Some(b)) if a < b => Some((a as i64, b as i64)),
+            (None, None) => None,
+            _ => return Err("bad time range: sinceMs must be below untilMs".to_string()),
+        };
         Ok(Request {
+            range,
             patterns: str_of("patterns", ""),
             syntax,
             ignore_case: bool_of("ignoreCase"),
@@ -148,11 +158,13 @@ pub struct Prepared {
     route: Route,
     kernel: GpuKernel,
     reason: String,
+    range: Option<(i64, i64)>,
 }
 
 /// The answer to one search.
 pub struct Outcome {
     query: Query,
+    range: Option<(i64, i64)>,
     docs: Vec<DocHits>,
     backend: String,
     engine: &'static str,
@@ -175,6 +187,7 @@ pub async fn run(p: Prepared) -> Outcome {
         {
             Ok(r) => {
                 return Outcome {
+                    range: p.range,
                     query: p.query,
                     docs: r.docs,
                     backend: format!("gpu/{}", p.kernel.name()),
@@ -204,6 +217,7 @@ pub async fn run(p: Prepared) -> Outcome {
         .map(|d| search_doc(d, &p.query, &opts))
         .collect();
     Outcome {
+        range: p.range,
         backend: format!("cpu/{}", p.query.cpu_matcher_name()),
         query: p.query,
         docs,
@@ -448,15 +462,29 @@ impl WebEngine {
             route,
             kernel: req.kernel,
             reason,
+            range: req.range,
         })
     }
 
     /// Keeps the answer for [`WebEngine::rows`] and returns its summary
     /// (JSON). A lost device drops the GPU corpus and context.
-    pub fn store(&mut self, o: Outcome) -> String {
+    pub fn store(&mut self, mut o: Outcome) -> String {
         if o.gpu_lost {
             self.gpu = None;
             self.gpu_ctx = None;
+        }
+        if let Some((since, until)) = o.range {
+            // The histogram's time range: keep the lines stamped inside it
+            // (an unstamped line inherits the time before it, as in the
+            // pipeline). O(hits).
+            let cols = self.columns();
+            for (d, h) in cols.docs().iter().zip(o.docs.iter_mut()) {
+                h.lines.retain(|&l| {
+                    let t = d.times.get(l as usize).copied().unwrap_or(NO_TIME);
+                    t != NO_TIME && t >= since && t < until
+                });
+                h.count = h.lines.len() as u64;
+            }
         }
         let mut ends = Vec::with_capacity(o.docs.len());
         let mut total = 0u64;
@@ -486,6 +514,7 @@ impl WebEngine {
             "gpuLost": o.gpu_lost,
             "histogram": histogram,
             "levels": levels,
+            "range": o.range.map(|(a, b)| json!([a, b])),
         });
         self.answer = Some(Answer {
             query: o.query,
@@ -499,17 +528,22 @@ impl WebEngine {
     /// the corpus's time span) and per log level, from the matching line
     /// ids: O(hits) once the columns exist. `null`s when no line has a
     /// timestamp.
-    fn time_and_levels(&mut self, hits: &[DocHits]) -> (Value, Value) {
+    /// The time and level columns, built on first use after a load.
+    fn columns(&mut self) -> &Columns {
         let corpus = &self.corpus;
         let year = self.year;
-        let cols = self.columns.get_or_insert_with(|| {
+        self.columns.get_or_insert_with(|| {
             let opts = ColumnOptions {
                 fields: vec![FieldSpec::level()],
                 year,
                 ..Default::default()
             };
             Columns::build(corpus, &opts)
-        });
+        })
+    }
+
+    fn time_and_levels(&mut self, hits: &[DocHits]) -> (Value, Value) {
+        let cols = self.columns();
         let histogram = match time_span(cols) {
             Some((lo, hi)) => {
                 let bucket = nice_bucket(hi - lo);
@@ -845,6 +879,29 @@ mod tests {
         let p = rows[0]["p"].as_array().unwrap();
         assert_eq!(p.len(), 2);
         assert!(p[1][0].as_str().unwrap().contains("16 more bytes"));
+    }
+
+    #[test]
+    fn a_time_range_keeps_the_lines_stamped_inside_it() {
+        let mut e = WebEngine::new();
+        let log = b"2026-11-20T10:00:00Z INFO a x\n2026-11-20T10:10:00Z WARN b x\n\
+                    no time here x\n2026-11-20T10:20:00Z ERROR c x\n";
+        load(&mut e, "t.log", log, 2026);
+        let t = |m: i64| 1_795_132_800_000 + (10 * 60 + m) * 60_000;
+        let all = search(&mut e, json!({"patterns": "x"}));
+        assert_eq!(all["count"], 4);
+        assert!(all["range"].is_null());
+        // [10:10, 10:20): the 10:10 line and the untimed one after it.
+        let mid = search(&mut e, json!({"patterns": "x", "sinceMs": t(10), "untilMs": t(20)}));
+        assert_eq!(mid["count"], 2);
+        assert_eq!(mid["rows"], 2);
+        let rows: Value = serde_json::from_str(&e.rows(0, 10)).unwrap();
+        let nums: Vec<u64> = rows.as_array().unwrap().iter().map(|r| r["n"].as_u64().unwrap()).collect();
+        assert_eq!(nums, vec![2, 3]);
+        // The end is exclusive; an inverted range is an error, not a panic.
+        let end = search(&mut e, json!({"patterns": "x", "sinceMs": t(20), "untilMs": t(21)}));
+        assert_eq!(end["count"], 1);
+        assert!(Request::from_json(&json!({"patterns": "x", "sinceMs": t(5), "untilMs": t(1)}).to_string()).is_err());
     }
 
     #[test]

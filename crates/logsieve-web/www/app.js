@@ -16,6 +16,9 @@ const st = {
   ready: false, loaded: false, gpu: null, files: [], info: null, upload: null,
   searchId: 0, result: null, resultQuery: null, rowsCache: new Map(), requested: new Set(),
   notices: [], progressSeen: { read: 0, upload: 0, generate: 0 },
+  // Time range chosen by dragging on the histogram: [since, until) in Unix
+  // ms, or null; `hist` is the last histogram's geometry.
+  range: null, hist: null,
 };
 window.__ls = st;
 
@@ -120,6 +123,7 @@ function progress(m) {
 
 function loaded(m) {
   st.loaded = true;
+  st.range = null;
   st.files = m.files;
   st.info = m.info;
   st.upload = m.upload;
@@ -153,6 +157,7 @@ function request() {
     word: $('word').checked,
     invert: $('invert').checked,
     backend: $('engine-choice').value,
+    ...(st.range ? { sinceMs: st.range[0], untilMs: st.range[1] } : {}),
   };
 }
 
@@ -236,8 +241,9 @@ function result(m) {
 const fmtTime = (ms) => new Date(ms).toISOString().replace('T', ' ').replace(/\.000Z$|Z$/, '');
 function showHistogram(h, levels) {
   const box = $('hist');
-  if (!h || !h.counts.length) { box.hidden = true; return; }
+  if (!h || !h.counts.length) { box.hidden = true; st.hist = null; return; }
   box.hidden = false;
+  st.hist = h;
   const max = Math.max(1, ...h.counts);
   const bars = h.counts.map((n, i) => {
     const d = document.createElement('div');
@@ -245,9 +251,23 @@ function showHistogram(h, levels) {
     d.title = `${fmtTime(h.start + i * h.bucket)}: ${fmtInt(n)}`;
     return d;
   });
-  $('hist-bars').replaceChildren(...bars);
+  $('hist-bars').replaceChildren(...bars, $('hist-range'));
   $('hist-from').textContent = fmtTime(h.start);
   $('hist-to').textContent = fmtTime(h.start + h.counts.length * h.bucket);
+  const sel = $('hist-range');
+  if (st.range) {
+    const span = h.counts.length * h.bucket;
+    const a = Math.max(0, (st.range[0] - h.start) / span);
+    const b = Math.min(1, (st.range[1] - h.start) / span);
+    sel.style.left = `${(100 * a).toFixed(2)}%`;
+    sel.style.width = `${(100 * Math.max(0, b - a)).toFixed(2)}%`;
+    sel.hidden = false;
+    $('hist-clear').hidden = false;
+    $('hist-clear').textContent = `${fmtTime(st.range[0])} – ${fmtTime(st.range[1])} ✕`;
+  } else {
+    sel.hidden = true;
+    $('hist-clear').hidden = true;
+  }
   $('levels').replaceChildren(...(levels || []).slice(0, 6).map(([name, n]) => {
     const sp = document.createElement('span');
     sp.textContent = `${name} ${fmtInt(n)}`;
@@ -363,3 +383,51 @@ worker.onmessage = (ev) => {
     case 'fatal': fatal(m.text); break;
   }
 };
+
+// ---- time range: drag on the histogram, click ✕ (or Escape) to clear ---------
+
+{
+  const bars = $('hist-bars');
+  let drag = null;
+  // The time under a pointer, snapped to the bucket grid.
+  const timeAt = (x) => {
+    const h = st.hist;
+    const r = bars.getBoundingClientRect();
+    const f = Math.min(1, Math.max(0, (x - r.left) / Math.max(1, r.width)));
+    const b = Math.round(f * h.counts.length);
+    return h.start + b * h.bucket;
+  };
+  bars.addEventListener('pointerdown', (e) => {
+    if (!st.hist) return;
+    drag = { from: timeAt(e.clientX) };
+    bars.setPointerCapture(e.pointerId);
+    e.preventDefault();
+  });
+  bars.addEventListener('pointermove', (e) => {
+    if (!drag || !st.hist) return;
+    const t = timeAt(e.clientX);
+    const span = st.hist.counts.length * st.hist.bucket;
+    const [a, b] = [Math.min(drag.from, t), Math.max(drag.from, t)];
+    const sel = $('hist-range');
+    sel.hidden = false;
+    sel.style.left = `${(100 * (a - st.hist.start) / span).toFixed(2)}%`;
+    sel.style.width = `${(100 * (b - a) / span).toFixed(2)}%`;
+  });
+  bars.addEventListener('pointerup', (e) => {
+    if (!drag || !st.hist) return;
+    const t = timeAt(e.clientX);
+    let [a, b] = [Math.min(drag.from, t), Math.max(drag.from, t)];
+    // A click (no drag) selects the bucket under the pointer.
+    if (a === b) {
+      a = st.hist.start + Math.floor((a - st.hist.start) / st.hist.bucket) * st.hist.bucket;
+      if (a >= st.hist.start + st.hist.counts.length * st.hist.bucket) a -= st.hist.bucket;
+      b = a + st.hist.bucket;
+    }
+    drag = null;
+    st.range = [a, b];
+    schedule(0);
+  });
+  const clear = () => { if (st.range) { st.range = null; schedule(0); } };
+  $('hist-clear').addEventListener('click', clear);
+  document.addEventListener('keydown', (e) => { if (e.key === 'Escape') clear(); });
+}
