@@ -892,16 +892,30 @@ mod tests {
         assert_eq!(all["count"], 4);
         assert!(all["range"].is_null());
         // [10:10, 10:20): the 10:10 line and the untimed one after it.
-        let mid = search(&mut e, json!({"patterns": "x", "sinceMs": t(10), "untilMs": t(20)}));
+        let mid = search(
+            &mut e,
+            json!({"patterns": "x", "sinceMs": t(10), "untilMs": t(20)}),
+        );
         assert_eq!(mid["count"], 2);
         assert_eq!(mid["rows"], 2);
         let rows: Value = serde_json::from_str(&e.rows(0, 10)).unwrap();
-        let nums: Vec<u64> = rows.as_array().unwrap().iter().map(|r| r["n"].as_u64().unwrap()).collect();
+        let nums: Vec<u64> = rows
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["n"].as_u64().unwrap())
+            .collect();
         assert_eq!(nums, vec![2, 3]);
         // The end is exclusive; an inverted range is an error, not a panic.
-        let end = search(&mut e, json!({"patterns": "x", "sinceMs": t(20), "untilMs": t(21)}));
+        let end = search(
+            &mut e,
+            json!({"patterns": "x", "sinceMs": t(20), "untilMs": t(21)}),
+        );
         assert_eq!(end["count"], 1);
-        assert!(Request::from_json(&json!({"patterns": "x", "sinceMs": t(5), "untilMs": t(1)}).to_string()).is_err());
+        assert!(Request::from_json(
+            &json!({"patterns": "x", "sinceMs": t(5), "untilMs": t(1)}).to_string()
+        )
+        .is_err());
     }
 
     #[test]
