@@ -331,7 +331,6 @@ fn find_iter_line_table() {
 /// `find_iter_line` (`-o`, colour, `--json` submatches). Line selection is
 /// not affected.
 #[test]
-#[ignore = "known bug: -w find_iter_line misses adjacent matches of patterns ending in a non-word char"]
 fn find_iter_line_word_adjacent_non_word_patterns() {
     for (p, line) in [(",", &b",,"[..]), (", ", b"a, , b")] {
         let p = pats(&[p]);

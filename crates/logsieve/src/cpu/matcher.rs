@@ -43,6 +43,11 @@ pub(crate) enum Matcher {
     Regex {
         re: Regex,
         word: bool,
+        /// With `-w`: the wrapper without its `^` branch,
+        /// `\W(body)(?:$|\W)`, tried at the last character of the previous
+        /// match, whose non-word character may be the next match's left
+        /// boundary (grep: `,` on `,,` matches twice).
+        cont: Option<Regex>,
     },
     Fuzzy(Fuzzy),
 }
@@ -172,16 +177,24 @@ impl Matcher {
         } else if word {
             format!("(?:^|\\W)({body})(?:$|\\W)")
         } else {
-            body
+            body.clone()
         };
-        let re = RegexBuilder::new(&pattern)
-            .multi_line(true)
-            .case_insensitive(a.kind == QueryKind::Regex && a.case == CaseMode::Unicode)
-            .size_limit(256 << 20)
-            .dfa_size_limit(256 << 20)
-            .build()
-            .map_err(|e| Error::pattern(format!("regex error:\n{e}")))?;
-        Ok(Matcher::Regex { re, word })
+        let build = |pattern: &str| {
+            RegexBuilder::new(pattern)
+                .multi_line(true)
+                .case_insensitive(a.kind == QueryKind::Regex && a.case == CaseMode::Unicode)
+                .size_limit(256 << 20)
+                .dfa_size_limit(256 << 20)
+                .build()
+                .map_err(|e| Error::pattern(format!("regex error:\n{e}")))
+        };
+        let re = build(&pattern)?;
+        let cont = if word {
+            Some(build(&format!("\\W({body})(?:$|\\W)"))?)
+        } else {
+            None
+        };
+        Ok(Matcher::Regex { re, word, cont })
     }
 
     pub(crate) fn name(&self) -> &'static str {
@@ -212,7 +225,9 @@ impl Matcher {
                 start: m.start(),
                 verify: false,
             }),
-            Matcher::Regex { re, word: false } => re.find_at(&hay[..end], at).map(|m| Candidate {
+            Matcher::Regex {
+                re, word: false, ..
+            } => re.find_at(&hay[..end], at).map(|m| Candidate {
                 start: m.start(),
                 verify: memchr::memchr(b'\n', &hay[m.start()..m.end()]).is_some(),
             }),
@@ -220,7 +235,7 @@ impl Matcher {
                 start: p,
                 verify: false,
             }),
-            Matcher::Regex { re, word: true } => {
+            Matcher::Regex { re, word: true, .. } => {
                 let caps = re.captures_at(&hay[..end], at)?;
                 let g = caps.get(1).expect("word wrapper has group 1");
                 Some(Candidate {
@@ -258,13 +273,32 @@ impl Matcher {
             }
             Matcher::Aho(ac) => out.extend(ac.find_iter(line).map(|m| m.start()..m.end())),
             Matcher::Multi(t) => out.extend(t.find_iter_line(line)),
-            Matcher::Regex { re, word: false } => {
+            Matcher::Regex {
+                re, word: false, ..
+            } => {
                 out.extend(re.find_iter(line).map(|m| m.start()..m.end()));
             }
-            Matcher::Regex { re, word: true } => {
+            Matcher::Regex {
+                re,
+                word: true,
+                cont,
+            } => {
                 let mut at = 0;
                 while at <= line.len() {
-                    let Some(caps) = re.captures_at(line, at) else {
+                    // A match right after the previous one, its left
+                    // boundary being the previous match's last character.
+                    let adjacent = match (cont, out.last()) {
+                        (Some(cont), Some(prev)) if prev.end == at && at > 0 => {
+                            let mut p0 = at - 1;
+                            while p0 > 0 && at - p0 < 4 && (line[p0] & 0xC0) == 0x80 {
+                                p0 -= 1;
+                            }
+                            cont.captures_at(line, p0)
+                                .filter(|c| c.get(0).is_some_and(|m| m.start() == p0))
+                        }
+                        _ => None,
+                    };
+                    let Some(caps) = adjacent.or_else(|| re.captures_at(line, at)) else {
                         break;
                     };
                     let g = caps.get(1).expect("word wrapper has group 1");
