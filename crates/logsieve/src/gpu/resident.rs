@@ -1018,60 +1018,8 @@ impl GpuCorpus {
         }
 
         // Merge per document: GPU segments, then the CPU's oversized ones.
-        let nd = corpus.docs().len();
-        let mut matched = vec![0u64; nd];
-        let mut ids: Vec<Vec<u64>> = vec![Vec::new(); nd];
-        for (i, s) in self.segs.iter().enumerate() {
-            matched[s.doc] += u64::from(counts[i][0]);
-            if lines {
-                ids[s.doc].append(&mut seg_lines[i]);
-            }
-        }
-        for (di, seg) in &self.cpu_segs {
-            let doc = &corpus.docs()[*di];
-            let idx = doc.lines();
-            crate::cpu::for_each_match(
-                q,
-                doc.data(),
-                seg.bytes.start as usize,
-                seg.bytes.end as usize,
-                |ls, _| {
-                    matched[*di] += 1;
-                    if lines {
-                        ids[*di].push(idx.line_of(ls as u64));
-                    }
-                    true
-                },
-            );
-        }
-        let mut docs = Vec::with_capacity(nd);
-        for di in 0..nd {
-            let n_lines = self.shape[di].1;
-            if lines {
-                let mut v = std::mem::take(&mut ids[di]);
-                v.sort_unstable();
-                if q.invert() {
-                    v = crate::cpu::complement(&v, n_lines);
-                }
-                if let Some(m) = max_count {
-                    v.truncate(m.min(usize::MAX as u64) as usize);
-                }
-                docs.push(DocHits {
-                    count: v.len() as u64,
-                    lines: v,
-                });
-            } else {
-                let sel = if q.invert() {
-                    n_lines - matched[di]
-                } else {
-                    matched[di]
-                };
-                docs.push(DocHits {
-                    count: max_count.map_or(sel, |m| sel.min(m)),
-                    lines: Vec::new(),
-                });
-            }
-        }
+        let seg_matched: Vec<u64> = counts.iter().map(|c| u64::from(c[0])).collect();
+        let docs = self.merge_docs(corpus, q, &seg_matched, seg_lines, lines, max_count);
         let candidates = phased.then(|| {
             counts.iter().map(|c| u64::from(c[1])).sum::<u64>() + self.cpu_segs.len() as u64
         });
@@ -1283,4 +1231,75 @@ fn cpu_positions(doc: &Document, seg: &Segment, folded: &[u8], fold: bool) -> Ve
         }
     }
     out
+}
+
+impl GpuCorpus {
+    /// Per-document hits from the GPU segments' match counts and line ids,
+    /// merged with the CPU's oversized segments, with `-v` and `-m`
+    /// applied. Every GPU search path ends here.
+    pub(super) fn merge_docs(
+        &self,
+        corpus: &Corpus,
+        q: &Query,
+        seg_matched: &[u64],
+        mut seg_lines: Vec<Vec<u64>>,
+        lines: bool,
+        max_count: Option<u64>,
+    ) -> Vec<DocHits> {
+        let nd = corpus.docs().len();
+        let mut matched = vec![0u64; nd];
+        let mut ids: Vec<Vec<u64>> = vec![Vec::new(); nd];
+        for (i, s) in self.segs.iter().enumerate() {
+            matched[s.doc] += seg_matched[i];
+            if lines {
+                ids[s.doc].append(&mut seg_lines[i]);
+            }
+        }
+        for (di, seg) in &self.cpu_segs {
+            let doc = &corpus.docs()[*di];
+            let idx = doc.lines();
+            crate::cpu::for_each_match(
+                q,
+                doc.data(),
+                seg.bytes.start as usize,
+                seg.bytes.end as usize,
+                |ls, _| {
+                    matched[*di] += 1;
+                    if lines {
+                        ids[*di].push(idx.line_of(ls as u64));
+                    }
+                    true
+                },
+            );
+        }
+        let mut docs = Vec::with_capacity(nd);
+        for di in 0..nd {
+            let n_lines = self.shape[di].1;
+            if lines {
+                let mut v = std::mem::take(&mut ids[di]);
+                v.sort_unstable();
+                if q.invert() {
+                    v = crate::cpu::complement(&v, n_lines);
+                }
+                if let Some(m) = max_count {
+                    v.truncate(m.min(usize::MAX as u64) as usize);
+                }
+                docs.push(DocHits {
+                    count: v.len() as u64,
+                    lines: v,
+                });
+            } else {
+                let sel = if q.invert() {
+                    n_lines - matched[di]
+                } else {
+                    matched[di]
+                };
+                docs.push(DocHits {
+                    count: max_count.map_or(sel, |m| sel.min(m)),
+                    lines: Vec::new(),
+                });
+            }
+        }
+        docs
+    }
 }

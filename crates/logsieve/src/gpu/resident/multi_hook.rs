@@ -12,7 +12,7 @@ use crate::cpu::multi::{count_doc, count_range, GroupCounts, Occurrences, Patter
 use crate::error::Error;
 use crate::gpu::multi::{self, MultiKernel, Tables};
 use crate::query::Query;
-use crate::{DocHits, Want};
+use crate::Want;
 
 /// What one multi-literal run read back.
 struct Run {
@@ -38,61 +38,8 @@ impl GpuCorpus {
         let t0 = Instant::now();
         let lines = want == Want::Lines;
         let (_, run) = self.run_multi(corpus, q, kernel, lines, false).await?;
-        let nd = corpus.docs().len();
-        let mut matched = vec![0u64; nd];
-        let mut ids: Vec<Vec<u64>> = vec![Vec::new(); nd];
-        let mut seg_lines = run.seg_lines;
-        for (i, s) in self.segs.iter().enumerate() {
-            matched[s.doc] += u64::from(run.counts[i][0]);
-            if lines {
-                ids[s.doc].append(&mut seg_lines[i]);
-            }
-        }
-        for (di, seg) in &self.cpu_segs {
-            let doc = &corpus.docs()[*di];
-            let idx = doc.lines();
-            crate::cpu::for_each_match(
-                q,
-                doc.data(),
-                seg.bytes.start as usize,
-                seg.bytes.end as usize,
-                |ls, _| {
-                    matched[*di] += 1;
-                    if lines {
-                        ids[*di].push(idx.line_of(ls as u64));
-                    }
-                    true
-                },
-            );
-        }
-        let mut docs = Vec::with_capacity(nd);
-        for di in 0..nd {
-            let n_lines = self.shape[di].1;
-            if lines {
-                let mut v = std::mem::take(&mut ids[di]);
-                v.sort_unstable();
-                if q.invert() {
-                    v = crate::cpu::complement(&v, n_lines);
-                }
-                if let Some(m) = max_count {
-                    v.truncate(m.min(usize::MAX as u64) as usize);
-                }
-                docs.push(DocHits {
-                    count: v.len() as u64,
-                    lines: v,
-                });
-            } else {
-                let sel = if q.invert() {
-                    n_lines - matched[di]
-                } else {
-                    matched[di]
-                };
-                docs.push(DocHits {
-                    count: max_count.map_or(sel, |m| sel.min(m)),
-                    lines: Vec::new(),
-                });
-            }
-        }
+        let seg_matched: Vec<u64> = run.counts.iter().map(|c| u64::from(c[0])).collect();
+        let docs = self.merge_docs(corpus, q, &seg_matched, run.seg_lines, lines, max_count);
         Ok(GpuSearch {
             docs,
             kernel_time: run.kernel_time,
