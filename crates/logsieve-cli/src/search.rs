@@ -7,8 +7,8 @@ use std::time::Instant;
 
 use logsieve::gpu::GpuKernel;
 use logsieve::{
-    corpus, BackendChoice, Corpus, Document, Engine, LoadOptions, Query, QueryBuilder,
-    SearchOptions, Syntax, Want,
+    BackendChoice, Corpus, Document, Engine, LoadOptions, Query, QueryBuilder, SearchOptions,
+    Syntax, Want,
 };
 
 use crate::args::{BackendArg, ColorChoice, SearchArgs};
@@ -54,7 +54,6 @@ pub(crate) fn err(msg: impl std::fmt::Display) {
 struct Plan {
     query: Query,
     paths: Vec<PathBuf>,
-    read_stdin: bool,
 }
 
 fn plan(a: &SearchArgs) -> Result<Plan, String> {
@@ -102,11 +101,7 @@ fn plan(a: &SearchArgs) -> Result<Plan, String> {
     } else {
         paths
     };
-    Ok(Plan {
-        query,
-        paths,
-        read_stdin,
-    })
+    Ok(Plan { query, paths })
 }
 
 /// Runs `logsieve search`; returns the exit code.
@@ -122,39 +117,12 @@ pub fn run(a: &SearchArgs) -> i32 {
             return EXIT_ERROR;
         }
     };
-    let mut had_error = false;
     let opts = LoadOptions {
         no_mmap: a.no_mmap,
         search_zip: a.search_zip,
     };
-    let mut corpus = Corpus::new();
     let explicit_many = plan.paths.len() > 1 || plan.paths.iter().any(|p| p.is_dir());
-    if plan.read_stdin && plan.paths.iter().all(|p| p.as_os_str() != "-") {
-        match Document::stdin() {
-            Ok(d) => corpus.push(d),
-            Err(e) => {
-                err(e);
-                had_error = true;
-            }
-        }
-    } else {
-        for p in corpus::expand_paths(&plan.paths) {
-            let loaded = p.and_then(|p| {
-                if p.as_os_str() == "-" {
-                    Document::stdin()
-                } else {
-                    Document::open(&p, opts)
-                }
-            });
-            match loaded {
-                Ok(d) => corpus.push(d),
-                Err(e) => {
-                    err(e);
-                    had_error = true;
-                }
-            }
-        }
-    }
+    let (corpus, had_error) = crate::stats::load(&plan.paths, opts);
     let many = explicit_many || corpus.docs().len() > 1;
     let stdout_tty = io::stdout().is_terminal();
     let color = match a.color {

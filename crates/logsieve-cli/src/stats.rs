@@ -464,9 +464,10 @@ fn execute(job: Job) -> i32 {
     }
 }
 
-/// Loads the paths (stdin when none and piped); errors are reported and
-/// flagged, the rest is loaded.
-fn load(paths: &[PathBuf], opts: LoadOptions) -> (Corpus, bool) {
+/// Loads the paths (stdin when none and piped, `-` for stdin, directories
+/// walked); errors are reported and flagged, the rest is loaded. Shared by
+/// `search` and `stats`.
+pub(crate) fn load(paths: &[PathBuf], opts: LoadOptions) -> (Corpus, bool) {
     let mut corpus = Corpus::new();
     let mut had_error = false;
     let read_stdin = paths.is_empty() && !io::stdin().is_terminal();

@@ -372,6 +372,29 @@ impl GpuContext {
 }
 
 impl Ctx {
+    /// Runs `work` inside out-of-memory and validation error scopes, so a
+    /// GPU error comes back as an `Err`, never as a silently wrong result.
+    pub(crate) async fn scoped<T>(
+        &self,
+        work: impl std::future::Future<Output = Result<T, Error>>,
+    ) -> Result<T, Error> {
+        let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let val = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let res = work.await;
+        let v = val.pop().await;
+        let o = oom.pop().await;
+        if let Some(e) = o {
+            return Err(Error::backend(format!(
+                "out of GPU memory during search: {e}"
+            )));
+        }
+        if let Some(e) = v {
+            return Err(Error::backend(format!("GPU search failed: {e}")));
+        }
+        self.check_faults()?;
+        res
+    }
+
     /// An error if the device was lost or reported an error nobody caught:
     /// a result computed after that cannot be trusted.
     pub(crate) fn check_faults(&self) -> Result<(), Error> {

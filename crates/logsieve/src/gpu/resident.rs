@@ -854,35 +854,9 @@ impl GpuCorpus {
         self.check_corpus(corpus)?;
         let c = &*self.ctx.inner;
         c.check_faults()?;
-        #[cfg(not(target_arch = "wasm32"))]
-        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        #[cfg(target_arch = "wasm32")]
-        let mut st = match self.state.try_lock() {
-            Ok(st) => st,
-            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
-            Err(std::sync::TryLockError::WouldBlock) => {
-                return Err(Error::backend(
-                    "a GPU search of this corpus is already running",
-                ))
-            }
-        };
-        let oom = c.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-        let val = c.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let res = self
-            .search_inner(corpus, q, kernel, want, max_count, &mut st)
-            .await;
-        let v = val.pop().await;
-        let o = oom.pop().await;
-        if let Some(e) = o {
-            return Err(Error::backend(format!(
-                "out of GPU memory during search: {e}"
-            )));
-        }
-        if let Some(e) = v {
-            return Err(Error::backend(format!("GPU search failed: {e}")));
-        }
-        c.check_faults()?;
-        res
+        let mut st = self.lock_state()?;
+        c.scoped(self.search_inner(corpus, q, kernel, want, max_count, &mut st))
+            .await
     }
 
     async fn search_inner(
@@ -1234,6 +1208,26 @@ fn cpu_positions(doc: &Document, seg: &Segment, folded: &[u8], fold: bool) -> Ve
 }
 
 impl GpuCorpus {
+    /// The per-corpus scratch state. Natively a search waits for another
+    /// one on the same corpus; in a browser nothing may block, so a second
+    /// concurrent search is an error.
+    fn lock_state(&self) -> Result<std::sync::MutexGuard<'_, State>, Error> {
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            Ok(self.state.lock().unwrap_or_else(|p| p.into_inner()))
+        }
+        #[cfg(target_arch = "wasm32")]
+        {
+            match self.state.try_lock() {
+                Ok(st) => Ok(st),
+                Err(std::sync::TryLockError::Poisoned(p)) => Ok(p.into_inner()),
+                Err(std::sync::TryLockError::WouldBlock) => Err(Error::backend(
+                    "a GPU search of this corpus is already running",
+                )),
+            }
+        }
+    }
+
     /// Per-document hits from the GPU segments' match counts and line ids,
     /// merged with the CPU's oversized segments, with `-v` and `-m`
     /// applied. Every GPU search path ends here.

@@ -137,35 +137,11 @@ impl GpuCorpus {
             .min(c.info.max_buffer_size);
         let tables = Tables::build(q, kernel, max_binding)?;
         let pipes = multi::pipes(&self.ctx)?;
-        #[cfg(not(target_arch = "wasm32"))]
-        let st = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        #[cfg(target_arch = "wasm32")]
-        let st = match self.state.try_lock() {
-            Ok(st) => st,
-            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
-            Err(std::sync::TryLockError::WouldBlock) => {
-                return Err(Error::backend(
-                    "a GPU search of this corpus is already running",
-                ))
-            }
-        };
-        let oom = c.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-        let val = c.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let res = self
-            .run_multi_inner(&tables, &pipes, kernel, lines, per_pattern, &st)
-            .await;
-        let v = val.pop().await;
-        let o = oom.pop().await;
-        if let Some(e) = o {
-            return Err(Error::backend(format!(
-                "out of GPU memory during search: {e}"
-            )));
-        }
-        if let Some(e) = v {
-            return Err(Error::backend(format!("GPU search failed: {e}")));
-        }
-        c.check_faults()?;
-        res.map(|r| (tables.set, r))
+        let st = self.lock_state()?;
+        let r = c
+            .scoped(self.run_multi_inner(&tables, &pipes, kernel, lines, per_pattern, &st))
+            .await?;
+        Ok((tables.set, r))
     }
 
     async fn run_multi_inner(
