@@ -82,6 +82,8 @@ fn check_corpus(
             // With forced small segments, force a small staging chunk too,
             // so the staging ring wraps around many times.
             staging_chunk: max_segment.map(|_| 4096),
+            // ... through a ring of 1, 2 or 3 buffers.
+            staging_slots: max_segment.map(|m| (m % 3) as usize + 1),
         },
     )
     .unwrap_or_else(|e| panic!("{what}: upload failed: {e}"));
@@ -310,6 +312,46 @@ fn corpus_larger_than_one_segment() {
         corpus.total_bytes()
     );
     assert!(g.plain_read().is_ok());
+}
+
+/// scan zeroes its own result bits and counters on the GPU (the host
+/// clears nothing for it): queries run back to back on one upload, dense
+/// then sparse then absent, each equal to the CPU's, on one segment and on
+/// many.
+#[test]
+fn scan_after_scan_starts_clean() {
+    let Some(ctx) = ctx() else { return };
+    let data = common::generated(2000, 11);
+    let corpus = Corpus::from_bytes("g", data);
+    for max_segment in [None, Some(8 << 10)] {
+        let g = GpuCorpus::upload_with(
+            ctx,
+            &corpus,
+            UploadOptions {
+                max_segment,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        for (p, f) in [
+            (&b"e"[..], ""),
+            (b"ERROR_503", ""),
+            (b"x", "i"),
+            (b"no such thing", ""),
+            (b"e", "v"),
+            (b"NullPointerException", ""),
+        ] {
+            let q = fixed(p, f);
+            let exp = search_doc(&corpus.docs()[0], &q, &CpuOptions::default());
+            for want in [Want::Count, Want::Lines, Want::Count] {
+                let r = g.search(&corpus, &q, GpuKernel::Scan, want).unwrap();
+                assert_eq!(r.docs[0].count, exp.count, "{p:?} {f} {want:?} {max_segment:?}");
+                if want == Want::Lines {
+                    assert_eq!(r.docs[0].lines, exp.lines, "{p:?} {f} {max_segment:?}");
+                }
+            }
+        }
+    }
 }
 
 /// A line larger than the segment maximum is searched on the CPU and merged.

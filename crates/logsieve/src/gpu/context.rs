@@ -97,7 +97,8 @@ pub(crate) struct Pipelines {
     pub(crate) brute_byte: wgpu::ComputePipeline,
     pub(crate) two_phase_p1: wgpu::ComputePipeline,
     pub(crate) two_phase_p2: wgpu::ComputePipeline,
-    pub(crate) scan: wgpu::ComputePipeline,
+    pub(crate) scan_flag: wgpu::ComputePipeline,
+    pub(crate) scan_verify: wgpu::ComputePipeline,
     pub(crate) sig_build: wgpu::ComputePipeline,
     pub(crate) sig_p1: wgpu::ComputePipeline,
     pub(crate) plain_read: wgpu::ComputePipeline,
@@ -123,7 +124,14 @@ pub(crate) struct Ctx {
     pub(crate) faults: Arc<Faults>,
     /// Nanoseconds per timestamp tick (0 without timestamps).
     pub(crate) ts_period: f32,
+    /// Natively, wait for the GPU by polling it for up to [`SPIN_LIMIT`]
+    /// before blocking (see [`GpuContext::set_busy_wait`]).
+    pub(crate) busy_wait: std::sync::atomic::AtomicBool,
 }
+
+/// How long a native wait polls before it blocks in the driver.
+#[cfg(not(target_arch = "wasm32"))]
+const SPIN_LIMIT: std::time::Duration = std::time::Duration::from_millis(2);
 
 /// The GPU: one per process, shared by every uploaded corpus. Cheap to
 /// clone (an `Arc`).
@@ -320,7 +328,8 @@ impl GpuContext {
             brute_byte: pipe(&m_bb, "brute_byte"),
             two_phase_p1: pipe(&m_tp, "phase1"),
             two_phase_p2: pipe(&m_tp, "phase2"),
-            scan: pipe(&m_sc, "scan"),
+            scan_flag: pipe(&m_sc, "scan_flag"),
+            scan_verify: pipe(&m_sc, "scan_verify"),
             sig_build: pipe(&m_sg, "build"),
             sig_p1: pipe(&m_sg, "phase1"),
             plain_read: pipe(&m_pr, "plain_read"),
@@ -348,6 +357,7 @@ impl GpuContext {
                 pipes,
                 faults,
                 ts_period,
+                busy_wait: std::sync::atomic::AtomicBool::new(true),
             }),
         })
     }
@@ -355,6 +365,15 @@ impl GpuContext {
     /// What the adapter is and allows.
     pub fn info(&self) -> &GpuInfo {
         &self.inner.info
+    }
+
+    /// Whether waits for the GPU poll before they block (natively; on by
+    /// default). Off, every wait sleeps in the driver until the GPU is
+    /// done: less CPU, more latency per query (see docs/bench).
+    pub fn set_busy_wait(&self, on: bool) {
+        self.inner
+            .busy_wait
+            .store(on, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Destroys the device, as a driver reset or a browser reclaiming the
@@ -407,8 +426,25 @@ impl Ctx {
         Ok(())
     }
 
-    /// Waits for all submitted work (natively only: it blocks).
+    /// Waits for all submitted work (natively only: it blocks). With busy
+    /// waiting on, it first polls the queue for up to [`SPIN_LIMIT`]: a
+    /// query that takes a tenth of a millisecond should not pay for a sleep
+    /// and a wake-up in the driver.
     pub(crate) fn wait(&self) -> Result<(), Error> {
+        #[cfg(not(target_arch = "wasm32"))]
+        if self.busy_wait.load(std::sync::atomic::Ordering::Relaxed) {
+            let t = std::time::Instant::now();
+            while t.elapsed() < SPIN_LIMIT {
+                let st = self
+                    .device
+                    .poll(wgpu::PollType::Poll)
+                    .map_err(|e| Error::backend(format!("GPU wait failed: {e}")))?;
+                if st.is_queue_empty() {
+                    return Ok(());
+                }
+                std::hint::spin_loop();
+            }
+        }
         self.device
             .poll(wgpu::PollType::wait_indefinitely())
             .map_err(|e| Error::backend(format!("GPU wait failed: {e}")))?;

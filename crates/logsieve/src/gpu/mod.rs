@@ -22,7 +22,7 @@ mod resident;
 
 pub use context::{GpuContext, GpuInfo};
 pub use multi::MultiKernel;
-pub use resident::{GpuCorpus, GpuSearch, UploadOptions};
+pub use resident::{GpuCorpus, GpuSearch, UploadOptions, UploadStats};
 
 use crate::query::{CaseMode, Query};
 

@@ -43,9 +43,30 @@ pub struct UploadOptions {
     /// `max_storage_buffer_binding_size` (less padding). Tests set it small
     /// to force many segments.
     pub max_segment: Option<u64>,
-    /// The staging chunk in bytes (default 32 MiB). Tests set it small so
+    /// The staging chunk in bytes (default 16 MiB). Tests set it small so
     /// that the staging ring wraps around many times.
     pub staging_chunk: Option<u64>,
+    /// Staging buffers in the ring (default 4, at least 1).
+    pub staging_slots: Option<usize>,
+}
+
+/// Where an upload's time went (see [`GpuCorpus::upload_stats`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct UploadStats {
+    /// Creating the staging buffers (mapped at creation).
+    pub create: Duration,
+    /// Waiting for a staging buffer to come back mapped.
+    pub wait_map: Duration,
+    /// Copying the bytes into mapped staging memory (all cores).
+    pub fill: Duration,
+    /// Unmapping, encoding and submitting the copies.
+    pub submit: Duration,
+    /// The final wait for the last copies.
+    pub wait_end: Duration,
+    /// The staging chunk size used, in bytes.
+    pub chunk: u64,
+    /// The staging buffers in the ring.
+    pub slots: usize,
 }
 
 /// The result of one GPU search.
@@ -110,12 +131,16 @@ pub struct GpuCorpus {
     shape: Vec<(u64, u64)>,
     freq: Box<[u64; 256]>,
     upload_time: Duration,
+    upload_stats: UploadStats,
     index_time: Duration,
     upload_bytes: u64,
     params: wgpu::Buffer,
     rb_counts: wgpu::Buffer,
     rb_bits: wgpu::Buffer,
     ts: Option<(wgpu::QuerySet, wgpu::Buffer, wgpu::Buffer)>,
+    /// Whether single-literal searches bracket their pass with timestamps
+    /// (`GpuSearch::kernel_time`); see [`GpuCorpus::set_timestamps`].
+    timestamps: std::sync::atomic::AtomicBool,
     state: Mutex<State>,
 }
 
@@ -360,7 +385,12 @@ impl GpuCorpus {
                     ),
                     ("starts".to_string(), init("starts", &local, storage)),
                     ("blk".to_string(), init("blk", &blk, storage)),
-                    ("cand".to_string(), mk("cand", n_words * 4, bits)),
+                    // Candidate lines (two-phase, signature), or the chunk
+                    // flags of scan: whichever is larger.
+                    (
+                        "cand".to_string(),
+                        mk("cand", n_words.max(scan::flag_words(n_bytes)) * 4, bits),
+                    ),
                     ("result".to_string(), mk("result", n_words * 4, bits)),
                     ("counters".to_string(), mk("counters", 16, bits)),
                     ("sigs".to_string(), mk("sigs", n_lines * 16, storage)),
@@ -413,6 +443,12 @@ impl GpuCorpus {
             .staging_chunk
             .map_or(STAGING_CHUNK, |c| round_up(c.max(16), 16));
         let slot_size = chunk_max.min(round_up(all.max(16), 16));
+        let slots = opts.staging_slots.unwrap_or(STAGING_SLOTS).max(1);
+        let mut us = UploadStats {
+            chunk: slot_size,
+            slots,
+            ..Default::default()
+        };
         type Pending = (
             wgpu::SubmissionIndex,
             oneshot::Receiver<Result<(), wgpu::BufferAsyncError>>,
@@ -430,9 +466,10 @@ impl GpuCorpus {
                 total += pieces[j].1.end - pieces[j].1.start;
                 j += 1;
             }
-            let slot = chunk % STAGING_SLOTS;
+            let slot = chunk % slots;
             chunk += 1;
             if ring.len() <= slot {
+                let t = Instant::now();
                 let b = dev.create_buffer(&wgpu::BufferDescriptor {
                     label: Some("staging"),
                     size: slot_size.max(total),
@@ -440,8 +477,10 @@ impl GpuCorpus {
                     mapped_at_creation: true,
                 });
                 ring.push((b, None));
+                us.create += t.elapsed();
             }
             if let Some((idx, rx)) = ring[slot].1.take() {
+                let t = Instant::now();
                 // Natively the poll runs the map callback; in a browser the
                 // event loop does, while this awaits.
                 #[cfg(not(target_arch = "wasm32"))]
@@ -456,10 +495,13 @@ impl GpuCorpus {
                     Some(Ok(())) => {}
                     _ => return Err(Error::backend("GPU staging buffer could not be mapped")),
                 }
+                us.wait_map += t.elapsed();
             }
             let staging = &ring[slot].0;
             let mut enc = dev.create_command_encoder(&Default::default());
             let mut at = 0;
+            let t_fill = Instant::now();
+            let mut fill = Duration::ZERO;
             for (si, r) in &pieces[i..j] {
                 let s = &segs[*si];
                 let doc = &corpus.docs()[s.doc];
@@ -469,13 +511,17 @@ impl GpuCorpus {
                     let mut view = staging
                         .get_mapped_range_mut(at..at + n)
                         .map_err(|e| Error::backend(format!("GPU staging map failed: {e}")))?;
+                    let t = Instant::now();
                     fill_piece(view.slice(..), src, r.clone());
+                    fill += t.elapsed();
                 }
                 enc.copy_buffer_to_buffer(staging, at, s.buf("data"), r.start, n);
                 at += n;
             }
             staging.unmap();
             let idx = c.queue.submit([enc.finish()]);
+            us.fill += fill;
+            us.submit += t_fill.elapsed() - fill;
             staged += total;
             progress(staged, all);
             if j < pieces.len() {
@@ -485,7 +531,9 @@ impl GpuCorpus {
             }
             i = j;
         }
+        let t = Instant::now();
         c.wait_async().await?;
+        us.wait_end = t.elapsed();
         let upload_time = t0.elapsed();
 
         let params = dev.create_buffer(&wgpu::BufferDescriptor {
@@ -553,12 +601,14 @@ impl GpuCorpus {
             shape,
             freq,
             upload_time,
+            upload_stats: us,
             index_time,
             upload_bytes,
             params,
             rb_counts,
             rb_bits,
             ts,
+            timestamps: std::sync::atomic::AtomicBool::new(true),
             state: Mutex::new(State { positions, binds }),
         })
     }
@@ -605,6 +655,11 @@ impl GpuCorpus {
     /// Upload throughput of the corpus bytes, in GB/s (10^9 bytes/s).
     pub fn upload_gbps(&self) -> f64 {
         self.upload_bytes as f64 / self.upload_time.as_secs_f64().max(1e-9) / 1e9
+    }
+
+    /// Where the upload's time went.
+    pub fn upload_stats(&self) -> UploadStats {
+        self.upload_stats
     }
 
     /// How long the transfer of the corpus bytes took (staging, copies, the
@@ -715,6 +770,22 @@ impl GpuCorpus {
     fn write_params(&self, p: &[u32; P::WORDS]) {
         let bytes: Vec<u8> = p.iter().flat_map(|w| w.to_le_bytes()).collect();
         self.ctx.inner.queue.write_buffer(&self.params, 0, &bytes);
+    }
+
+    /// Timestamps off: single-literal searches report no kernel time and
+    /// skip the timestamp writes, their resolve and their readback (about
+    /// 0.01-0.02 ms of a query on a discrete GPU; see docs/bench). On by
+    /// default; the plain-read ceiling always uses them.
+    pub fn set_timestamps(&self, on: bool) {
+        self.timestamps
+            .store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The timestamp query set and buffers, when this search uses them.
+    fn query_ts(&self) -> Option<&(wgpu::QuerySet, wgpu::Buffer, wgpu::Buffer)> {
+        self.ts
+            .as_ref()
+            .filter(|_| self.timestamps.load(std::sync::atomic::Ordering::Relaxed))
     }
 
     fn timestamp_writes(&self) -> Option<wgpu::ComputePassTimestampWrites<'_>> {
@@ -870,22 +941,25 @@ impl GpuCorpus {
     ) -> Result<GpuSearch, Error> {
         let c = &*self.ctx.inner;
         let t0 = Instant::now();
+        let use_ts = self.query_ts().is_some();
         let (prm, folded) = self.params_for(q);
         self.write_params(&prm);
         let phased = matches!(kernel, GpuKernel::TwoPhase | GpuKernel::Signature);
         let lines = want == Want::Lines;
+        // scan zeroes its own outputs (in its first dispatch).
+        let scan = kernel == GpuKernel::Scan;
         let mut enc = c.device.create_command_encoder(&Default::default());
-        for s in &self.segs {
+        for s in self.segs.iter().filter(|_| !scan) {
             enc.clear_buffer(s.buf("result"), 0, None);
             enc.clear_buffer(s.buf("counters"), 0, None);
             if phased {
-                enc.clear_buffer(s.buf("cand"), 0, None);
+                enc.clear_buffer(s.buf("cand"), 0, Some(u64::from(s.n_words) * 4));
             }
         }
         {
             let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some(kernel.name()),
-                timestamp_writes: self.timestamp_writes(),
+                timestamp_writes: self.timestamp_writes().filter(|_| use_ts),
             });
             for (s, b) in self.segs.iter().zip(&st.binds) {
                 pass.set_bind_group(0, b, &[]);
@@ -903,10 +977,11 @@ impl GpuCorpus {
                         run(&c.pipes.two_phase_p1, u64::from(s.n_lines));
                         run(&c.pipes.two_phase_p2, by_byte);
                     }
-                    GpuKernel::Scan => run(
-                        &c.pipes.scan,
-                        u64::from(s.n_bytes).div_ceil(16).div_ceil(256 * scan::VPT),
-                    ),
+                    GpuKernel::Scan => {
+                        let n = u64::from(s.n_bytes);
+                        run(&c.pipes.scan_flag, scan::flag_groups(n));
+                        run(&c.pipes.scan_verify, scan::flag_words(n).div_ceil(256));
+                    }
                     GpuKernel::Signature => {
                         run(&c.pipes.sig_p1, by_line);
                         run(&c.pipes.two_phase_p2, by_byte);
@@ -916,7 +991,10 @@ impl GpuCorpus {
                     }
                 }
                 let by_word = u64::from(s.n_words).div_ceil(256);
-                run(&c.pipes.count_result, by_word);
+                if !scan {
+                    // scan counts the lines as it sets their bits.
+                    run(&c.pipes.count_result, by_word);
+                }
                 if phased {
                     run(&c.pipes.count_cand, by_word);
                 }
@@ -934,7 +1012,9 @@ impl GpuCorpus {
                 );
             }
         }
-        self.resolve_timestamps(&mut enc);
+        if use_ts {
+            self.resolve_timestamps(&mut enc);
+        }
         c.queue.submit([enc.finish()]);
 
         // One wait for every readback this query needs.
@@ -943,12 +1023,15 @@ impl GpuCorpus {
         if lines {
             maps.push((&self.rb_bits, bits_size));
         }
-        if let Some((_, _, rb)) = &self.ts {
+        if let Some((_, _, rb)) = self.ts.as_ref().filter(|_| use_ts) {
             maps.push((rb, 16));
         }
         c.map_many_async(&maps).await?;
         let counts = self.read_counts()?;
-        let kernel_time = self.read_timestamps()?;
+        let kernel_time = match use_ts {
+            true => self.read_timestamps()?,
+            false => None,
+        };
         let mut seg_lines: Vec<Vec<u64>> = Vec::new();
         if lines {
             seg_lines = self.read_bits()?;

@@ -11,8 +11,10 @@
 // binary search bounded by the 256-byte block hint) and the atomicOr of its
 // line bit.
 //
-// A thread owns the candidate starts p whose rare byte p + r1 lies in its
-// 16 bytes, so every start is tested by exactly one thread.
+// A chunk owns the candidate starts p whose rare byte p + r1 lies in its
+// 16 bytes, so every start is tested in exactly one chunk. The work is split
+// in two dispatches (below): a streaming pass that only flags chunks, and a
+// verify pass over the flagged ones.
 //
 // Measured on the H100 (194 MB, kernel ms; plain-read 0.067): see
 // docs/bench/h100-2026-11-21.md for the variants tried and dropped.
@@ -42,11 +44,6 @@ fn eq_mask(w: vec4<u32>, b: u32, orm: u32) -> vec4<u32> {
     let lo = vec4<u32>(0x7F7F7F7Fu);
     return ~(((x & lo) + lo) | x | lo);
 }
-
-// Each thread tests 2 vec4s, both loaded before either is tested, so that
-// two loads per thread are in flight (written out, not as an array: a
-// function-local array indexed in a loop can land in local memory).
-const VPT: u32 = 2u;
 
 // The 16 bytes at base + d2, from two aligned vec4 loads (neighbours'
 // data, so cache hits) instead of five scalar ones. base is a multiple of
@@ -93,17 +90,88 @@ fn window(base: u32) -> vec4<u32> {
     return (lo >> vec4<u32>(sh)) | (hi << vec4<u32>(32u - sh));
 }
 
-fn test16(v: vec4<u32>, base: u32) {
+// Phase 1 (`scan_flag`): the streaming pass. Each thread tests its two
+// vec4s and sets the bit of each chunk (16 bytes) holding a lane that passed
+// the SWAR tests, in a workgroup-memory word; after one barrier the
+// workgroup stores its 16 words (512 chunks) with plain stores, so the flag
+// words need no clearing. It does nothing else per candidate: no verify, no
+// line lookup, no global atomics, so its warps live as long as plain-read's.
+// It also zeroes the result bits and the counters for phase 2 (a later
+// dispatch), which saves the host two buffer clears per query.
+//
+// Phase 2 (`scan_verify`): one thread per flag word (32 chunks) re-tests
+// only the flagged chunks, verifies the survivors, finds each match's line
+// and sets its bit; a bit it set first is counted, so no pop-count pass is
+// needed either.
+
+fn pass_mask(v: vec4<u32>, base: u32) -> vec4<u32> {
     var mask = eq_mask(v, params.b1, params.or1);
     if params.has_r2 != 0u && any(mask != vec4<u32>(0u)) {
         mask &= eq_mask(window(base), params.b2, params.or2);
     }
-    if all(mask == vec4<u32>(0u)) {
-        return;
+    return mask;
+}
+
+// Chunks per workgroup of phase 1, and their flag words.
+const CHUNKS_PER_WG: u32 = 512u;
+const FLAG_WORDS_PER_WG: u32 = 16u;
+
+var<workgroup> wflags: array<atomic<u32>, 16>;
+var<workgroup> wcount: atomic<u32>;
+
+// Flag words of the segment (one bit per 16-byte chunk), kept in `cand`.
+fn n_flag_words() -> u32 {
+    return ((seg.n_bytes + 15u) / 16u + 31u) / 32u;
+}
+
+@compute @workgroup_size(256)
+fn scan_flag(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let g = group_id(wid, nwg);
+    if lid < FLAG_WORDS_PER_WG {
+        atomicStore(&wflags[lid], 0u);
     }
+    // Zero phase 2's outputs: every result word, whatever the grid.
+    let threads = nwg.x * nwg.y * WG;
+    for (var w = g * WG + lid; w < seg.n_words; w += threads) {
+        atomicStore(&result[w], 0u);
+    }
+    if g == 0u && lid < 4u {
+        atomicStore(&counters[lid], 0u);
+    }
+    workgroupBarrier();
+    let c0 = g * CHUNKS_PER_WG + lid;
+    let c1 = c0 + WG;
+    let n_vec = (seg.n_bytes + 15u) / 16u;
+    // Both loads issued before either is tested.
+    var v0 = vec4<u32>(NL4);
+    var v1 = vec4<u32>(NL4);
+    if c0 < n_vec {
+        v0 = data[c0];
+    }
+    if c1 < n_vec {
+        v1 = data[c1];
+    }
+    if c0 < n_vec && any(pass_mask(v0, c0 * 16u) != vec4<u32>(0u)) {
+        atomicOr(&wflags[lid >> 5u], 1u << (lid & 31u));
+    }
+    if c1 < n_vec && any(pass_mask(v1, c1 * 16u) != vec4<u32>(0u)) {
+        atomicOr(&wflags[8u + (lid >> 5u)], 1u << (lid & 31u));
+    }
+    workgroupBarrier();
+    let fw = g * FLAG_WORDS_PER_WG + lid;
+    if lid < FLAG_WORDS_PER_WG && fw < n_flag_words() {
+        atomicStore(&cand[fw], atomicLoad(&wflags[lid]));
+    }
+}
+
+// The matches in the flagged chunk c: each new line's bit, counted once.
+fn verify_chunk(c: u32) -> u32 {
+    let base = c * 16u;
+    let mask = pass_mask(data[c], base);
     // The SWAR tests alone are exact when they covered every pattern byte.
     let exact = params.pat_len == 1u || (params.pat_len == 2u && params.has_r2 != 0u);
     var last_line = 0xFFFFFFFFu;
+    var found = 0u;
     for (var k = 0u; k < 4u; k++) {
         var m = mask[k];
         while m != 0u {
@@ -117,29 +185,42 @@ fn test16(v: vec4<u32>, base: u32) {
             if exact || matches_at(p) {
                 let line = line_of(p);
                 if line != last_line {
-                    set_result(line);
                     last_line = line;
+                    let b = 1u << (line & 31u);
+                    if (atomicOr(&result[line >> 5u], b) & b) == 0u {
+                        found += 1u;
+                    }
                 }
             }
         }
     }
+    return found;
 }
 
 @compute @workgroup_size(256)
-fn scan(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    let c0 = group_id(wid, nwg) * (WG * VPT) + lid;
-    let c1 = c0 + WG;
-    let n_vec = (seg.n_bytes + 15u) / 16u;
-    if c0 >= n_vec {
-        return;
+fn scan_verify(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    if lid == 0u {
+        atomicStore(&wcount, 0u);
     }
-    let v0 = data[c0];
-    var v1 = vec4<u32>(NL4);
-    if c1 < n_vec {
-        v1 = data[c1];
+    workgroupBarrier();
+    let w = group_id(wid, nwg) * WG + lid;
+    var found = 0u;
+    if w < n_flag_words() {
+        var f = atomicLoad(&cand[w]);
+        while f != 0u {
+            let bit = countTrailingZeros(f);
+            f &= f - 1u;
+            found += verify_chunk(w * 32u + bit);
+        }
     }
-    test16(v0, c0 * 16u);
-    if c1 < n_vec {
-        test16(v1, c1 * 16u);
+    if found != 0u {
+        atomicAdd(&wcount, found);
+    }
+    workgroupBarrier();
+    if lid == 0u {
+        let n = atomicLoad(&wcount);
+        if n != 0u {
+            atomicAdd(&counters[0], n);
+        }
     }
 }

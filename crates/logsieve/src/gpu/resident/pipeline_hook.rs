@@ -9,6 +9,7 @@
 use std::ops::Range;
 
 use super::{GpuCorpus, GpuKernel};
+use crate::gpu::kernels::scan;
 use crate::corpus::Corpus;
 use crate::error::Error;
 use crate::query::Query;
@@ -72,17 +73,19 @@ impl GpuCorpus {
             }
             let (prm, _) = self.params_for(q);
             self.write_params(&prm);
-            for s in &self.segs {
-                enc.clear_buffer(s.buf("result"), 0, None);
-            }
             let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some(GpuKernel::Scan.name()),
                 timestamp_writes: None,
             });
-            pass.set_pipeline(&c.pipes.scan);
+            // scan's first dispatch zeroes the result bits it fills.
             for (s, b) in self.segs.iter().zip(&st.binds) {
                 pass.set_bind_group(0, b, &[]);
-                let (x, y) = c.grid(u64::from(s.n_bytes).div_ceil(16 * 256));
+                let n = u64::from(s.n_bytes);
+                pass.set_pipeline(&c.pipes.scan_flag);
+                let (x, y) = c.grid(scan::flag_groups(n));
+                pass.dispatch_workgroups(x, y, 1);
+                pass.set_pipeline(&c.pipes.scan_verify);
+                let (x, y) = c.grid(scan::flag_words(n).div_ceil(256));
                 pass.dispatch_workgroups(x, y, 1);
             }
         }
