@@ -345,7 +345,10 @@ fn scan_after_scan_starts_clean() {
             let exp = search_doc(&corpus.docs()[0], &q, &CpuOptions::default());
             for want in [Want::Count, Want::Lines, Want::Count] {
                 let r = g.search(&corpus, &q, GpuKernel::Scan, want).unwrap();
-                assert_eq!(r.docs[0].count, exp.count, "{p:?} {f} {want:?} {max_segment:?}");
+                assert_eq!(
+                    r.docs[0].count, exp.count,
+                    "{p:?} {f} {want:?} {max_segment:?}"
+                );
                 if want == Want::Lines {
                     assert_eq!(r.docs[0].lines, exp.lines, "{p:?} {f} {max_segment:?}");
                 }

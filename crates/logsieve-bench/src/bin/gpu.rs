@@ -37,6 +37,7 @@ struct Args {
     iters: usize,
     out: Option<std::path::PathBuf>,
     upload_only: bool,
+    only_scan: bool,
     chunk_mib: Option<u64>,
     slots: Option<usize>,
 }
@@ -47,6 +48,7 @@ fn parse() -> Args {
         iters: 30,
         out: None,
         upload_only: false,
+        only_scan: false,
         chunk_mib: None,
         slots: None,
     };
@@ -54,6 +56,10 @@ fn parse() -> Args {
     while let Some(f) = it.next() {
         if f == "--upload-only" {
             a.upload_only = true;
+            continue;
+        }
+        if f == "--only-scan" {
+            a.only_scan = true;
             continue;
         }
         let v = it.next().unwrap_or_default();
@@ -237,7 +243,12 @@ fn main() {
             },
         );
         let expect = cpu_lines.count;
-        for (label, th, runs) in [("cpu x1", 1usize, 3usize), ("cpu", 0, 7)] {
+        let cpu_rows: &[(&str, usize, usize)] = if a.only_scan {
+            &[]
+        } else {
+            &[("cpu x1", 1, 3), ("cpu", 0, 7)]
+        };
+        for &(label, th, runs) in cpu_rows {
             let mut times = Vec::new();
             let mut count = 0;
             for _ in 0..runs {
@@ -269,6 +280,9 @@ fn main() {
             );
         }
         for kernel in GpuKernel::ALL {
+            if a.only_scan && kernel != GpuKernel::Scan {
+                continue;
+            }
             // Line ids once (checked), then timed count-only runs.
             let lines_ok = match g.search(&corpus, &q, kernel, Want::Lines) {
                 Ok(r) => r.docs[0].lines == cpu_lines.lines,

@@ -130,6 +130,7 @@ pub struct GpuCorpus {
     /// the corpus that was uploaded.
     shape: Vec<(u64, u64)>,
     freq: Box<[u64; 256]>,
+    pairs: Box<[u32; 65536]>,
     upload_time: Duration,
     upload_stats: UploadStats,
     index_time: Duration,
@@ -163,19 +164,67 @@ fn round_up(x: u64, to: u64) -> u64 {
 /// large ones 4 KiB in every 256 KiB, which ranks bytes just as well.
 fn byte_freq(corpus: &Corpus) -> Box<[u64; 256]> {
     let mut f = Box::new([0u64; 256]);
+    for_sample(corpus, |s| s.iter().for_each(|&b| f[b as usize] += 1));
+    f
+}
+
+/// The frequencies of adjacent byte pairs (`a << 8 | b`), from the same
+/// sample as [`byte_freq`].
+fn pair_freq(corpus: &Corpus) -> Box<[u32; 65536]> {
+    let mut f: Box<[u32; 65536]> = vec![0u32; 65536]
+        .into_boxed_slice()
+        .try_into()
+        .expect("65536 entries");
+    for_sample(corpus, |s| {
+        s.windows(2)
+            .for_each(|w| f[usize::from(w[0]) << 8 | usize::from(w[1])] += 1)
+    });
+    f
+}
+
+/// Calls `f` on the sample of each document the frequency tables count.
+fn for_sample(corpus: &Corpus, mut f: impl FnMut(&[u8])) {
     for d in corpus.docs() {
         let data = d.data();
         if data.len() <= 4 << 20 {
-            data.iter().for_each(|&b| f[b as usize] += 1);
+            f(data);
         } else {
             for c in data.chunks(256 << 10) {
-                c[..c.len().min(4096)]
-                    .iter()
-                    .for_each(|&b| f[b as usize] += 1);
+                f(&c[..c.len().min(4096)]);
             }
         }
     }
-    f
+}
+
+/// The scan kernel's form: one pass or two, and its variant bits, from
+/// `LOGSIEVE_SCAN_VARIANT` (`one:BITS` or `two:BITS`; experiments only).
+fn scan_variant() -> (bool, u32) {
+    let v = std::env::var("LOGSIEVE_SCAN_VARIANT").unwrap_or_default();
+    let (mode, bits) = v.split_once(':').unwrap_or(("two", "0"));
+    (mode == "one", bits.parse().unwrap_or(0))
+}
+
+/// Per 16-byte chunk of `seg`, the '\n' bytes from the start of its 256-byte
+/// block to the chunk (at most 240: one byte), four to a little-endian
+/// word: with the block's line (`blk`) and the newlines before a position
+/// inside its chunk, the scan kernel finds a match's line without a search.
+fn chunk_line_deltas(seg: &[u8]) -> Vec<u32> {
+    use rayon::prelude::*;
+    // 64 blocks of 256 bytes a task: 16 KiB in, 256 words out.
+    const TASK: usize = 64 * 256;
+    let mut out = vec![0u32; seg.len().div_ceil(16).div_ceil(4)];
+    out.par_chunks_mut(TASK / 64)
+        .zip(seg.par_chunks(TASK))
+        .for_each(|(words, bytes)| {
+            for (bw, block) in words.chunks_mut(4).zip(bytes.chunks(256)) {
+                let mut nl = 0u32;
+                for (c, chunk) in block.chunks(16).enumerate() {
+                    bw[c / 4] |= nl << ((c % 4) * 8);
+                    nl += chunk.iter().filter(|&&b| b == b'\n').count() as u32;
+                }
+            }
+        });
+    out
 }
 
 /// The bytes of a segment's buffer at `range`: the document's bytes, then
@@ -323,6 +372,7 @@ impl GpuCorpus {
         let max_lines = (bind_max / 16).saturating_sub(1).max(1);
 
         let freq = byte_freq(corpus);
+        let pairs = pair_freq(corpus);
         let t_index = Instant::now();
         let mut segs = Vec::new();
         let mut cpu_segs = Vec::new();
@@ -353,6 +403,9 @@ impl GpuCorpus {
                     }
                     blk.push(li as u32);
                 }
+                let delta_at = blk.len() as u32;
+                let seg_bytes = &doc.data()[base as usize..s.bytes.end as usize];
+                blk.extend(chunk_line_deltas(seg_bytes));
                 let n_words = n_lines.div_ceil(32);
                 let storage = wgpu::BufferUsages::STORAGE;
                 let bits = storage | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
@@ -398,7 +451,7 @@ impl GpuCorpus {
                         "seg".to_string(),
                         init(
                             "seg",
-                            &[n_bytes as u32, n_lines as u32, n_words as u32, 0],
+                            &[n_bytes as u32, n_lines as u32, n_words as u32, delta_at],
                             wgpu::BufferUsages::UNIFORM,
                         ),
                     ),
@@ -600,6 +653,7 @@ impl GpuCorpus {
             cpu_segs,
             shape,
             freq,
+            pairs,
             upload_time,
             upload_stats: us,
             index_time,
@@ -761,6 +815,19 @@ impl GpuCorpus {
             p[P::B2] = bcast(folded[r2]);
             p[P::OR2] = or_mask(folded[r2]);
         }
+        let variant = scan_variant().1;
+        if variant & scan::ADJ != 0 {
+            if let Some(i) = scan::pick_adjacent(&folded, fold, &self.pairs) {
+                p[P::R1] = i as u32;
+                p[P::B1] = bcast(folded[i]);
+                p[P::OR1] = or_mask(folded[i]);
+                p[P::HAS_R2] = 1;
+                p[P::D2] = 1;
+                p[P::B2] = bcast(folded[i + 1]);
+                p[P::OR2] = or_mask(folded[i + 1]);
+            }
+        }
+        p[P::VARIANT] = variant;
         p[P::WIN_LO] = 0;
         p[P::WIN_HI] = u32::MAX;
         p[P::MAGIC] = plain_read::MAGIC;
@@ -947,7 +1014,8 @@ impl GpuCorpus {
         let phased = matches!(kernel, GpuKernel::TwoPhase | GpuKernel::Signature);
         let lines = want == Want::Lines;
         // scan zeroes its own outputs (in its first dispatch).
-        let scan = kernel == GpuKernel::Scan;
+        let one_pass = scan_variant().0;
+        let scan = kernel == GpuKernel::Scan && !one_pass;
         let mut enc = c.device.create_command_encoder(&Default::default());
         for s in self.segs.iter().filter(|_| !scan) {
             enc.clear_buffer(s.buf("result"), 0, None);
@@ -977,6 +1045,10 @@ impl GpuCorpus {
                         run(&c.pipes.two_phase_p1, u64::from(s.n_lines));
                         run(&c.pipes.two_phase_p2, by_byte);
                     }
+                    GpuKernel::Scan if one_pass => run(
+                        &c.pipes.scan_one,
+                        u64::from(s.n_bytes).div_ceil(16).div_ceil(512),
+                    ),
                     GpuKernel::Scan => {
                         let n = u64::from(s.n_bytes);
                         run(&c.pipes.scan_flag, scan::flag_groups(n));

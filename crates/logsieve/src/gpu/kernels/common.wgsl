@@ -36,6 +36,11 @@ struct Params {
     // plain-read: a value the XOR of a vec4 is compared with, so the loads
     // cannot be optimised away.
     magic: u32,
+    // scan: which tests and line lookup it uses (SCAN_* bits).
+    variant: u32,
+    _p0: u32,
+    _p1: u32,
+    _p2: u32,
 }
 
 struct Seg {
@@ -45,7 +50,10 @@ struct Seg {
     n_lines: u32,
     // u32 words of the per-line bit sets.
     n_words: u32,
-    _pad: u32,
+    // Word offset in `blk` of the per-chunk line deltas (scan): for each
+    // 16-byte chunk c, the '\n' bytes between the start of its 256-byte
+    // block and the chunk, one byte each, four to a word.
+    delta_at: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -53,7 +61,8 @@ struct Seg {
 // Line starts relative to the segment, plus the end sentinel.
 @group(0) @binding(3) var<storage, read> starts: array<u32>;
 // blk[k] = the line holding byte k * 256: bounds the binary search of a
-// match position to the few lines of one 256-byte block.
+// match position to the few lines of one 256-byte block. From word
+// seg.delta_at on: the per-chunk line deltas.
 @group(0) @binding(4) var<storage, read> blk: array<u32>;
 // Candidate lines (phase 1 of two-phase and signature).
 @group(0) @binding(5) var<storage, read_write> cand: array<atomic<u32>>;

@@ -104,12 +104,122 @@ fn window(base: u32) -> vec4<u32> {
 // and sets its bit; a bit it set first is counted, so no pop-count pass is
 // needed either.
 
+// Variant bits (params.variant).
+// SCAN_ADJ: the second rare byte is the one right after the first (d2 = 1,
+// the pattern's rarest adjacent pair by the corpus's byte pairs), tested
+// in registers: no window loads. The chunk's last byte has its partner in
+// the next chunk, so it passes (and is verified).
+const SCAN_ADJ: u32 = 1u;
+// SCAN_DELTA: a match's line from the block's line, the chunk's delta and
+// the newlines before it in the chunk (no binary search).
+const SCAN_DELTA: u32 = 2u;
+// Diagnostics (wrong results; to price the parts): no result atomics, and
+// a constant-time wrong line.
+const SCAN_DIAG_NO_ATOMIC: u32 = 4u;
+const SCAN_DIAG_NO_LOOKUP: u32 = 8u;
+
+fn adj_mask(v: vec4<u32>) -> vec4<u32> {
+    let nxt = vec4<u32>(v.y, v.z, v.w, 0u);
+    let sh = (v >> vec4<u32>(8u)) | (nxt << vec4<u32>(24u));
+    var m = eq_mask(sh, params.b2, params.or2);
+    m.w |= 0x80000000u;
+    return m;
+}
+
 fn pass_mask(v: vec4<u32>, base: u32) -> vec4<u32> {
     var mask = eq_mask(v, params.b1, params.or1);
-    if params.has_r2 != 0u && any(mask != vec4<u32>(0u)) {
-        mask &= eq_mask(window(base), params.b2, params.or2);
+    if params.has_r2 != 0u {
+        if (params.variant & SCAN_ADJ) != 0u {
+            mask &= adj_mask(v);
+        } else if any(mask != vec4<u32>(0u)) {
+            mask &= eq_mask(window(base), params.b2, params.or2);
+        }
     }
     return mask;
+}
+
+// The SWAR tests alone are exact when they covered every pattern byte.
+fn swar_exact() -> bool {
+    return params.pat_len == 1u
+        || (params.pat_len == 2u && params.has_r2 != 0u && (params.variant & SCAN_ADJ) == 0u);
+}
+
+// The line holding byte q of chunk v (q >> 4).
+fn line_at(q: u32, v: vec4<u32>) -> u32 {
+    if (params.variant & SCAN_DIAG_NO_LOOKUP) != 0u {
+        return q >> 8u;
+    }
+    if (params.variant & SCAN_DELTA) == 0u {
+        return line_of(q);
+    }
+    let c = q >> 4u;
+    let d = (blk[seg.delta_at + (c >> 2u)] >> ((c & 3u) * 8u)) & 0xFFu;
+    let nl = eq_mask(v, NL4, 0u);
+    let off = q & 15u;
+    let lane = off >> 2u;
+    var n = countOneBits(nl[lane] & ((1u << ((off & 3u) * 8u)) - 1u));
+    if lane > 0u {
+        n += countOneBits(nl.x);
+    }
+    if lane > 1u {
+        n += countOneBits(nl.y);
+    }
+    if lane > 2u {
+        n += countOneBits(nl.z);
+    }
+    return blk[q >> 8u] + d + n;
+}
+
+// One-pass scan (`scan_one`): each thread tests its two vec4s and verifies
+// and records its matches inline (the kernel measured in
+// docs/bench/h100-2026-11-21.md), with the variant bits above.
+fn test16(v: vec4<u32>, base: u32) {
+    let mask = pass_mask(v, base);
+    if all(mask == vec4<u32>(0u)) {
+        return;
+    }
+    let exact = swar_exact();
+    var last_line = 0xFFFFFFFFu;
+    for (var k = 0u; k < 4u; k++) {
+        var m = mask[k];
+        while m != 0u {
+            let bit = countTrailingZeros(m);
+            m &= m - 1u;
+            let q = base + k * 4u + (bit >> 3u);
+            if q < params.r1 {
+                continue;
+            }
+            let p = q - params.r1;
+            if exact || matches_at(p) {
+                let line = line_at(q, v);
+                if line != last_line {
+                    if (params.variant & SCAN_DIAG_NO_ATOMIC) == 0u {
+                        set_result(line);
+                    }
+                    last_line = line;
+                }
+            }
+        }
+    }
+}
+
+@compute @workgroup_size(256)
+fn scan_one(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let c0 = group_id(wid, nwg) * (WG * 2u) + lid;
+    let c1 = c0 + WG;
+    let n_vec = (seg.n_bytes + 15u) / 16u;
+    if c0 >= n_vec {
+        return;
+    }
+    let v0 = data[c0];
+    var v1 = vec4<u32>(NL4);
+    if c1 < n_vec {
+        v1 = data[c1];
+    }
+    test16(v0, c0 * 16u);
+    if c1 < n_vec {
+        test16(v1, c1 * 16u);
+    }
 }
 
 // Chunks per workgroup of phase 1, and their flag words.
@@ -167,9 +277,9 @@ fn scan_flag(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
 // The matches in the flagged chunk c: each new line's bit, counted once.
 fn verify_chunk(c: u32) -> u32 {
     let base = c * 16u;
-    let mask = pass_mask(data[c], base);
-    // The SWAR tests alone are exact when they covered every pattern byte.
-    let exact = params.pat_len == 1u || (params.pat_len == 2u && params.has_r2 != 0u);
+    let v = data[c];
+    let mask = pass_mask(v, base);
+    let exact = swar_exact();
     var last_line = 0xFFFFFFFFu;
     var found = 0u;
     for (var k = 0u; k < 4u; k++) {
@@ -183,7 +293,7 @@ fn verify_chunk(c: u32) -> u32 {
             }
             let p = q - params.r1;
             if exact || matches_at(p) {
-                let line = line_of(p);
+                let line = line_at(q, v);
                 if line != last_line {
                     last_line = line;
                     let b = 1u << (line & 31u);

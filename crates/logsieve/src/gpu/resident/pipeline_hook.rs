@@ -9,9 +9,9 @@
 use std::ops::Range;
 
 use super::{GpuCorpus, GpuKernel};
-use crate::gpu::kernels::scan;
 use crate::corpus::Corpus;
 use crate::error::Error;
+use crate::gpu::kernels::scan;
 use crate::query::Query;
 
 /// One GPU segment as the pipeline sees it.
