@@ -130,7 +130,6 @@ pub struct GpuCorpus {
     /// the corpus that was uploaded.
     shape: Vec<(u64, u64)>,
     freq: Box<[u64; 256]>,
-    pairs: Box<[u32; 65536]>,
     upload_time: Duration,
     upload_stats: UploadStats,
     index_time: Duration,
@@ -168,20 +167,6 @@ fn byte_freq(corpus: &Corpus) -> Box<[u64; 256]> {
     f
 }
 
-/// The frequencies of adjacent byte pairs (`a << 8 | b`), from the same
-/// sample as [`byte_freq`].
-fn pair_freq(corpus: &Corpus) -> Box<[u32; 65536]> {
-    let mut f: Box<[u32; 65536]> = vec![0u32; 65536]
-        .into_boxed_slice()
-        .try_into()
-        .expect("65536 entries");
-    for_sample(corpus, |s| {
-        s.windows(2)
-            .for_each(|w| f[usize::from(w[0]) << 8 | usize::from(w[1])] += 1)
-    });
-    f
-}
-
 /// Calls `f` on the sample of each document the frequency tables count.
 fn for_sample(corpus: &Corpus, mut f: impl FnMut(&[u8])) {
     for d in corpus.docs() {
@@ -198,30 +183,50 @@ fn for_sample(corpus: &Corpus, mut f: impl FnMut(&[u8])) {
 
 /// The scan kernel's form: one pass or two, and its variant bits, from
 /// `LOGSIEVE_SCAN_VARIANT` (`one:BITS` or `two:BITS`; experiments only).
-fn scan_variant() -> (bool, u32) {
+fn scan_variant() -> (ScanMode, u32) {
     let v = std::env::var("LOGSIEVE_SCAN_VARIANT").unwrap_or_default();
-    let (mode, bits) = v.split_once(':').unwrap_or(("two", "0"));
-    (mode == "one", bits.parse().unwrap_or(0))
+    let (mode, bits) = v.split_once(':').unwrap_or(("one", "0"));
+    let mode = match mode {
+        "two" => ScanMode::Two,
+        "reg" => ScanMode::Reg,
+        _ => ScanMode::One,
+    };
+    (mode, bits.parse().unwrap_or(0))
 }
 
-/// Per 16-byte chunk of `seg`, the '\n' bytes from the start of its 256-byte
-/// block to the chunk (at most 240: one byte), four to a little-endian
-/// word: with the block's line (`blk`) and the newlines before a position
-/// inside its chunk, the scan kernel finds a match's line without a search.
-fn chunk_line_deltas(seg: &[u8]) -> Vec<u32> {
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ScanMode {
+    One,
+    Two,
+    Reg,
+}
+
+/// For each 32-byte block t of `seg`, the line holding byte 32 * t (the
+/// '\n' bytes before it): with the newlines before a match inside its
+/// block, which the scan kernel holds in registers, a match's line costs
+/// one load.
+fn block32_lines(seg: &[u8]) -> Vec<u32> {
     use rayon::prelude::*;
-    // 64 blocks of 256 bytes a task: 16 KiB in, 256 words out.
-    const TASK: usize = 64 * 256;
-    let mut out = vec![0u32; seg.len().div_ceil(16).div_ceil(4)];
-    out.par_chunks_mut(TASK / 64)
+    const TASK: usize = 1 << 16;
+    let counts: Vec<u32> = seg
+        .par_chunks(TASK)
+        .map(|c| memchr::memchr_iter(b'\n', c).count() as u32)
+        .collect();
+    let mut before = Vec::with_capacity(counts.len());
+    let mut acc = 0u32;
+    for c in &counts {
+        before.push(acc);
+        acc += c;
+    }
+    let mut out = vec![0u32; seg.len().div_ceil(32)];
+    out.par_chunks_mut(TASK / 32)
         .zip(seg.par_chunks(TASK))
-        .for_each(|(words, bytes)| {
-            for (bw, block) in words.chunks_mut(4).zip(bytes.chunks(256)) {
-                let mut nl = 0u32;
-                for (c, chunk) in block.chunks(16).enumerate() {
-                    bw[c / 4] |= nl << ((c % 4) * 8);
-                    nl += chunk.iter().filter(|&&b| b == b'\n').count() as u32;
-                }
+        .zip(before.par_iter())
+        .for_each(|((lines, bytes), &first)| {
+            let mut nl = first;
+            for (l, block) in lines.iter_mut().zip(bytes.chunks(32)) {
+                *l = nl;
+                nl += block.iter().filter(|&&b| b == b'\n').count() as u32;
             }
         });
     out
@@ -372,7 +377,6 @@ impl GpuCorpus {
         let max_lines = (bind_max / 16).saturating_sub(1).max(1);
 
         let freq = byte_freq(corpus);
-        let pairs = pair_freq(corpus);
         let t_index = Instant::now();
         let mut segs = Vec::new();
         let mut cpu_segs = Vec::new();
@@ -405,7 +409,7 @@ impl GpuCorpus {
                 }
                 let delta_at = blk.len() as u32;
                 let seg_bytes = &doc.data()[base as usize..s.bytes.end as usize];
-                blk.extend(chunk_line_deltas(seg_bytes));
+                blk.extend(block32_lines(seg_bytes));
                 let n_words = n_lines.div_ceil(32);
                 let storage = wgpu::BufferUsages::STORAGE;
                 let bits = storage | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
@@ -653,7 +657,6 @@ impl GpuCorpus {
             cpu_segs,
             shape,
             freq,
-            pairs,
             upload_time,
             upload_stats: us,
             index_time,
@@ -815,16 +818,20 @@ impl GpuCorpus {
             p[P::B2] = bcast(folded[r2]);
             p[P::OR2] = or_mask(folded[r2]);
         }
-        let variant = scan_variant().1;
-        if variant & scan::ADJ != 0 {
-            if let Some(i) = scan::pick_adjacent(&folded, fold, &self.pairs) {
-                p[P::R1] = i as u32;
-                p[P::B1] = bcast(folded[i]);
-                p[P::OR1] = or_mask(folded[i]);
+        let (mode, variant) = scan_variant();
+        if mode == ScanMode::Reg {
+            // Rare bytes among the first 17, which scan_reg holds in
+            // registers at every start.
+            let pick = scan::pick_rare(&folded[..folded.len().min(17)], fold, &self.freq);
+            p[P::R1] = pick.r1 as u32;
+            p[P::B1] = bcast(folded[pick.r1]);
+            p[P::OR1] = or_mask(folded[pick.r1]);
+            p[P::HAS_R2] = 0;
+            if let Some(r2) = pick.r2 {
                 p[P::HAS_R2] = 1;
-                p[P::D2] = 1;
-                p[P::B2] = bcast(folded[i + 1]);
-                p[P::OR2] = or_mask(folded[i + 1]);
+                p[P::D2] = (r2 as i32 - pick.r1 as i32) as u32;
+                p[P::B2] = bcast(folded[r2]);
+                p[P::OR2] = or_mask(folded[r2]);
             }
         }
         p[P::VARIANT] = variant;
@@ -1014,8 +1021,8 @@ impl GpuCorpus {
         let phased = matches!(kernel, GpuKernel::TwoPhase | GpuKernel::Signature);
         let lines = want == Want::Lines;
         // scan zeroes its own outputs (in its first dispatch).
-        let one_pass = scan_variant().0;
-        let scan = kernel == GpuKernel::Scan && !one_pass;
+        let mode = scan_variant().0;
+        let scan = kernel == GpuKernel::Scan && mode == ScanMode::Two;
         let mut enc = c.device.create_command_encoder(&Default::default());
         for s in self.segs.iter().filter(|_| !scan) {
             enc.clear_buffer(s.buf("result"), 0, None);
@@ -1045,9 +1052,13 @@ impl GpuCorpus {
                         run(&c.pipes.two_phase_p1, u64::from(s.n_lines));
                         run(&c.pipes.two_phase_p2, by_byte);
                     }
-                    GpuKernel::Scan if one_pass => run(
+                    GpuKernel::Scan if mode == ScanMode::One => run(
                         &c.pipes.scan_one,
                         u64::from(s.n_bytes).div_ceil(16).div_ceil(512),
+                    ),
+                    GpuKernel::Scan if mode == ScanMode::Reg => run(
+                        &c.pipes.scan_reg,
+                        u64::from(s.n_bytes).div_ceil(32).div_ceil(256),
                     ),
                     GpuKernel::Scan => {
                         let n = u64::from(s.n_bytes);

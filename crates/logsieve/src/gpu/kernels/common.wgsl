@@ -50,9 +50,8 @@ struct Seg {
     n_lines: u32,
     // u32 words of the per-line bit sets.
     n_words: u32,
-    // Word offset in `blk` of the per-chunk line deltas (scan): for each
-    // 16-byte chunk c, the '\n' bytes between the start of its 256-byte
-    // block and the chunk, one byte each, four to a word.
+    // Word offset in `blk` of the per-32-byte-block lines (scan): entry t
+    // is the line holding byte 32 * t.
     delta_at: u32,
 }
 
@@ -62,7 +61,7 @@ struct Seg {
 @group(0) @binding(3) var<storage, read> starts: array<u32>;
 // blk[k] = the line holding byte k * 256: bounds the binary search of a
 // match position to the few lines of one 256-byte block. From word
-// seg.delta_at on: the per-chunk line deltas.
+// seg.delta_at on: the line holding each byte 32 * t.
 @group(0) @binding(4) var<storage, read> blk: array<u32>;
 // Candidate lines (phase 1 of two-phase and signature).
 @group(0) @binding(5) var<storage, read_write> cand: array<atomic<u32>>;

@@ -7,7 +7,7 @@ pub(crate) const MODULE: Module = Module {
     label: "scan",
     view: View::Vec4,
     wgsl: include_str!("scan.wgsl"),
-    entry_points: &["scan_flag", "scan_verify", "scan_one"],
+    entry_points: &["scan_flag", "scan_verify", "scan_one", "scan_reg"],
 };
 
 /// The bytes the SWAR tests look for.
@@ -40,32 +40,6 @@ pub(crate) fn pick_rare(folded: &[u8], fold: bool, freq: &[u64; 256]) -> RarePic
     let r1 = by_freq(None, None).unwrap_or(0);
     let r2 = by_freq(Some(r1), Some(folded[r1]));
     RarePick { r1, r2 }
-}
-
-/// Variant bit: the second test on the byte right after the first, in
-/// registers (`SCAN_ADJ` in scan.wgsl).
-pub(crate) const ADJ: u32 = 1;
-
-/// The start of the pattern's rarest adjacent byte pair by the corpus's
-/// pair frequencies (`pairs[a << 8 | b]`); under `fold` a letter stands for
-/// both of its cases. `None` for a one-byte pattern.
-pub(crate) fn pick_adjacent(folded: &[u8], fold: bool, pairs: &[u32; 65536]) -> Option<usize> {
-    let cases = |b: u8| -> Vec<u8> {
-        if fold && b.is_ascii_lowercase() {
-            vec![b, b.to_ascii_uppercase()]
-        } else {
-            vec![b]
-        }
-    };
-    (0..folded.len().saturating_sub(1)).min_by_key(|&i| {
-        let mut n = 0u64;
-        for a in cases(folded[i]) {
-            for b in cases(folded[i + 1]) {
-                n += u64::from(pairs[usize::from(a) << 8 | usize::from(b)]);
-            }
-        }
-        (n, i)
-    })
 }
 
 /// 16-byte chunks per workgroup of `scan_flag` (`CHUNKS_PER_WG` in

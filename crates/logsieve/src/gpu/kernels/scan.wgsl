@@ -105,69 +105,34 @@ fn window(base: u32) -> vec4<u32> {
 // needed either.
 
 // Variant bits (params.variant).
-// SCAN_ADJ: the second rare byte is the one right after the first (d2 = 1,
-// the pattern's rarest adjacent pair by the corpus's byte pairs), tested
-// in registers: no window loads. The chunk's last byte has its partner in
-// the next chunk, so it passes (and is verified).
-const SCAN_ADJ: u32 = 1u;
-// SCAN_DELTA: a match's line from the block's line, the chunk's delta and
-// the newlines before it in the chunk (no binary search).
-const SCAN_DELTA: u32 = 2u;
+// SCAN_BLK32 (scan_reg): a match's line is the line of its 32-byte block
+// (an index entry per block) plus the newlines before it in the block,
+// which the thread holds in registers: one load, no search.
+const SCAN_BLK32: u32 = 16u;
 // Diagnostics (wrong results; to price the parts): no result atomics, and
 // a constant-time wrong line.
 const SCAN_DIAG_NO_ATOMIC: u32 = 4u;
 const SCAN_DIAG_NO_LOOKUP: u32 = 8u;
 
-fn adj_mask(v: vec4<u32>) -> vec4<u32> {
-    let nxt = vec4<u32>(v.y, v.z, v.w, 0u);
-    let sh = (v >> vec4<u32>(8u)) | (nxt << vec4<u32>(24u));
-    var m = eq_mask(sh, params.b2, params.or2);
-    m.w |= 0x80000000u;
-    return m;
-}
-
 fn pass_mask(v: vec4<u32>, base: u32) -> vec4<u32> {
     var mask = eq_mask(v, params.b1, params.or1);
-    if params.has_r2 != 0u {
-        if (params.variant & SCAN_ADJ) != 0u {
-            mask &= adj_mask(v);
-        } else if any(mask != vec4<u32>(0u)) {
-            mask &= eq_mask(window(base), params.b2, params.or2);
-        }
+    if params.has_r2 != 0u && any(mask != vec4<u32>(0u)) {
+        mask &= eq_mask(window(base), params.b2, params.or2);
     }
     return mask;
 }
 
 // The SWAR tests alone are exact when they covered every pattern byte.
 fn swar_exact() -> bool {
-    return params.pat_len == 1u
-        || (params.pat_len == 2u && params.has_r2 != 0u && (params.variant & SCAN_ADJ) == 0u);
+    return params.pat_len == 1u || (params.pat_len == 2u && params.has_r2 != 0u);
 }
 
-// The line holding byte q of chunk v (q >> 4).
-fn line_at(q: u32, v: vec4<u32>) -> u32 {
+// The line holding byte q (diagnostics aside).
+fn line_at(q: u32) -> u32 {
     if (params.variant & SCAN_DIAG_NO_LOOKUP) != 0u {
         return q >> 8u;
     }
-    if (params.variant & SCAN_DELTA) == 0u {
-        return line_of(q);
-    }
-    let c = q >> 4u;
-    let d = (blk[seg.delta_at + (c >> 2u)] >> ((c & 3u) * 8u)) & 0xFFu;
-    let nl = eq_mask(v, NL4, 0u);
-    let off = q & 15u;
-    let lane = off >> 2u;
-    var n = countOneBits(nl[lane] & ((1u << ((off & 3u) * 8u)) - 1u));
-    if lane > 0u {
-        n += countOneBits(nl.x);
-    }
-    if lane > 1u {
-        n += countOneBits(nl.y);
-    }
-    if lane > 2u {
-        n += countOneBits(nl.z);
-    }
-    return blk[q >> 8u] + d + n;
+    return line_of(q);
 }
 
 // One-pass scan (`scan_one`): each thread tests its two vec4s and verifies
@@ -191,7 +156,7 @@ fn test16(v: vec4<u32>, base: u32) {
             }
             let p = q - params.r1;
             if exact || matches_at(p) {
-                let line = line_at(q, v);
+                let line = line_at(q);
                 if line != last_line {
                     if (params.variant & SCAN_DIAG_NO_ATOMIC) == 0u {
                         set_result(line);
@@ -277,8 +242,7 @@ fn scan_flag(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
 // The matches in the flagged chunk c: each new line's bit, counted once.
 fn verify_chunk(c: u32) -> u32 {
     let base = c * 16u;
-    let v = data[c];
-    let mask = pass_mask(v, base);
+    let mask = pass_mask(data[c], base);
     let exact = swar_exact();
     var last_line = 0xFFFFFFFFu;
     var found = 0u;
@@ -293,7 +257,7 @@ fn verify_chunk(c: u32) -> u32 {
             }
             let p = q - params.r1;
             if exact || matches_at(p) {
-                let line = line_at(q, v);
+                let line = line_at(q);
                 if line != last_line {
                     last_line = line;
                     let b = 1u << (line & 31u);
@@ -331,6 +295,145 @@ fn scan_verify(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
         let n = atomicLoad(&wcount);
         if n != 0u {
             atomicAdd(&counters[0], n);
+        }
+    }
+}
+
+// scan_reg: each thread owns the 32 start positions of two adjacent chunks
+// and loads the chunk after them too (the next thread's first: a cache
+// hit), so 48 bytes sit in registers: both SWAR tests (rare bytes within
+// the first 17 of the pattern, at any distance) and the verification of
+// up to 17 bytes read no memory beyond the three loads, and a match's line
+// needs one load (SCAN_BLK32).
+
+// The 16 bytes at offset r (0..=16) of the 32 bytes a, b.
+fn shift16(a: vec4<u32>, b: vec4<u32>, r: u32) -> vec4<u32> {
+    if r >= 16u {
+        return b;
+    }
+    let ws = r >> 2u;
+    var lo = a;
+    var hi = vec4<u32>(a.y, a.z, a.w, b.x);
+    if ws == 1u {
+        lo = vec4<u32>(a.y, a.z, a.w, b.x);
+        hi = vec4<u32>(a.z, a.w, b.x, b.y);
+    } else if ws == 2u {
+        lo = vec4<u32>(a.z, a.w, b.x, b.y);
+        hi = vec4<u32>(a.w, b.x, b.y, b.z);
+    } else if ws == 3u {
+        lo = vec4<u32>(a.w, b.x, b.y, b.z);
+        hi = b;
+    }
+    let sh = (r & 3u) * 8u;
+    if sh == 0u {
+        return lo;
+    }
+    return (lo >> vec4<u32>(sh)) | (hi << vec4<u32>(32u - sh));
+}
+
+// Byte i (< 48) of the registers a, b, c.
+fn reg_byte(a: vec4<u32>, b: vec4<u32>, c: vec4<u32>, i: u32) -> u32 {
+    var v = a;
+    if i >= 32u {
+        v = c;
+    } else if i >= 16u {
+        v = b;
+    }
+    return (v[(i >> 2u) & 3u] >> ((i & 3u) * 8u)) & 0xFFu;
+}
+
+// '\n' bytes among bytes [0, o) of a, b (o < 32), from their '\n' masks.
+fn newlines_below(na: vec4<u32>, nb: vec4<u32>, o: u32) -> u32 {
+    var n = 0u;
+    for (var k = 0u; k < 8u; k++) {
+        var w = na[k & 3u];
+        if k >= 4u {
+            w = nb[k & 3u];
+        }
+        let lo = k * 4u;
+        if lo + 4u <= o {
+            n += countOneBits(w);
+        } else if lo < o {
+            n += countOneBits(w & ((1u << ((o - lo) * 8u)) - 1u));
+        }
+    }
+    return n;
+}
+
+fn reg_mask(a: vec4<u32>, b: vec4<u32>) -> vec4<u32> {
+    var m = eq_mask(shift16(a, b, params.r1), params.b1, params.or1);
+    if params.has_r2 != 0u && any(m != vec4<u32>(0u)) {
+        m &= eq_mask(shift16(a, b, u32(i32(params.r1) + params.d2)), params.b2, params.or2);
+    }
+    return m;
+}
+
+@compute @workgroup_size(256)
+fn scan_reg(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let t = group_id(wid, nwg) * WG + lid;
+    let n_vec = (seg.n_bytes + 15u) / 16u;
+    if 2u * t >= n_vec {
+        return;
+    }
+    // In bounds: the buffer holds >= 8 vec4s of '\n' past n_vec.
+    let a = data[2u * t];
+    let b = data[2u * t + 1u];
+    let c = data[2u * t + 2u];
+    let m0 = reg_mask(a, b);
+    let m1 = reg_mask(b, c);
+    if all((m0 | m1) == vec4<u32>(0u)) {
+        return;
+    }
+    let base = t * 32u;
+    let m = params.pat_len;
+    let exact = swar_exact();
+    var last_line = 0xFFFFFFFFu;
+    var line0 = 0xFFFFFFFFu;
+    for (var k = 0u; k < 8u; k++) {
+        var bits = m0[k & 3u];
+        if k >= 4u {
+            bits = m1[k & 3u];
+        }
+        while bits != 0u {
+            let bit = countTrailingZeros(bits);
+            bits &= bits - 1u;
+            let o = k * 4u + (bit >> 3u);
+            var ok = exact;
+            if !ok && base + o + m <= seg.n_bytes {
+                ok = true;
+                for (var j = 0u; j < m; j++) {
+                    var x = 0u;
+                    if o + j < 48u {
+                        x = reg_byte(a, b, c, o + j);
+                    } else {
+                        x = byte_at(base + o + j);
+                    }
+                    if fold(x) != pat_at(j) {
+                        ok = false;
+                        break;
+                    }
+                }
+            }
+            if !ok {
+                continue;
+            }
+            var line = 0u;
+            if (params.variant & SCAN_DIAG_NO_LOOKUP) != 0u {
+                line = base >> 8u;
+            } else if (params.variant & SCAN_BLK32) != 0u {
+                if line0 == 0xFFFFFFFFu {
+                    line0 = blk[seg.delta_at + t];
+                }
+                line = line0 + newlines_below(eq_mask(a, NL4, 0u), eq_mask(b, NL4, 0u), o);
+            } else {
+                line = line_of(base + o);
+            }
+            if line != last_line {
+                if (params.variant & SCAN_DIAG_NO_ATOMIC) == 0u {
+                    set_result(line);
+                }
+                last_line = line;
+            }
         }
     }
 }
