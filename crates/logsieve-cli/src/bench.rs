@@ -218,6 +218,8 @@ pub fn run(a: &BenchArgs) -> i32 {
                 let res = match o.backend {
                     BackendChoice::Gpu => {
                         let g = engine.gpu().expect("attached");
+                        // The table shows kernel times.
+                        g.set_timestamps(true);
                         let k = o.gpu_kernel.expect("kernel");
                         g.search(engine.corpus(), &query, k, Want::Count).map(|s| {
                             (

@@ -205,6 +205,8 @@ impl Sieve {
             let ms = engine::now_ms() - t0;
             let out = match res {
                 Ok(g) => {
+                    // The page shows each query's kernel time.
+                    g.set_timestamps(true);
                     let v = json!({
                         "ok": true,
                         "segments": g.segment_count(),

@@ -314,15 +314,23 @@ fn corpus_larger_than_one_segment() {
     assert!(g.plain_read().is_ok());
 }
 
-/// scan zeroes its own result bits and counters on the GPU (the host
-/// clears nothing for it): queries run back to back on one upload, dense
-/// then sparse then absent, each equal to the CPU's, on one segment and on
-/// many.
+/// A count-only scan zeroes the result bits as it counts them, so the next
+/// scan skips the clear, and scan zeroes its own counters: queries run back
+/// to back on one upload, dense then sparse then absent, interleaved with
+/// other kernels, several literals (the many-pattern kernels) and both
+/// output kinds, each equal to the CPU's, on one segment and on many.
 #[test]
-fn scan_after_scan_starts_clean() {
+fn scan_after_other_searches_starts_clean() {
     let Some(ctx) = ctx() else { return };
     let data = common::generated(2000, 11);
     let corpus = Corpus::from_bytes("g", data);
+    let cpu = |q: &Query| search_doc(&corpus.docs()[0], q, &CpuOptions::default());
+    let many = build(
+        &[b"ERROR".to_vec(), b"timeout".to_vec(), b"x".to_vec()],
+        Syntax::Fixed,
+        Flags::parse(""),
+    )
+    .unwrap();
     for max_segment in [None, Some(8 << 10)] {
         let g = GpuCorpus::upload_with(
             ctx,
@@ -333,26 +341,40 @@ fn scan_after_scan_starts_clean() {
             },
         )
         .unwrap();
-        for (p, f) in [
+        let queries = [
             (&b"e"[..], ""),
             (b"ERROR_503", ""),
             (b"x", "i"),
             (b"no such thing", ""),
             (b"e", "v"),
             (b"NullPointerException", ""),
-        ] {
+        ];
+        for (i, (p, f)) in queries.into_iter().enumerate() {
             let q = fixed(p, f);
-            let exp = search_doc(&corpus.docs()[0], &q, &CpuOptions::default());
-            for want in [Want::Count, Want::Lines, Want::Count] {
-                let r = g.search(&corpus, &q, GpuKernel::Scan, want).unwrap();
-                assert_eq!(
-                    r.docs[0].count, exp.count,
-                    "{p:?} {f} {want:?} {max_segment:?}"
-                );
+            let exp = cpu(&q);
+            let between = [GpuKernel::TwoPhase, GpuKernel::BruteByte, GpuKernel::Scan][i % 3];
+            for (kernel, want) in [
+                (GpuKernel::Scan, Want::Count),
+                (GpuKernel::Scan, Want::Count),
+                (between, Want::Lines),
+                (GpuKernel::Scan, Want::Count),
+                (GpuKernel::Scan, Want::Lines),
+                (GpuKernel::Scan, Want::Count),
+            ] {
+                let r = g.search(&corpus, &q, kernel, want).unwrap();
+                let what = format!("{p:?} {f} {kernel} {want:?} {max_segment:?}");
+                assert_eq!(r.docs[0].count, exp.count, "{what}");
                 if want == Want::Lines {
-                    assert_eq!(r.docs[0].lines, exp.lines, "{p:?} {f} {max_segment:?}");
+                    assert_eq!(r.docs[0].lines, exp.lines, "{what}");
                 }
             }
+            // Several literals leave their own bits behind.
+            let r = g
+                .search(&corpus, &many, GpuKernel::Scan, Want::Lines)
+                .unwrap();
+            assert_eq!(r.docs[0].lines, cpu(&many).lines, "many {max_segment:?}");
+            let r = g.search(&corpus, &q, GpuKernel::Scan, Want::Count).unwrap();
+            assert_eq!(r.docs[0].count, exp.count, "{p:?} after many");
         }
     }
 }

@@ -97,15 +97,13 @@ pub(crate) struct Pipelines {
     pub(crate) brute_byte: wgpu::ComputePipeline,
     pub(crate) two_phase_p1: wgpu::ComputePipeline,
     pub(crate) two_phase_p2: wgpu::ComputePipeline,
-    pub(crate) scan_flag: wgpu::ComputePipeline,
-    pub(crate) scan_verify: wgpu::ComputePipeline,
-    pub(crate) scan_one: wgpu::ComputePipeline,
-    pub(crate) scan_reg: wgpu::ComputePipeline,
+    pub(crate) scan: wgpu::ComputePipeline,
     pub(crate) sig_build: wgpu::ComputePipeline,
     pub(crate) sig_p1: wgpu::ComputePipeline,
     pub(crate) plain_read: wgpu::ComputePipeline,
     pub(crate) count_result: wgpu::ComputePipeline,
     pub(crate) count_cand: wgpu::ComputePipeline,
+    pub(crate) count_result_zero: wgpu::ComputePipeline,
 }
 
 /// Errors reported by wgpu outside an error scope, and device loss: both
@@ -330,15 +328,13 @@ impl GpuContext {
             brute_byte: pipe(&m_bb, "brute_byte"),
             two_phase_p1: pipe(&m_tp, "phase1"),
             two_phase_p2: pipe(&m_tp, "phase2"),
-            scan_flag: pipe(&m_sc, "scan_flag"),
-            scan_verify: pipe(&m_sc, "scan_verify"),
-            scan_one: pipe(&m_sc, "scan_one"),
-            scan_reg: pipe(&m_sc, "scan_reg"),
+            scan: pipe(&m_sc, "scan"),
             sig_build: pipe(&m_sg, "build"),
             sig_p1: pipe(&m_sg, "phase1"),
             plain_read: pipe(&m_pr, "plain_read"),
             count_result: pipe(&m_ct, "count_result"),
             count_cand: pipe(&m_ct, "count_cand"),
+            count_result_zero: pipe(&m_ct, "count_result_zero"),
         };
         if let Some(e) = scope.pop().await {
             return Err(Error::backend(format!(

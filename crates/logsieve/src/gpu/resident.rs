@@ -116,6 +116,12 @@ impl GpuSeg {
 struct State {
     positions: Vec<wgpu::Buffer>,
     binds: Vec<wgpu::BindGroup>,
+    /// Every segment's result bits are zero (a count-only scan zeroes them
+    /// as it counts them), so the next scan needs no clear.
+    clean: bool,
+    /// `clean` as [`GpuCorpus::lock_state`] found it (which marks the bits
+    /// dirty for whoever holds the lock, until they say otherwise).
+    was_clean: bool,
 }
 
 /// A corpus resident in GPU memory: every segment's bytes, line offsets,
@@ -181,57 +187,6 @@ fn for_sample(corpus: &Corpus, mut f: impl FnMut(&[u8])) {
     }
 }
 
-/// The scan kernel's form: one pass or two, and its variant bits, from
-/// `LOGSIEVE_SCAN_VARIANT` (`one:BITS` or `two:BITS`; experiments only).
-fn scan_variant() -> (ScanMode, u32) {
-    let v = std::env::var("LOGSIEVE_SCAN_VARIANT").unwrap_or_default();
-    let (mode, bits) = v.split_once(':').unwrap_or(("one", "0"));
-    let mode = match mode {
-        "two" => ScanMode::Two,
-        "reg" => ScanMode::Reg,
-        _ => ScanMode::One,
-    };
-    (mode, bits.parse().unwrap_or(0))
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum ScanMode {
-    One,
-    Two,
-    Reg,
-}
-
-/// For each 32-byte block t of `seg`, the line holding byte 32 * t (the
-/// '\n' bytes before it): with the newlines before a match inside its
-/// block, which the scan kernel holds in registers, a match's line costs
-/// one load.
-fn block32_lines(seg: &[u8]) -> Vec<u32> {
-    use rayon::prelude::*;
-    const TASK: usize = 1 << 16;
-    let counts: Vec<u32> = seg
-        .par_chunks(TASK)
-        .map(|c| memchr::memchr_iter(b'\n', c).count() as u32)
-        .collect();
-    let mut before = Vec::with_capacity(counts.len());
-    let mut acc = 0u32;
-    for c in &counts {
-        before.push(acc);
-        acc += c;
-    }
-    let mut out = vec![0u32; seg.len().div_ceil(32)];
-    out.par_chunks_mut(TASK / 32)
-        .zip(seg.par_chunks(TASK))
-        .zip(before.par_iter())
-        .for_each(|((lines, bytes), &first)| {
-            let mut nl = first;
-            for (l, block) in lines.iter_mut().zip(bytes.chunks(32)) {
-                *l = nl;
-                nl += block.iter().filter(|&&b| b == b'\n').count() as u32;
-            }
-        });
-    out
-}
-
 /// The bytes of a segment's buffer at `range`: the document's bytes, then
 /// '\n' padding.
 fn fill_piece(dst: wgpu::WriteOnly<'_, [u8]>, src: &[u8], range: Range<u64>) {
@@ -248,7 +203,7 @@ fn fill_piece(dst: wgpu::WriteOnly<'_, [u8]>, src: &[u8], range: Range<u64>) {
 /// write-combined memory is slower than the PCIe link.
 fn copy_parallel(dst: &mut wgpu::WriteOnly<'_, [u8]>, src: &[u8]) {
     use rayon::prelude::*;
-    const PIECE: usize = 1 << 20;
+    const PIECE: usize = 256 << 10;
     if src.len() < 2 * PIECE {
         dst.copy_from_slice(src);
         return;
@@ -407,9 +362,6 @@ impl GpuCorpus {
                     }
                     blk.push(li as u32);
                 }
-                let delta_at = blk.len() as u32;
-                let seg_bytes = &doc.data()[base as usize..s.bytes.end as usize];
-                blk.extend(block32_lines(seg_bytes));
                 let n_words = n_lines.div_ceil(32);
                 let storage = wgpu::BufferUsages::STORAGE;
                 let bits = storage | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
@@ -442,12 +394,7 @@ impl GpuCorpus {
                     ),
                     ("starts".to_string(), init("starts", &local, storage)),
                     ("blk".to_string(), init("blk", &blk, storage)),
-                    // Candidate lines (two-phase, signature), or the chunk
-                    // flags of scan: whichever is larger.
-                    (
-                        "cand".to_string(),
-                        mk("cand", n_words.max(scan::flag_words(n_bytes)) * 4, bits),
-                    ),
+                    ("cand".to_string(), mk("cand", n_words * 4, bits)),
                     ("result".to_string(), mk("result", n_words * 4, bits)),
                     ("counters".to_string(), mk("counters", 16, bits)),
                     ("sigs".to_string(), mk("sigs", n_lines * 16, storage)),
@@ -455,7 +402,7 @@ impl GpuCorpus {
                         "seg".to_string(),
                         init(
                             "seg",
-                            &[n_bytes as u32, n_lines as u32, n_words as u32, delta_at],
+                            &[n_bytes as u32, n_lines as u32, n_words as u32, 0],
                             wgpu::BufferUsages::UNIFORM,
                         ),
                     ),
@@ -665,8 +612,14 @@ impl GpuCorpus {
             rb_counts,
             rb_bits,
             ts,
-            timestamps: std::sync::atomic::AtomicBool::new(true),
-            state: Mutex::new(State { positions, binds }),
+            timestamps: std::sync::atomic::AtomicBool::new(false),
+            state: Mutex::new(State {
+                positions,
+                binds,
+                // wgpu zero-initialises new buffers.
+                clean: true,
+                was_clean: true,
+            }),
         })
     }
 
@@ -818,23 +771,6 @@ impl GpuCorpus {
             p[P::B2] = bcast(folded[r2]);
             p[P::OR2] = or_mask(folded[r2]);
         }
-        let (mode, variant) = scan_variant();
-        if mode == ScanMode::Reg {
-            // Rare bytes among the first 17, which scan_reg holds in
-            // registers at every start.
-            let pick = scan::pick_rare(&folded[..folded.len().min(17)], fold, &self.freq);
-            p[P::R1] = pick.r1 as u32;
-            p[P::B1] = bcast(folded[pick.r1]);
-            p[P::OR1] = or_mask(folded[pick.r1]);
-            p[P::HAS_R2] = 0;
-            if let Some(r2) = pick.r2 {
-                p[P::HAS_R2] = 1;
-                p[P::D2] = (r2 as i32 - pick.r1 as i32) as u32;
-                p[P::B2] = bcast(folded[r2]);
-                p[P::OR2] = or_mask(folded[r2]);
-            }
-        }
-        p[P::VARIANT] = variant;
         p[P::WIN_LO] = 0;
         p[P::WIN_HI] = u32::MAX;
         p[P::MAGIC] = plain_read::MAGIC;
@@ -846,10 +782,12 @@ impl GpuCorpus {
         self.ctx.inner.queue.write_buffer(&self.params, 0, &bytes);
     }
 
-    /// Timestamps off: single-literal searches report no kernel time and
-    /// skip the timestamp writes, their resolve and their readback (about
-    /// 0.01-0.02 ms of a query on a discrete GPU; see docs/bench). On by
-    /// default; the plain-read ceiling always uses them.
+    /// Timestamps on: single-literal searches report their kernel time
+    /// (`GpuSearch::kernel_time`), at the price of the timestamp writes,
+    /// their resolve and one more readback (0.02-0.03 ms a query on the
+    /// H100; docs/bench). Off by default: a search that only wants its
+    /// answer does not pay for a profile. The plain-read ceiling and the
+    /// many-literal kernels always use them.
     pub fn set_timestamps(&self, on: bool) {
         self.timestamps
             .store(on, std::sync::atomic::Ordering::Relaxed);
@@ -1020,15 +958,21 @@ impl GpuCorpus {
         self.write_params(&prm);
         let phased = matches!(kernel, GpuKernel::TwoPhase | GpuKernel::Signature);
         let lines = want == Want::Lines;
-        // scan zeroes its own outputs (in its first dispatch).
-        let mode = scan_variant().0;
-        let scan = kernel == GpuKernel::Scan && mode == ScanMode::Two;
+        // scan zeroes its counters itself, and its result bits are already
+        // zero after a count-only scan (whose pop-count zeroes them).
+        let scan = kernel == GpuKernel::Scan;
+        let skip_result = scan && st.was_clean;
+        let zero_after = scan && !lines;
         let mut enc = c.device.create_command_encoder(&Default::default());
-        for s in self.segs.iter().filter(|_| !scan) {
-            enc.clear_buffer(s.buf("result"), 0, None);
-            enc.clear_buffer(s.buf("counters"), 0, None);
+        for s in &self.segs {
+            if !skip_result {
+                enc.clear_buffer(s.buf("result"), 0, None);
+            }
+            if !scan {
+                enc.clear_buffer(s.buf("counters"), 0, None);
+            }
             if phased {
-                enc.clear_buffer(s.buf("cand"), 0, Some(u64::from(s.n_words) * 4));
+                enc.clear_buffer(s.buf("cand"), 0, None);
             }
         }
         {
@@ -1052,19 +996,10 @@ impl GpuCorpus {
                         run(&c.pipes.two_phase_p1, u64::from(s.n_lines));
                         run(&c.pipes.two_phase_p2, by_byte);
                     }
-                    GpuKernel::Scan if mode == ScanMode::One => run(
-                        &c.pipes.scan_one,
-                        u64::from(s.n_bytes).div_ceil(16).div_ceil(512),
+                    GpuKernel::Scan => run(
+                        &c.pipes.scan,
+                        u64::from(s.n_bytes).div_ceil(16).div_ceil(256 * scan::VPT),
                     ),
-                    GpuKernel::Scan if mode == ScanMode::Reg => run(
-                        &c.pipes.scan_reg,
-                        u64::from(s.n_bytes).div_ceil(32).div_ceil(256),
-                    ),
-                    GpuKernel::Scan => {
-                        let n = u64::from(s.n_bytes);
-                        run(&c.pipes.scan_flag, scan::flag_groups(n));
-                        run(&c.pipes.scan_verify, scan::flag_words(n).div_ceil(256));
-                    }
                     GpuKernel::Signature => {
                         run(&c.pipes.sig_p1, by_line);
                         run(&c.pipes.two_phase_p2, by_byte);
@@ -1074,8 +1009,9 @@ impl GpuCorpus {
                     }
                 }
                 let by_word = u64::from(s.n_words).div_ceil(256);
-                if !scan {
-                    // scan counts the lines as it sets their bits.
+                if zero_after {
+                    run(&c.pipes.count_result_zero, by_word);
+                } else {
                     run(&c.pipes.count_result, by_word);
                 }
                 if phased {
@@ -1163,6 +1099,8 @@ impl GpuCorpus {
         let candidates = phased.then(|| {
             counts.iter().map(|c| u64::from(c[1])).sum::<u64>() + self.cpu_segs.len() as u64
         });
+        // The pop-count zeroed the result bits.
+        st.clean = zero_after;
         Ok(GpuSearch {
             docs,
             kernel_time,
@@ -1376,17 +1314,23 @@ fn cpu_positions(doc: &Document, seg: &Segment, folded: &[u8], fold: bool) -> Ve
 impl GpuCorpus {
     /// The per-corpus scratch state. Natively a search waits for another
     /// one on the same corpus; in a browser nothing may block, so a second
-    /// concurrent search is an error.
+    /// concurrent search is an error. The holder is assumed to leave result
+    /// bits set (`clean` false) unless it says otherwise.
     fn lock_state(&self) -> Result<std::sync::MutexGuard<'_, State>, Error> {
+        fn mark(mut st: std::sync::MutexGuard<'_, State>) -> std::sync::MutexGuard<'_, State> {
+            st.was_clean = st.clean;
+            st.clean = false;
+            st
+        }
         #[cfg(not(target_arch = "wasm32"))]
         {
-            Ok(self.state.lock().unwrap_or_else(|p| p.into_inner()))
+            Ok(mark(self.state.lock().unwrap_or_else(|p| p.into_inner())))
         }
         #[cfg(target_arch = "wasm32")]
         {
             match self.state.try_lock() {
-                Ok(st) => Ok(st),
-                Err(std::sync::TryLockError::Poisoned(p)) => Ok(p.into_inner()),
+                Ok(st) => Ok(mark(st)),
+                Err(std::sync::TryLockError::Poisoned(p)) => Ok(mark(p.into_inner())),
                 Err(std::sync::TryLockError::WouldBlock) => Err(Error::backend(
                     "a GPU search of this corpus is already running",
                 )),

@@ -36,11 +36,6 @@ struct Params {
     // plain-read: a value the XOR of a vec4 is compared with, so the loads
     // cannot be optimised away.
     magic: u32,
-    // scan: which tests and line lookup it uses (SCAN_* bits).
-    variant: u32,
-    _p0: u32,
-    _p1: u32,
-    _p2: u32,
 }
 
 struct Seg {
@@ -50,9 +45,7 @@ struct Seg {
     n_lines: u32,
     // u32 words of the per-line bit sets.
     n_words: u32,
-    // Word offset in `blk` of the per-32-byte-block lines (scan): entry t
-    // is the line holding byte 32 * t.
-    delta_at: u32,
+    _pad: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -60,8 +53,7 @@ struct Seg {
 // Line starts relative to the segment, plus the end sentinel.
 @group(0) @binding(3) var<storage, read> starts: array<u32>;
 // blk[k] = the line holding byte k * 256: bounds the binary search of a
-// match position to the few lines of one 256-byte block. From word
-// seg.delta_at on: the line holding each byte 32 * t.
+// match position to the few lines of one 256-byte block.
 @group(0) @binding(4) var<storage, read> blk: array<u32>;
 // Candidate lines (phase 1 of two-phase and signature).
 @group(0) @binding(5) var<storage, read_write> cand: array<atomic<u32>>;

@@ -7,5 +7,5 @@ pub(crate) const MODULE: Module = Module {
     label: "count",
     view: View::U32,
     wgsl: include_str!("count.wgsl"),
-    entry_points: &["count_result", "count_cand"],
+    entry_points: &["count_result", "count_cand", "count_result_zero"],
 };

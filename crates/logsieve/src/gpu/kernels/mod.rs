@@ -83,9 +83,8 @@ pub(crate) mod params {
     pub(crate) const WIN_LO: usize = 109;
     pub(crate) const WIN_HI: usize = 110;
     pub(crate) const MAGIC: usize = 111;
-    pub(crate) const VARIANT: usize = 112;
-    /// Size in u32 words (464 bytes, a multiple of 16 as uniforms need).
-    pub(crate) const WORDS: usize = 116;
+    /// Size in u32 words (448 bytes, a multiple of 16 as uniforms need).
+    pub(crate) const WORDS: usize = 112;
 }
 
 #[cfg(test)]
@@ -153,6 +152,5 @@ mod tests {
         assert_eq!(off("win_lo"), params::WIN_LO);
         assert_eq!(off("win_hi"), params::WIN_HI);
         assert_eq!(off("magic"), params::MAGIC);
-        assert_eq!(off("variant"), params::VARIANT);
     }
 }

@@ -7,7 +7,7 @@ pub(crate) const MODULE: Module = Module {
     label: "scan",
     view: View::Vec4,
     wgsl: include_str!("scan.wgsl"),
-    entry_points: &["scan_flag", "scan_verify", "scan_one", "scan_reg"],
+    entry_points: &["scan"],
 };
 
 /// The bytes the SWAR tests look for.
@@ -42,25 +42,13 @@ pub(crate) fn pick_rare(folded: &[u8], fold: bool, freq: &[u64; 256]) -> RarePic
     RarePick { r1, r2 }
 }
 
-/// 16-byte chunks per workgroup of `scan_flag` (`CHUNKS_PER_WG` in
-/// scan.wgsl): two vec4<u32> loads per thread. Measured on the H100 (194 MB,
-/// kernel ms) with the one-pass kernel: 2 beat 1 slightly (NullPointerException
-/// 0.084 -> 0.078); 4 or 8 in a loop, a prefetch of the next load, a
-/// workgroup queue of candidates, or extra per-thread loads of line hints
-/// were all slower (0.106-0.152 ms where 2 takes 0.074): per-thread loads,
-/// not bytes, are what this kernel is short of.
-pub(crate) const CHUNKS_PER_WG: u64 = 512;
-
-/// Workgroups of `scan_flag` for a segment of `n_bytes`.
-pub(crate) fn flag_groups(n_bytes: u64) -> u64 {
-    n_bytes.div_ceil(16).div_ceil(CHUNKS_PER_WG)
-}
-
-/// Flag words (one bit per 16-byte chunk) of a segment of `n_bytes`, kept
-/// in the `cand` buffer; `scan_verify` runs one thread per word.
-pub(crate) fn flag_words(n_bytes: u64) -> u64 {
-    n_bytes.div_ceil(16).div_ceil(32)
-}
+/// vec4<u32> loads per thread (`VPT` in scan.wgsl). Measured on the H100
+/// (194 MB, kernel ms): 2 beat 1 slightly (NullPointerException 0.084 ->
+/// 0.078); 4 or 8 in a loop, a prefetch of the next load, a workgroup queue
+/// of candidates, or extra per-thread loads of line hints were all slower
+/// (0.106-0.152 ms where 2 takes 0.074): per-thread loads, not bytes, are
+/// what this kernel is short of.
+pub(crate) const VPT: u64 = 2;
 
 #[cfg(test)]
 mod tests {

@@ -11,7 +11,6 @@ use std::ops::Range;
 use super::{GpuCorpus, GpuKernel};
 use crate::corpus::Corpus;
 use crate::error::Error;
-use crate::gpu::kernels::scan;
 use crate::query::Query;
 
 /// One GPU segment as the pipeline sees it.
@@ -63,7 +62,9 @@ impl GpuCorpus {
     ) -> Result<(), Error> {
         let c = &*self.ctx.inner;
         c.check_faults()?;
-        let st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        // The scan below leaves result bits set.
+        st.clean = false;
         let mut enc = c.device.create_command_encoder(&Default::default());
         if let Some(q) = q {
             if let Some(r) = super::unsupported_reason(q) {
@@ -73,19 +74,21 @@ impl GpuCorpus {
             }
             let (prm, _) = self.params_for(q);
             self.write_params(&prm);
+            for s in &self.segs {
+                enc.clear_buffer(s.buf("result"), 0, None);
+            }
             let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some(GpuKernel::Scan.name()),
                 timestamp_writes: None,
             });
-            // scan's first dispatch zeroes the result bits it fills.
+            pass.set_pipeline(&c.pipes.scan);
             for (s, b) in self.segs.iter().zip(&st.binds) {
                 pass.set_bind_group(0, b, &[]);
-                let n = u64::from(s.n_bytes);
-                pass.set_pipeline(&c.pipes.scan_flag);
-                let (x, y) = c.grid(scan::flag_groups(n));
-                pass.dispatch_workgroups(x, y, 1);
-                pass.set_pipeline(&c.pipes.scan_verify);
-                let (x, y) = c.grid(scan::flag_words(n).div_ceil(256));
+                let (x, y) = c.grid(
+                    u64::from(s.n_bytes)
+                        .div_ceil(16)
+                        .div_ceil(256 * crate::gpu::kernels::scan::VPT),
+                );
                 pass.dispatch_workgroups(x, y, 1);
             }
         }
