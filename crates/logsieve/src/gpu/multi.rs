@@ -476,12 +476,15 @@ impl Tables {
         distinct.sort_unstable();
         distinct.dedup();
         let n = distinct.len() as u64;
-        // About 32 filter bits per key (two set per key: ~6% of the bits
-        // set, ~0.4% of random positions pass), as many as the pipeline's
-        // filter holds (10k keys fill 32 KiB to ~7%), at least 4096 bits
-        // (a small load per workgroup).
+        // About 256 filter bits per key (two set per key: < 1% of the
+        // bits set), as many as the pipeline's filter holds: 10k keys fill
+        // 32 KiB to ~6%. Simulated on the benchmark's 1M lines with its
+        // 1k and 10k sets (8-byte keys), positions passing the filter:
+        // 1k keys 0.32% with 2^15 bits, 0.013% with 2^18; 10k keys 0.53%
+        // with 2^18 (0.11% of positions hold a pattern's key). At least
+        // 2^12 bits (a load of 512 bytes per workgroup).
         let max_lb = (filter_words.max(1) * 32).ilog2();
-        let lb = (n * 32).next_power_of_two().ilog2().max(12).min(max_lb);
+        let lb = (n * 256).next_power_of_two().ilog2().max(12).min(max_lb);
         let sh = 32 - lb;
         let mut filter = vec![0u32; 1 << (lb - 5)];
         for &(a, b) in &distinct {

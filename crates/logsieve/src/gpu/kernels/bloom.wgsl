@@ -42,23 +42,37 @@ const K2: u32 = 0x85EBCA77u;
 // ASCII upper case to lower case in four bytes at once (as the CPU's
 // fold8): per byte, h = b & 0x7f plus 0x3f carries into the top bit iff
 // h >= 'A', plus 0x25 iff h > 'Z'; bytes >= 0x80 are left alone. No lane
-// carries into the next (h + 0x3f <= 0xbe). `fm` is all ones under -i,
-// else 0.
-fn fold4(x: u32, fm: u32) -> u32 {
+// carries into the next (h + 0x3f <= 0xbe).
+fn fold4(x: u32) -> u32 {
     let h = x & 0x7F7F7F7Fu;
     let upper = (h + 0x3F3F3F3Fu) & ~(h + 0x25252525u) & ~x & 0x80808080u;
-    return x | ((upper >> 2u) & fm);
+    return x | (upper >> 2u);
+}
+
+// fold4 under -i (a uniform branch).
+fn mfold4(x: u32) -> u32 {
+    if mp.fold != 0u {
+        return fold4(x);
+    }
+    return x;
 }
 
 fn wbit(i: u32) -> u32 {
     return wbits[i >> 5u] >> (i & 31u);
 }
 
-// 1 when the key (a, b) passes both probes of the filter, else 0.
+// 1 when the key (a, b) passes both probes of the filter, else 0. The
+// second probe is read only where the first passed (a few % of lanes):
+// lanes that do not read cause no bank conflicts, so the workgroup-memory
+// traffic is about halved.
 fn probe(a: u32, b: u32, sh: u32) -> u32 {
     let x = a * K1;
-    let y = (x ^ b) * K2;
-    return wbit(x >> sh) & wbit(y >> sh) & 1u;
+    var r = wbit(x >> sh) & 1u;
+    if r != 0u {
+        let y = (x ^ b) * K2;
+        r = wbit(y >> sh) & 1u;
+    }
+    return r;
 }
 
 // The four positions of word `lo` (the next word is `hi`; `blo`, `bhi`
@@ -73,18 +87,18 @@ fn test4(lo: u32, hi: u32, blo: u32, bhi: u32, sh: u32) -> u32 {
 }
 
 // The (folded) 4 bytes at p.
-fn win_at(p: u32, fm: u32) -> u32 {
+fn win_at(p: u32) -> u32 {
     let w = p >> 2u;
     let s = (p & 3u) * 8u;
     var x = word_at(w);
     if s != 0u {
         x = (x >> s) | (word_at(w + 1u) << (32u - s));
     }
-    return fold4(x, fm);
+    return mfold4(x);
 }
 
 // Verifies the candidate positions `mask` (bit j: base + j).
-fn verify(base: u32, mask: u32, fm: u32) {
+fn verify(base: u32, mask: u32) {
     var m = mask;
     // Results only: candidates before `skip` are on a line already set.
     var skip = 0u;
@@ -95,8 +109,8 @@ fn verify(base: u32, mask: u32, fm: u32) {
         if p < skip || p >= seg.n_bytes {
             continue;
         }
-        let ka = win_at(p, fm);
-        let kb = win_at(p + l - 4u, fm);
+        let ka = win_at(p);
+        let kb = win_at(p + l - 4u);
         let bk = (((ka * K1) ^ kb) * K2) >> (32u - mp.e);
         let lo = tables[mp.c + bk];
         let hi = tables[mp.c + bk + 1u];
@@ -138,7 +152,6 @@ fn bloom(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: ve
     }
     workgroupBarrier();
     let sh = 32u - mp.b;
-    let fm = select(0u, 0xFFFFFFFFu, mp.fold != 0u);
     let d = mp.f - 4u;
     let n_vec = (seg.n_bytes + 15u) / 16u;
     let stride = nwg.x * nwg.y * WG;
@@ -147,12 +160,12 @@ fn bloom(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: ve
         // Bytes 16..24 for the windows that run past this vec4: in bounds
         // (the padding is >= 128 bytes).
         let nx = data[c + 1u];
-        let w0 = fold4(v.x, fm);
-        let w1 = fold4(v.y, fm);
-        let w2 = fold4(v.z, fm);
-        let w3 = fold4(v.w, fm);
-        let w4 = fold4(nx.x, fm);
-        let w5 = fold4(nx.y, fm);
+        let w0 = mfold4(v.x);
+        let w1 = mfold4(v.y);
+        let w2 = mfold4(v.z);
+        let w3 = mfold4(v.w);
+        let w4 = mfold4(nx.x);
+        let w5 = mfold4(nx.y);
         // The words shifted by d = L - 4 bytes (uniform: one branch for
         // the whole dispatch).
         var b0 = w0;
@@ -180,7 +193,7 @@ fn bloom(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: ve
             | (test4(w2, w3, b2, b3, sh) << 8u)
             | (test4(w3, w4, b3, b4, sh) << 12u);
         if m != 0u {
-            verify(c * 16u, m, fm);
+            verify(c * 16u, m);
         }
     }
 }
