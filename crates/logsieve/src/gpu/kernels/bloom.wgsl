@@ -61,16 +61,21 @@ fn wbit(i: u32) -> u32 {
     return wbits[i >> 5u] >> (i & 31u);
 }
 
-// 1 when the key (a, b) passes both probes of the filter, else 0. The
-// second probe is read only where the first passed (a few % of lanes):
-// lanes that do not read cause no bank conflicts, so the workgroup-memory
-// traffic is about halved.
-fn probe(a: u32, b: u32, sh: u32) -> u32 {
+// 1 when the key at a position passes both probes of the filter, else 0:
+// `a` is its first 4 bytes, and its last 4 are bytes [s/8, s/8 + 4) of
+// the word pair (blo, bhi) (s is a constant at every call). The second
+// probe, and the window it hashes, are computed only where the first bit
+// was set (a few % of lanes): lanes that do not read cause no bank
+// conflicts, so the workgroup-memory traffic is about halved.
+fn probe(a: u32, blo: u32, bhi: u32, s: u32, sh: u32) -> u32 {
     let x = a * K1;
     var r = wbit(x >> sh) & 1u;
     if r != 0u {
-        let y = (x ^ b) * K2;
-        r = wbit(y >> sh) & 1u;
+        var b = blo;
+        if s != 0u {
+            b = (blo >> s) | (bhi << (32u - s));
+        }
+        r = wbit(((x ^ b) * K2) >> sh) & 1u;
     }
     return r;
 }
@@ -79,10 +84,10 @@ fn probe(a: u32, b: u32, sh: u32) -> u32 {
 // are the same words shifted by L - 4 bytes): one bit each. The shifts
 // are constants.
 fn test4(lo: u32, hi: u32, blo: u32, bhi: u32, sh: u32) -> u32 {
-    var m = probe(lo, blo, sh);
-    m |= probe((lo >> 8u) | (hi << 24u), (blo >> 8u) | (bhi << 24u), sh) << 1u;
-    m |= probe((lo >> 16u) | (hi << 16u), (blo >> 16u) | (bhi << 16u), sh) << 2u;
-    m |= probe((lo >> 24u) | (hi << 8u), (blo >> 24u) | (bhi << 8u), sh) << 3u;
+    var m = probe(lo, blo, bhi, 0u, sh);
+    m |= probe((lo >> 8u) | (hi << 24u), blo, bhi, 8u, sh) << 1u;
+    m |= probe((lo >> 16u) | (hi << 16u), blo, bhi, 16u, sh) << 2u;
+    m |= probe((lo >> 24u) | (hi << 8u), blo, bhi, 24u, sh) << 3u;
     return m;
 }
 
