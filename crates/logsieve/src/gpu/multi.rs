@@ -1,7 +1,7 @@
 //! Many literals at once on the GPU (issue 5): the kernels `trie`, `ac`,
 //! `prefix-hash` and `bloom`, per-line result bits and per-pattern counts.
 //!
-//! A query's patterns become one table buffer (built on the host: a few
+//! A query's patterns become one table buffer (built on the host: tens of
 //! ms for 10k patterns, then kept with its upload for as long as the same
 //! set is searched again): the distinct patterns (folded under `-i`) with
 //! their bytes, then the kernel's structure — a compact trie, a dense goto
@@ -597,6 +597,11 @@ impl MultiPipes {
         });
         *last = Some(u.clone());
         Ok(u)
+    }
+
+    /// Drops the kept tables (after a failed run).
+    pub(crate) fn forget_tables(&self) {
+        *self.last.lock().unwrap_or_else(|p| p.into_inner()) = None;
     }
 }
 

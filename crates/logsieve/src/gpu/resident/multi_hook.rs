@@ -151,8 +151,13 @@ impl GpuCorpus {
                     .await?;
                 Ok((up, run))
             })
-            .await?;
-        Ok(r)
+            .await;
+        if r.is_err() {
+            // The upload itself may be what failed (out of memory): never
+            // reuse those tables.
+            pipes.forget_tables();
+        }
+        r
     }
 
     async fn run_multi_inner(
