@@ -199,7 +199,7 @@ pub struct SearchArgs {
     pub backend: BackendArg,
 
     /// GPU kernel (brute-line, brute-byte, two-phase, scan, signature; for
-    /// several literals: trie, ac, prefix-hash).
+    /// several literals: trie, ac, prefix-hash, bloom).
     #[arg(long = "gpu-kernel", value_name = "NAME")]
     pub gpu_kernel: Option<String>,
 

@@ -145,3 +145,44 @@ fn conflicting_flags_are_usage_errors() {
         assert_eq!(code, 2, "{extra}: {err}");
     }
 }
+
+/// `--gpu-kernel bloom` on a set with a pattern shorter than 4 bytes runs
+/// ac, and `--explain` says so; a set of longer patterns runs bloom. The
+/// results match the CPU's.
+#[test]
+fn gpu_bloom_falls_back_to_ac_for_short_patterns_and_says_so() {
+    let d = setup();
+    std::fs::write(d.join("long.txt"), "10.0.0.1\nabc 1\nnope\n").unwrap();
+    let gpu = [
+        "--backend",
+        "gpu",
+        "--gpu-kernel",
+        "bloom",
+        "--explain",
+        "-F",
+        "-f",
+    ];
+    for (file, ran, note) in [
+        ("iocs.txt", "gpu/ac", true),
+        ("long.txt", "gpu/bloom", false),
+    ] {
+        let mut args = gpu.to_vec();
+        args.extend([file, "app.log"]);
+        let (code, out, err) = run(&d, &args);
+        if code == 2 && err.contains("--backend gpu") {
+            if std::env::var("LOGSIEVE_REQUIRE_GPU").as_deref() == Ok("1") {
+                panic!("LOGSIEVE_REQUIRE_GPU=1 but no GPU: {err}");
+            }
+            eprintln!("!!!!!!!! NO GPU ADAPTER: bloom CLI test SKIPPED ({err}) !!!!!!!!");
+            return;
+        }
+        assert!(err.contains(&format!("explain: ran {ran} ")), "{err}");
+        assert_eq!(
+            err.contains("bloom needs patterns of at least 4 bytes"),
+            note,
+            "{err}"
+        );
+        let (cpu_code, cpu_out, _) = run(&d, &["--backend", "cpu", "-F", "-f", file, "app.log"]);
+        assert_eq!((code, &out), (cpu_code, &cpu_out), "{file}");
+    }
+}

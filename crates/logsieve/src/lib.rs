@@ -417,6 +417,17 @@ impl Engine {
     ) -> Result<SearchResult, Error> {
         let t = std::time::Instant::now();
         let kernel = gpu::GpuKernel::effective(opts.gpu_kernel, query);
+        // A multi-literal kernel that cannot take the set (bloom with a
+        // pattern shorter than 4 bytes) runs another: say so.
+        let asked = kernel.multi().map(|_| {
+            opts.gpu_kernel
+                .and_then(gpu::GpuKernel::multi)
+                .unwrap_or(gpu::MultiKernel::DEFAULT)
+        });
+        let reason = match asked.and_then(|k| k.fallback_note(query)) {
+            Some(n) => format!("{reason}; {n}"),
+            None => reason,
+        };
         let r = g.search_max(&self.corpus, query, kernel, opts.want, opts.max_count)?;
         Ok(SearchResult {
             docs: r.docs,

@@ -12,7 +12,8 @@
 //! The CPU computes them in one pass over the corpus for literal sets (the
 //! overlapping matches of every pattern, then a per-pattern line and
 //! overlap check), else by searching each pattern alone. The GPU kernels for
-//! many literals (`trie`, `ac`, `prefix-hash`) count on the GPU with atomics.
+//! many literals (`trie`, `ac`, `prefix-hash`, `bloom`) count on the GPU
+//! with atomics.
 
 use std::collections::HashMap;
 use std::time::Instant;
@@ -200,7 +201,16 @@ impl Engine {
         reason: &str,
         t: Instant,
     ) -> Result<PatternCounts, Error> {
-        let kernel = crate::gpu::MultiKernel::choose(opts.gpu_kernel);
+        use crate::gpu::{GpuKernel, MultiKernel};
+        let asked = opts
+            .gpu_kernel
+            .and_then(GpuKernel::multi)
+            .unwrap_or(MultiKernel::DEFAULT);
+        let kernel = asked.for_query(query);
+        let reason = match asked.fallback_note(query) {
+            Some(n) => format!("{reason}; {n}"),
+            None => reason.to_string(),
+        };
         let (lines, occurrences) = g.count_per_pattern(&self.corpus, query, kernel)?;
         Ok(PatternCounts {
             patterns: query.patterns().to_vec(),
@@ -208,7 +218,7 @@ impl Engine {
             occurrences,
             backend: BackendReport {
                 name: format!("gpu/{}", kernel.name()),
-                reason: reason.to_string(),
+                reason,
                 elapsed: t.elapsed(),
             },
         })

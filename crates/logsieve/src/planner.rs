@@ -31,8 +31,32 @@ use crate::{Corpus, Want};
 pub const GPU_MAX_PATTERN: usize = 64;
 
 /// The GPU kernel for queries of several literals (`gpu::MultiKernel`'s
-/// default).
-pub const MULTI_KERNEL: &str = "prefix-hash";
+/// default) when every pattern has at least [`BLOOM_MIN_PATTERN`] bytes.
+pub const MULTI_KERNEL: &str = "bloom";
+
+/// The GPU kernel for several literals when one is shorter than
+/// [`BLOOM_MIN_PATTERN`] bytes (bloom hashes 4-byte windows).
+pub const MULTI_KERNEL_SHORT: &str = "ac";
+
+/// The shortest pattern [`MULTI_KERNEL`] takes.
+pub const BLOOM_MIN_PATTERN: usize = 4;
+
+/// The multi-literal kernel for `query`, and why (for `--explain`).
+pub fn multi_kernel(query: &Query) -> (&'static str, String) {
+    let shortest = query.patterns().iter().map(|p| p.len()).min().unwrap_or(0);
+    if shortest < BLOOM_MIN_PATTERN {
+        let why = format!(
+            "{MULTI_KERNEL_SHORT} ({MULTI_KERNEL} needs >= {BLOOM_MIN_PATTERN}-byte patterns; \
+             shortest {shortest})"
+        );
+        (MULTI_KERNEL_SHORT, why)
+    } else {
+        (
+            MULTI_KERNEL,
+            format!("{MULTI_KERNEL} (shortest pattern {shortest} bytes)"),
+        )
+    }
+}
 
 /// Match density above which line output stays on the CPU (per line).
 pub const DENSITY_LIMIT: f64 = 0.1;
@@ -621,11 +645,14 @@ pub fn plan(input: &PlanInput<'_>) -> Decision {
     let (kernel, gpu_gbps) = if multi {
         // Many literals: the multi-literal kernel, at its calibrated speed
         // (before any run, a tenth of the single-literal kernels').
-        let g = c.gpu_gbps.get(MULTI_KERNEL).copied();
-        (
-            MULTI_KERNEL.to_string(),
-            g.unwrap_or_else(|| c.best_kernel().1 / 10.0),
-        )
+        let (k, why) = multi_kernel(input.query);
+        f.push(Factor {
+            name: "multi-literal kernel",
+            value: why,
+            ms: (0.0, 0.0),
+        });
+        let g = c.gpu_gbps.get(k).copied();
+        (k.to_string(), g.unwrap_or_else(|| c.best_kernel().1 / 10.0))
     } else {
         c.best_kernel()
     };

@@ -380,7 +380,20 @@ mod gpu {
     fn random_sets_every_kernel() {
         let Some(ctx) = ctx() else { return };
         let mut rng = Rng(99);
-        for (round, &(n, min_len)) in [(2, 1), (25, 1), (60, 3), (300, 4)].iter().enumerate() {
+        // Sets with a pattern shorter than 4 bytes run ac under the name
+        // bloom; the rest run bloom itself with keys of L = 4..8 bytes.
+        let rounds = [
+            (2, 1),
+            (25, 1),
+            (60, 3),
+            (300, 4),
+            (40, 5),
+            (90, 6),
+            (120, 7),
+            (200, 8),
+            (30, 12),
+        ];
+        for (round, &(n, min_len)) in rounds.iter().enumerate() {
             for fold in [false, true] {
                 let mut pats = pattern_set(&mut rng, n, min_len);
                 if fold {
@@ -392,6 +405,7 @@ mod gpu {
                         }
                     });
                 }
+                let shortest = pats.iter().map(|p| p.len()).min().unwrap();
                 let mut corpus = corpus_for(&mut rng, &pats, 120);
                 // One line longer than a segment: searched on the CPU.
                 corpus.extend_from_slice(b"\n");
@@ -406,6 +420,12 @@ mod gpu {
                     for k in MultiKernel::ALL {
                         let what = format!("round {round} n {n} fold {fold} seg {seg:?} {k:?}");
                         check(&engine, &pats, fold, &opts(k), &what);
+                        let ran = engine.search(&query(&pats, fold), &opts(k)).unwrap();
+                        let want = match k {
+                            MultiKernel::Bloom if shortest < 4 => MultiKernel::Ac,
+                            _ => k,
+                        };
+                        assert_eq!(ran.backend.name, format!("gpu/{}", want.name()), "{what}");
                     }
                 }
             }
@@ -425,9 +445,157 @@ mod gpu {
         let q = query(&pats, false);
         for k in MultiKernel::ALL {
             let c = engine.count_per_pattern(&q, &opts(k)).unwrap();
-            assert_eq!(c.backend.name, format!("gpu/{}", k.name()));
+            // bloom takes patterns of 4+ bytes: ac runs, and says why.
+            assert_eq!(c.backend.name, format!("gpu/{}", k.for_query(&q).name()));
+            if k == MultiKernel::Bloom {
+                assert!(
+                    c.backend.reason.contains("ac ran instead"),
+                    "{}",
+                    c.backend.reason
+                );
+            }
             assert_eq!(c.lines, vec![2, 1, 2, 1], "{k:?}");
             assert_eq!(c.occurrences, vec![3, 2, 3, 1], "{k:?}");
+        }
+        // The same with patterns bloom takes itself.
+        let engine = gpu_engine(
+            ctx,
+            b"aaaaaaa x
+abababababab
+
+foo aaaa
+zzzz abcabcabca"
+                .to_vec(),
+            None,
+        );
+        let pats: Vec<Vec<u8>> = vec![
+            b"aaaa".to_vec(),
+            b"ababab".to_vec(),
+            b"aaaa".to_vec(),
+            b"zzzz".to_vec(),
+            b"abcabca".to_vec(),
+        ];
+        let q = query(&pats, false);
+        for k in MultiKernel::ALL {
+            let c = engine.count_per_pattern(&q, &opts(k)).unwrap();
+            assert_eq!(c.backend.name, format!("gpu/{}", k.name()));
+            assert_eq!(c.lines, vec![2, 1, 2, 1, 1], "{k:?}");
+            assert_eq!(c.occurrences, vec![2, 2, 2, 1, 1], "{k:?}");
+        }
+    }
+
+    /// bloom at every alignment: a pattern (and decoys that share its
+    /// first 4 bytes, its key, or all but its last byte) placed at every
+    /// offset of a vec4 and of the next one, so that its windows cross
+    /// word and vec4 edges; first and last line, CRLF, no trailing
+    /// newline, and segments small enough that matches end at segment
+    /// edges.
+    #[test]
+    fn bloom_boundary_sweep() {
+        let Some(ctx) = ctx() else { return };
+        const ALNUM: &[u8] = b"k0Lm1Nq2Rs3Tu4Vw5Xy6Zabcdefghij";
+        for len in [4usize, 5, 6, 7, 8, 9, 12, 15, 16, 17, 33, 70] {
+            let pat: Vec<u8> = (0..len)
+                .map(|i| ALNUM[(i * 7 + len) % ALNUM.len()])
+                .collect();
+            let l = len.min(8);
+            let with = |i: usize, b: u8| {
+                let mut p = pat.clone();
+                p[i] = b;
+                p
+            };
+            let mut pats = vec![
+                pat.clone(),
+                // Same first 4 bytes, another key.
+                with(l - 1, b'@'),
+                // Same key, another tail (when there is one).
+                with(len - 1, b'@'),
+                // Another first byte.
+                with(0, b'@'),
+                // The pattern plus more.
+                [&pat[..], b"!!"].concat(),
+                // Shares the last 4 key bytes only.
+                [b"##".as_slice(), &pat[..len.min(6)], b"##"].concat(),
+            ];
+            pats.dedup();
+            for fold in [false, true] {
+                let mut corpus = Vec::new();
+                corpus.extend_from_slice(&pat);
+                corpus.extend_from_slice(
+                    b" first line
+",
+                );
+                for pad in 0..40usize {
+                    let dots = vec![b'.'; pad];
+                    for (k, p) in pats.iter().enumerate() {
+                        if (pad + k) % 3 != 0 {
+                            continue;
+                        }
+                        corpus.extend_from_slice(&dots);
+                        let p: Vec<u8> = if fold && pad % 2 == 1 {
+                            p.to_ascii_uppercase()
+                        } else {
+                            p.clone()
+                        };
+                        corpus.extend_from_slice(&p);
+                        if pad % 4 == 0 {
+                            corpus.push(b'\r');
+                        } else {
+                            corpus.extend(std::iter::repeat_n(b'-', pad % 5));
+                        }
+                        corpus.push(b'\n');
+                    }
+                    // Cut short by one byte, and split by a newline.
+                    corpus.extend_from_slice(&dots);
+                    corpus.extend_from_slice(&pat[..len - 1]);
+                    corpus.push(b'\n');
+                    corpus.extend_from_slice(&pat[..len / 2]);
+                    corpus.push(b'\n');
+                    corpus.extend_from_slice(&pat[len / 2..]);
+                    corpus.push(b'\n');
+                }
+                corpus.extend_from_slice(b"last ");
+                corpus.extend_from_slice(&pat);
+                for seg in [None, Some(200), Some(1000)] {
+                    let engine = gpu_engine(ctx, corpus.clone(), seg);
+                    let what = format!("len {len} fold {fold} seg {seg:?}");
+                    check(&engine, &pats, fold, &opts(MultiKernel::Bloom), &what);
+                }
+            }
+        }
+    }
+
+    /// The tables of the last set are reused only for the same patterns
+    /// and case mode.
+    #[test]
+    fn bloom_tables_follow_the_pattern_set() {
+        let Some(ctx) = ctx() else { return };
+        let corpus = b"alpha beta\ngamma DELTA\nepsilon\nzeta eta\n".to_vec();
+        let engine = gpu_engine(ctx, corpus.clone(), None);
+        let a: Vec<Vec<u8>> = vec![b"beta".to_vec(), b"delta".to_vec()];
+        let b: Vec<Vec<u8>> = vec![b"beta".to_vec(), b"zeta".to_vec()];
+        let c: Vec<Vec<u8>> = vec![b"beta".to_vec()];
+        let o = opts(MultiKernel::Bloom);
+        let lines = |p: &[Vec<u8>], fold: bool| {
+            let r = engine.search(&query(p, fold), &o).unwrap();
+            assert_eq!(r.backend.name, "gpu/bloom");
+            r.docs[0].lines.clone()
+        };
+        for _ in 0..2 {
+            assert_eq!(lines(&a, false), vec![0]);
+            assert_eq!(lines(&a, true), vec![0, 1]);
+            assert_eq!(lines(&b, false), vec![0, 3]);
+            assert_eq!(lines(&b, false), vec![0, 3]);
+            assert_eq!(lines(&c, false), vec![0]);
+            assert_eq!(lines(&a, false), vec![0]);
+            // Another kernel in between builds its own tables.
+            let r = engine
+                .search(&query(&a, true), &opts(MultiKernel::Ac))
+                .unwrap();
+            assert_eq!(r.docs[0].lines, vec![0, 1]);
+        }
+        for p in [&a, &b, &c] {
+            check(&engine, p, false, &o, "cache");
         }
     }
 

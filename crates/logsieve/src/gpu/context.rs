@@ -30,6 +30,9 @@ pub struct GpuInfo {
     pub max_compute_workgroups_per_dimension: u32,
     /// Storage buffers one shader stage may bind (the kernels use 8).
     pub max_storage_buffers_per_shader_stage: u32,
+    /// Workgroup memory one workgroup may hold, in bytes: the size of the
+    /// `bloom` kernel's filter (up to 32 KiB).
+    pub max_compute_workgroup_storage_size: u32,
     /// GPU timestamp queries are available: kernel times are measured.
     pub timestamps: bool,
     /// Subgroup operations exist (not used: kernels stay WebGPU-portable).
@@ -76,6 +79,11 @@ impl fmt::Display for GpuInfo {
             f,
             "  max_storage_buffers_per_shader_stage: {}",
             self.max_storage_buffers_per_shader_stage
+        )?;
+        writeln!(
+            f,
+            "  max_compute_workgroup_storage_size: {}",
+            self.max_compute_workgroup_storage_size
         )?;
         writeln!(
             f,
@@ -241,6 +249,10 @@ impl GpuContext {
             max_buffer_size: al.max_buffer_size,
             max_storage_buffers_per_shader_stage: STORAGE_BUFFERS,
             max_compute_workgroups_per_dimension: al.max_compute_workgroups_per_dimension,
+            // The bloom kernel's filter lives in workgroup memory: as much
+            // as the adapter offers (downlevel_defaults ask for 16,352
+            // bytes; discrete GPUs offer 32-48 KiB).
+            max_compute_workgroup_storage_size: al.max_compute_workgroup_storage_size,
             // Ask for little else: any adapter that runs compute has it.
             ..wgpu::Limits::downlevel_defaults()
         };
@@ -286,6 +298,7 @@ impl GpuContext {
             max_buffer_size: dl.max_buffer_size,
             max_compute_workgroups_per_dimension: dl.max_compute_workgroups_per_dimension,
             max_storage_buffers_per_shader_stage: al.max_storage_buffers_per_shader_stage,
+            max_compute_workgroup_storage_size: dl.max_compute_workgroup_storage_size,
             timestamps,
             subgroups: af.contains(wgpu::Features::SUBGROUP),
             features: format!("{af:?}"),

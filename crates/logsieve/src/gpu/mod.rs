@@ -46,6 +46,10 @@ pub enum GpuKernel {
     Ac,
     /// Many literals: a hash of each position's first bytes, then verify.
     PrefixHash,
+    /// Many literals: 16-byte streaming loads, a bit filter in workgroup
+    /// memory, then a hash table and verification (patterns of at least 4
+    /// bytes; shorter sets run [`GpuKernel::Ac`]).
+    Bloom,
 }
 
 impl GpuKernel {
@@ -69,6 +73,7 @@ impl GpuKernel {
             GpuKernel::Trie => "trie",
             GpuKernel::Ac => "ac",
             GpuKernel::PrefixHash => "prefix-hash",
+            GpuKernel::Bloom => "bloom",
         }
     }
 
@@ -76,7 +81,7 @@ impl GpuKernel {
     pub fn from_name(name: &str) -> Option<GpuKernel> {
         GpuKernel::ALL
             .into_iter()
-            .chain([GpuKernel::Trie, GpuKernel::Ac, GpuKernel::PrefixHash])
+            .chain(MultiKernel::ALL.map(GpuKernel::from))
             .find(|k| k.name() == name)
     }
 
@@ -86,19 +91,25 @@ impl GpuKernel {
             GpuKernel::Trie => Some(MultiKernel::Trie),
             GpuKernel::Ac => Some(MultiKernel::Ac),
             GpuKernel::PrefixHash => Some(MultiKernel::PrefixHash),
+            GpuKernel::Bloom => Some(MultiKernel::Bloom),
             _ => None,
         }
     }
 
     /// The kernel that runs `q` when `k` is asked for: the single-literal
     /// kernels take one pattern, so a query of several literals (or a
-    /// multi-literal kernel by name) goes to a multi-literal kernel.
+    /// multi-literal kernel by name) goes to a multi-literal kernel, and
+    /// `bloom` on a set with a pattern shorter than 4 bytes runs `ac`
+    /// ([`MultiKernel::for_query`]).
     pub fn effective(k: Option<GpuKernel>, q: &Query) -> GpuKernel {
         let many = q.literals().is_some_and(|l| l.len() > 1);
         match k {
-            Some(k) if k.multi().is_some() => k,
-            _ if many => MultiKernel::choose(k).into(),
-            Some(k) => k,
+            Some(k) => match k.multi() {
+                Some(mk) => mk.for_query(q).into(),
+                None if many => MultiKernel::choose(Some(k), q).into(),
+                None => k,
+            },
+            None if many => MultiKernel::choose(None, q).into(),
             None => GpuKernel::Scan,
         }
     }

@@ -1,11 +1,14 @@
-//! Many literals at once on the GPU (issue 5): the kernels `trie`, `ac`
-//! and `prefix-hash`, per-line result bits and per-pattern counts.
+//! Many literals at once on the GPU (issue 5): the kernels `trie`, `ac`,
+//! `prefix-hash` and `bloom`, per-line result bits and per-pattern counts.
 //!
-//! A query's patterns become one table buffer (built on the host per
-//! query: a few ms for 10k patterns): the distinct patterns (folded under
-//! `-i`) with their bytes, then the kernel's structure — a compact trie, a
-//! dense goto table over byte classes, or hashed 4-byte prefixes. Each
-//! kernel runs one thread per start position of every resident segment,
+//! A query's patterns become one table buffer (built on the host: tens of
+//! ms for 10k patterns, then kept with its upload for as long as the same
+//! set is searched again): the distinct patterns (folded under `-i`) with
+//! their bytes, then the kernel's structure — a compact trie, a dense goto
+//! table over byte classes, hashed 4-byte prefixes, or a bit filter and a
+//! hash table of L-byte keys. `trie`, `ac` and `prefix-hash` run one
+//! thread per start position of every resident segment; `bloom` streams
+//! 16 bytes per thread and tests all 16 positions from registers. Each
 //! sets the per-line result bits the single-literal kernels use (so the
 //! same pop-count and readback give counts and line ids), and with
 //! per-pattern counts adds to 64-bit (two-word) counters per pattern with
@@ -14,7 +17,9 @@
 //! small uniform); pipelines are built once per context and thread.
 
 use std::cell::RefCell;
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, Mutex, Weak};
+
+use wgpu::util::DeviceExt;
 
 use crate::cpu::multi::PatternSet;
 use crate::error::Error;
@@ -34,17 +39,38 @@ pub enum MultiKernel {
     Ac,
     /// A hash of the first bytes at every position, then verification.
     PrefixHash,
+    /// 16-byte streaming loads, every position of a vec4 tested from
+    /// registers against a two-probe bit filter in workgroup memory, then
+    /// a hash table of L-byte keys and verification. Patterns of at least
+    /// [`MultiKernel::BLOOM_MIN_LEN`] bytes; shorter sets run `ac`.
+    Bloom,
 }
 
 impl MultiKernel {
     /// Every multi-literal kernel, in the order benchmarks list them.
-    pub const ALL: [MultiKernel; 3] = [MultiKernel::Trie, MultiKernel::Ac, MultiKernel::PrefixHash];
+    pub const ALL: [MultiKernel; 4] = [
+        MultiKernel::Trie,
+        MultiKernel::Ac,
+        MultiKernel::PrefixHash,
+        MultiKernel::Bloom,
+    ];
 
-    /// The fastest measured, used when no kernel is named: on lavapipe
-    /// prefix-hash beats trie by 1.3-1.9x and ac by 1.4-1.7x at 10 to 10k
-    /// patterns (docs/bench/multi-cpu-2026-11-21.md); not yet measured on
-    /// a discrete GPU.
-    pub const DEFAULT: MultiKernel = MultiKernel::PrefixHash;
+    /// Used when no kernel is named (then [`MultiKernel::for_query`]: `ac`
+    /// for sets with a pattern shorter than 4 bytes). The one-thread-per-
+    /// byte kernels are bound by their per-position loads on a real GPU:
+    /// on the H100 (194 MB, 1M lines, docs/bench/multi-h100-2026-11-21.md)
+    /// `ac` took 0.9 / 5.6 / 7.1 / 8.9 ms kernel time at 10 / 100 / 1k /
+    /// 10k patterns, `trie` 1.2-22 ms and `prefix-hash` 1.1-96 ms, so
+    /// `prefix-hash`, the fastest on lavapipe (a CPU, where loads are
+    /// cheap), was the slowest there. `bloom` reads the corpus as 16-byte
+    /// loads and does its per-position work in registers and workgroup
+    /// memory; its H100 times: (to be measured). `ac` is the fallback for
+    /// short patterns, the fastest of the others on the H100.
+    pub const DEFAULT: MultiKernel = MultiKernel::Bloom;
+
+    /// The shortest pattern `bloom` takes: its filter hashes 4-byte
+    /// windows.
+    pub const BLOOM_MIN_LEN: usize = 4;
 
     /// The kernel's name on the command line.
     pub fn name(self) -> &'static str {
@@ -52,6 +78,7 @@ impl MultiKernel {
             MultiKernel::Trie => "trie",
             MultiKernel::Ac => "ac",
             MultiKernel::PrefixHash => "prefix-hash",
+            MultiKernel::Bloom => "bloom",
         }
     }
 
@@ -60,11 +87,46 @@ impl MultiKernel {
         MultiKernel::ALL.into_iter().find(|k| k.name() == name)
     }
 
-    /// The multi-literal kernel for a `--gpu-kernel` choice: the named one,
-    /// or the default for the single-literal kernels and none.
-    pub fn choose(k: Option<GpuKernel>) -> MultiKernel {
-        k.and_then(GpuKernel::multi).unwrap_or(MultiKernel::DEFAULT)
+    /// The multi-literal kernel that runs `q` for a `--gpu-kernel`
+    /// choice: the named one, or the default for the single-literal
+    /// kernels and none, then [`MultiKernel::for_query`].
+    pub fn choose(k: Option<GpuKernel>, q: &Query) -> MultiKernel {
+        k.and_then(GpuKernel::multi)
+            .unwrap_or(MultiKernel::DEFAULT)
+            .for_query(q)
     }
+
+    /// The kernel that runs `q` when this one is asked for: itself, but
+    /// `ac` for `bloom` when a pattern is shorter than
+    /// [`MultiKernel::BLOOM_MIN_LEN`] bytes (a 4-byte window cannot hold
+    /// it). The results are the same; [`MultiKernel::fallback_note`] says
+    /// why.
+    pub fn for_query(self, q: &Query) -> MultiKernel {
+        match (self, shortest(q)) {
+            (MultiKernel::Bloom, Some(n)) if n < Self::BLOOM_MIN_LEN => MultiKernel::Ac,
+            _ => self,
+        }
+    }
+
+    /// Why `q` runs another kernel than this one, or `None` (for
+    /// `--explain`).
+    pub fn fallback_note(self, q: &Query) -> Option<String> {
+        let k = self.for_query(q);
+        (k != self).then(|| {
+            format!(
+                "{} needs patterns of at least {} bytes (the shortest has {}): {} ran instead",
+                self.name(),
+                Self::BLOOM_MIN_LEN,
+                shortest(q).unwrap_or(0),
+                k.name()
+            )
+        })
+    }
+}
+
+/// The length of `q`'s shortest literal (folding keeps lengths).
+fn shortest(q: &Query) -> Option<usize> {
+    q.literals()?.iter().map(|p| p.len()).min()
 }
 
 impl From<MultiKernel> for GpuKernel {
@@ -73,6 +135,7 @@ impl From<MultiKernel> for GpuKernel {
             MultiKernel::Trie => GpuKernel::Trie,
             MultiKernel::Ac => GpuKernel::Ac,
             MultiKernel::PrefixHash => GpuKernel::PrefixHash,
+            MultiKernel::Bloom => GpuKernel::Bloom,
         }
     }
 }
@@ -128,6 +191,22 @@ mod mp {
     pub(super) const C: usize = 7;
     pub(super) const D: usize = 8;
     pub(super) const E: usize = 9;
+    pub(super) const F: usize = 10;
+}
+
+/// bloom's key of a pattern (or of a corpus position): the little-endian
+/// words of bytes [0, 4) and [l - 4, l).
+fn bloom_key(p: &[u8], l: usize) -> (u32, u32) {
+    let w = |b: &[u8]| u32::from_le_bytes(b.try_into().expect("4 bytes"));
+    (w(&p[..4]), w(&p[l - 4..l]))
+}
+
+/// bloom's two hashes of a key, as bloom.wgsl computes them: the first
+/// probe's, of bytes [0, 4), and the second's (also the bucket's), of the
+/// whole key.
+fn bloom_hash(a: u32, b: u32) -> (u32, u32) {
+    let x = a.wrapping_mul(0x9E37_79B1);
+    (x, (x ^ b).wrapping_mul(0x85EB_CA77))
 }
 
 /// A pointer trie of the groups (node 0 the root), children by label.
@@ -165,8 +244,16 @@ impl Trie {
 
 impl Tables {
     /// Builds the tables of `q` for `kernel`; errors when they would not
-    /// fit one storage binding of `max_binding` bytes.
-    pub(crate) fn build(q: &Query, kernel: MultiKernel, max_binding: u64) -> Result<Tables, Error> {
+    /// fit one storage binding of `max_binding` bytes, or when `bloom` is
+    /// asked for patterns shorter than 4 bytes (callers resolve the kernel
+    /// with [`MultiKernel::for_query`] first). `bloom_words`: the words of
+    /// the bloom pipeline's filter.
+    pub(crate) fn build(
+        q: &Query,
+        kernel: MultiKernel,
+        max_binding: u64,
+        bloom_words: u32,
+    ) -> Result<Tables, Error> {
         if let Some(r) = unsupported(q) {
             return Err(Error::backend(format!(
                 "the GPU cannot run this query: {r}"
@@ -206,6 +293,7 @@ impl Tables {
             MultiKernel::Trie => Self::trie(&set, &mut words, &mut mpw),
             MultiKernel::Ac => Self::ac(&set, &mut words, &mut mpw, max_binding)?,
             MultiKernel::PrefixHash => Self::prefix_hash(&set, &mut words, &mut mpw),
+            MultiKernel::Bloom => Self::bloom(&set, &mut words, &mut mpw, bloom_words)?,
         }
         let size = words.len() as u64 * 4;
         if size > max_binding || words.len() > u32::MAX as usize / 2 {
@@ -368,6 +456,73 @@ impl Tables {
         mpw[mp::E] = k as u32;
     }
 
+    /// The bit filter and the hash table of L-byte keys (bloom.wgsl).
+    fn bloom(
+        set: &PatternSet,
+        words: &mut Vec<u32>,
+        mpw: &mut [u32; MP_WORDS],
+        filter_words: u32,
+    ) -> Result<(), Error> {
+        let min = set.min_len();
+        if min < MultiKernel::BLOOM_MIN_LEN {
+            return Err(Error::backend(format!(
+                "the bloom kernel needs patterns of at least {} bytes (the shortest has {min})",
+                MultiKernel::BLOOM_MIN_LEN
+            )));
+        }
+        let l = min.min(8);
+        let keys: Vec<(u32, u32)> = set.uniq.iter().map(|p| bloom_key(p, l)).collect();
+        let mut distinct = keys.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        let n = distinct.len() as u64;
+        // About 256 filter bits per key (two set per key: < 1% of the
+        // bits set), as many as the pipeline's filter holds: 10k keys fill
+        // 32 KiB to ~6%. Simulated on the benchmark's 1M lines with its
+        // 1k and 10k sets (8-byte keys), positions passing the filter:
+        // 1k keys 0.32% with 2^15 bits, 0.013% with 2^18; 10k keys 0.53%
+        // with 2^18 (0.11% of positions hold a pattern's key). At least
+        // 2^12 bits (a load of 512 bytes per workgroup).
+        let max_lb = (filter_words.max(1) * 32).ilog2();
+        let lb = (n * 256).next_power_of_two().ilog2().max(12).min(max_lb);
+        let sh = 32 - lb;
+        let mut filter = vec![0u32; 1 << (lb - 5)];
+        for &(a, b) in &distinct {
+            let (x, y) = bloom_hash(a, b);
+            for i in [x >> sh, y >> sh] {
+                filter[(i >> 5) as usize] |= 1 << (i & 31);
+            }
+        }
+        // About two buckets per key.
+        let bb = (n * 2).next_power_of_two().ilog2().clamp(1, 24);
+        let mut ents: Vec<(u32, u32, u32, u32)> = keys
+            .iter()
+            .enumerate()
+            .map(|(g, &(a, b))| (bloom_hash(a, b).1 >> (32 - bb), a, b, g as u32))
+            .collect();
+        ents.sort_unstable();
+        let nb = 1usize << bb;
+        let mut start = vec![0u32; nb + 1];
+        for e in &ents {
+            start[e.0 as usize + 1] += 1;
+        }
+        for i in 0..nb {
+            start[i + 1] += start[i];
+        }
+        mpw[mp::A] = words.len() as u32;
+        words.extend_from_slice(&filter);
+        mpw[mp::B] = lb;
+        mpw[mp::C] = words.len() as u32;
+        words.extend_from_slice(&start);
+        mpw[mp::D] = words.len() as u32;
+        for e in &ents {
+            words.extend_from_slice(&[e.1, e.2, e.3]);
+        }
+        mpw[mp::E] = bb;
+        mpw[mp::F] = l as u32;
+        Ok(())
+    }
+
     /// The uniform for one run.
     pub(crate) fn params(&self, per_pattern: bool) -> Vec<u8> {
         let mut m = self.mp;
@@ -376,15 +531,77 @@ impl Tables {
     }
 }
 
+/// A pattern set's tables, uploaded, with what they were built from.
+pub(crate) struct Uploaded {
+    kernel: MultiKernel,
+    fold: bool,
+    lits: Vec<Vec<u8>>,
+    pub(crate) tables: Tables,
+    pub(crate) buf: wgpu::Buffer,
+}
+
 /// The multi-literal layout and pipelines of one context.
 pub(crate) struct MultiPipes {
     pub(crate) layout: wgpu::BindGroupLayout,
     pipes: Vec<wgpu::ComputePipeline>,
+    /// Words of the bloom pipeline's filter.
+    pub(crate) bloom_words: u32,
+    /// The last pattern set's uploaded tables: an IOC list is typically
+    /// searched again and again, and 10k patterns cost tens of ms to
+    /// build and upload. One set at a time, so that at most one table
+    /// stays resident.
+    last: Mutex<Option<Arc<Uploaded>>>,
 }
 
 impl MultiPipes {
     pub(crate) fn pipe(&self, k: MultiKernel) -> &wgpu::ComputePipeline {
         &self.pipes[k as usize]
+    }
+
+    /// The tables of `q` for `kernel`, uploaded: the last ones when `q`
+    /// has the same patterns and case mode, else built and uploaded (and
+    /// kept in their place). `kernel` must be resolved already
+    /// ([`MultiKernel::for_query`]).
+    pub(crate) fn tables(
+        &self,
+        c: &Ctx,
+        q: &Query,
+        kernel: MultiKernel,
+        max_binding: u64,
+    ) -> Result<Arc<Uploaded>, Error> {
+        let lits = q.literals().unwrap_or_default();
+        let fold = q.case() == CaseMode::Ascii;
+        let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(u) = last.as_ref() {
+            if u.kernel == kernel && u.fold == fold && u.lits[..] == *lits {
+                return Ok(u.clone());
+            }
+        }
+        // Drop the old table before the new one is uploaded.
+        *last = None;
+        let tables = Tables::build(q, kernel, max_binding, self.bloom_words)?;
+        let words: Vec<u8> = tables.words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let buf = c
+            .device
+            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("multi tables"),
+                contents: if words.is_empty() { &[0; 4] } else { &words },
+                usage: wgpu::BufferUsages::STORAGE,
+            });
+        let u = Arc::new(Uploaded {
+            kernel,
+            fold,
+            lits: lits.to_vec(),
+            tables,
+            buf,
+        });
+        *last = Some(u.clone());
+        Ok(u)
+    }
+
+    /// Drops the kept tables (after a failed run).
+    pub(crate) fn forget_tables(&self) {
+        *self.last.lock().unwrap_or_else(|p| p.into_inner()) = None;
     }
 }
 
@@ -444,14 +661,22 @@ fn build_pipes(c: &Ctx) -> Result<MultiPipes, Error> {
     });
     let scope = dev.push_error_scope(wgpu::ErrorFilter::Validation);
     let mut pipes = Vec::new();
+    let bloom_words = kernels::bloom::filter_words(c.info.max_compute_workgroup_storage_size);
+    // In the order of MultiKernel's variants (`pipe` indexes by them).
     for (m, entry) in [
         (&kernels::trie::MODULE, "trie"),
         (&kernels::ac::MODULE, "ac"),
         (&kernels::prefix_hash::MODULE, "prefix_hash"),
+        (&kernels::bloom::MODULE, "bloom"),
     ] {
+        let source = if entry == "bloom" {
+            kernels::bloom::source(bloom_words)
+        } else {
+            m.source()
+        };
         let module = dev.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some(m.label),
-            source: wgpu::ShaderSource::Wgsl(m.source().into()),
+            source: wgpu::ShaderSource::Wgsl(source.into()),
         });
         pipes.push(
             dev.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
@@ -469,7 +694,12 @@ fn build_pipes(c: &Ctx) -> Result<MultiPipes, Error> {
             "GPU multi-literal kernel compilation failed: {e}"
         )));
     }
-    Ok(MultiPipes { layout, pipes })
+    Ok(MultiPipes {
+        layout,
+        pipes,
+        bloom_words,
+        last: Mutex::new(None),
+    })
 }
 
 #[cfg(test)]
@@ -505,7 +735,34 @@ mod tests {
             calibration: &cal,
         });
         assert!(d.inhibitors.is_empty(), "{:?}", d.inhibitors);
-        assert_eq!(d.choice, Choice::Gpu("prefix-hash".into()));
+        assert_eq!(d.choice, Choice::Gpu("bloom".into()));
+        // A pattern shorter than 4 bytes: ac, and --explain says why.
+        let short = q(&[b"10.0.0.1", b"ab"], false);
+        let d = planner::plan(&PlanInput {
+            query: &short,
+            want: crate::Want::Count,
+            bytes: 1 << 30,
+            lines: Some((1 << 30) / 200),
+            threads: 1,
+            gpu: Some((DeviceClass::Discrete, "test gpu".into())),
+            resident: true,
+            gpu_unsupported: crate::gpu::unsupported_reason(&short),
+            sample: SampleStats::default(),
+            calibration: &cal,
+        });
+        assert_eq!(d.choice, Choice::Gpu("ac".into()));
+        assert!(
+            d.explain().contains("bloom needs >= 4-byte"),
+            "{}",
+            d.explain()
+        );
+        assert_eq!(MultiKernel::choose(None, &short), MultiKernel::Ac);
+        assert_eq!(MultiKernel::choose(None, &query), MultiKernel::Bloom);
+        assert_eq!(planner::BLOOM_MIN_PATTERN, MultiKernel::BLOOM_MIN_LEN);
+        assert_eq!(
+            planner::MULTI_KERNEL_SHORT,
+            MultiKernel::Bloom.for_query(&short).name()
+        );
         // One pattern longer than 64 bytes is still a CPU query.
         let one = q(&[&long], false);
         assert!(!planner::inhibitors(&one, crate::Want::Count, &SampleStats::default()).is_empty());
@@ -528,6 +785,7 @@ mod tests {
             &q(&[b"ab", b"abc", b"b"], false),
             MultiKernel::Trie,
             1 << 30,
+            4096,
         )
         .unwrap();
         assert_eq!(t.mp[mp::B], 1);
@@ -539,14 +797,91 @@ mod tests {
             .syntax(Syntax::Fixed)
             .build(&many)
             .unwrap();
-        let t = Tables::build(&big, MultiKernel::Trie, 1 << 30).unwrap();
+        let t = Tables::build(&big, MultiKernel::Trie, 1 << 30, 4096).unwrap();
         assert_eq!(t.mp[mp::B], 0);
     }
 
     #[test]
     fn oversized_tables_are_an_error_not_a_panic() {
-        let e = Tables::build(&q(&[b"abc", b"abd"], false), MultiKernel::Ac, 64).unwrap_err();
+        let e = Tables::build(&q(&[b"abc", b"abd"], false), MultiKernel::Ac, 64, 4096).unwrap_err();
         assert!(e.to_string().contains("trie"), "{e}");
-        assert!(Tables::build(&q(&[b"", b"abd"], false), MultiKernel::Trie, 1 << 30).is_err());
+        assert!(
+            Tables::build(&q(&[b"", b"abd"], false), MultiKernel::Trie, 1 << 30, 4096).is_err()
+        );
+        // bloom refuses what it cannot hold (callers resolve to ac first).
+        let e = Tables::build(
+            &q(&[b"abc", b"abcd"], false),
+            MultiKernel::Bloom,
+            1 << 30,
+            4096,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("at least 4 bytes"), "{e}");
+    }
+
+    /// bloom's tables on the host, as the kernel reads them: every
+    /// pattern's key passes the filter and its bucket lists the pattern;
+    /// random keys mostly do not pass.
+    #[test]
+    fn bloom_tables_hold_every_pattern() {
+        let many: Vec<Vec<u8>> = (0..10_000u32)
+            .map(|i| {
+                let r = i.wrapping_mul(2_654_435_761);
+                match i % 3 {
+                    0 => format!("{}.{}.{}.{}", r & 255, (r >> 8) & 255, r >> 24, i & 255),
+                    1 => format!("{r:08x}{i:08x}{:016x}", u64::from(r) << 7),
+                    _ => format!("X{r:08x}-c2.evil{}.example", i % 97),
+                }
+                .into_bytes()
+            })
+            .collect();
+        for (fold, words) in [(false, 8192), (true, 4096), (false, 64)] {
+            let t = Tables::build(
+                &QueryBuilder::new()
+                    .syntax(Syntax::Fixed)
+                    .case_insensitive(fold)
+                    .build(&many)
+                    .unwrap(),
+                MultiKernel::Bloom,
+                1 << 30,
+                words,
+            )
+            .unwrap();
+            let m = &t.mp;
+            let l = m[mp::F] as usize;
+            assert_eq!(l, 7, "the shortest IP has 7 bytes");
+            let lb = m[mp::B];
+            assert!(lb <= (words * 32).ilog2() && lb >= 5);
+            let bit = |i: u32| t.words[m[mp::A] as usize + (i >> 5) as usize] >> (i & 31) & 1;
+            let passes = |a: u32, b: u32| {
+                let (x, y) = bloom_hash(a, b);
+                bit(x >> (32 - lb)) & bit(y >> (32 - lb)) == 1
+            };
+            for (g, p) in t.set.uniq.iter().enumerate() {
+                let (a, b) = bloom_key(p, l);
+                assert!(passes(a, b), "{:?}", String::from_utf8_lossy(p));
+                let bk = (bloom_hash(a, b).1 >> (32 - m[mp::E])) as usize;
+                let (lo, hi) = (
+                    t.words[m[mp::C] as usize + bk],
+                    t.words[m[mp::C] as usize + bk + 1],
+                );
+                assert!((lo..hi).any(|e| {
+                    let eo = m[mp::D] as usize + 3 * e as usize;
+                    t.words[eo..eo + 3] == [a, b, g as u32]
+                }));
+            }
+            if words == 8192 {
+                let mut x = 1u32;
+                let mut pass = 0;
+                for _ in 0..100_000 {
+                    x ^= x << 13;
+                    x ^= x >> 17;
+                    x ^= x << 5;
+                    pass += u32::from(passes(x, x.rotate_left(11)));
+                }
+                // ~7% of the bits set: ~0.5% pass.
+                assert!(pass < 1500, "{pass} of 100000 random keys pass");
+            }
+        }
     }
 }

@@ -20,7 +20,7 @@ use super::{unsupported_reason, GpuKernel};
 
 // The columnar pipeline (issue 6) reads the result bit sets.
 mod pipeline_hook;
-// Many literals (issue 5): the trie / ac / prefix-hash kernels.
+// Many literals (issue 5): the trie / ac / prefix-hash / bloom kernels.
 mod multi_hook;
 
 /// Bytes of '\n' after a segment's data (beyond rounding up to 16): the
@@ -1012,7 +1012,7 @@ impl GpuCorpus {
                         run(&c.pipes.sig_p1, by_line);
                         run(&c.pipes.two_phase_p2, by_byte);
                     }
-                    GpuKernel::Trie | GpuKernel::Ac | GpuKernel::PrefixHash => {
+                    GpuKernel::Trie | GpuKernel::Ac | GpuKernel::PrefixHash | GpuKernel::Bloom => {
                         unreachable!("search_max routes these to multi_hook")
                     }
                 }

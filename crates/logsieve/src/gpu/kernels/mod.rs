@@ -6,6 +6,7 @@
 //! single bind group whatever kernel runs.
 
 pub(crate) mod ac;
+pub(crate) mod bloom;
 pub(crate) mod brute_byte;
 pub(crate) mod brute_line;
 pub(crate) mod count;
@@ -52,7 +53,7 @@ impl Module {
 
 /// Every module the engine compiles (the naga test walks them).
 #[cfg_attr(not(test), allow(dead_code))]
-pub(crate) const MODULES: [&Module; 10] = [
+pub(crate) const MODULES: [&Module; 11] = [
     &brute_line::MODULE,
     &brute_byte::MODULE,
     &two_phase::MODULE,
@@ -64,6 +65,7 @@ pub(crate) const MODULES: [&Module; 10] = [
     &trie::MODULE,
     &ac::MODULE,
     &prefix_hash::MODULE,
+    &bloom::MODULE,
 ];
 
 /// Word offsets of the fields of the WGSL `Params` uniform.

@@ -1,5 +1,6 @@
-// Shared by the multi-literal kernels (trie, ac, prefix-hash). Appended to
-// common.wgsl + bytes_u32.wgsl, of which they use the segment uniform, the
+// Shared by the multi-literal kernels (trie, ac, prefix-hash, bloom).
+// Appended to common.wgsl + a corpus view (bytes_u32.wgsl, or
+// bytes_vec4.wgsl for bloom), of which they use the segment uniform, the
 // corpus bytes, the line offsets (line_of) and the result bits
 // (set_result); the multi-literal layout binds only those and the three
 // bindings below, so common's other bindings are never touched.
@@ -22,7 +23,7 @@ struct MParams {
     c: u32,
     d: u32,
     e: u32,
-    _p0: u32,
+    f: u32,
     _p1: u32,
 }
 

@@ -10,7 +10,8 @@ use super::{GpuCorpus, GpuSearch, State};
 use crate::corpus::Corpus;
 use crate::cpu::multi::{count_doc, count_range, GroupCounts, Occurrences, PatternSet};
 use crate::error::Error;
-use crate::gpu::multi::{self, MultiKernel, Tables};
+use crate::gpu::kernels;
+use crate::gpu::multi::{self, MultiKernel, Uploaded};
 use crate::query::Query;
 use crate::Want;
 
@@ -51,14 +52,16 @@ impl GpuCorpus {
 
     /// Lines containing each pattern of `q`, and its non-overlapping
     /// occurrences, counted on the GPU with `kernel` (the module
-    /// [`crate::pattern_counts`] defines them). Blocks (natively only).
+    /// [`crate::pattern_counts`] defines them; `bloom` runs `ac` for
+    /// patterns shorter than 4 bytes). Blocks (natively only).
     pub fn count_per_pattern(
         &self,
         corpus: &Corpus,
         q: &Query,
         kernel: MultiKernel,
     ) -> Result<(Vec<u64>, Vec<u64>), Error> {
-        let (set, run) = pollster::block_on(self.run_multi(corpus, q, kernel, false, true))?;
+        let (up, run) = pollster::block_on(self.run_multi(corpus, q, kernel, false, true))?;
+        let set = &up.tables.set;
         let g = set.uniq.len();
         let w = |i: usize| u64::from(run.pcounts[i]) | (u64::from(run.pcounts[i + 1]) << 32);
         let mut c = GroupCounts::zero(g);
@@ -110,8 +113,10 @@ impl GpuCorpus {
         Ok((lines, occs))
     }
 
-    /// Runs `kernel` over every segment: result bits (read back with
-    /// `lines`), per-segment counts, and with `per_pattern` the counters.
+    /// Runs `kernel` (resolved by [`MultiKernel::for_query`]) over every
+    /// segment: result bits (read back with `lines`), per-segment counts,
+    /// and with `per_pattern` the counters. Returns the tables it ran
+    /// with.
     // The state lock is held across the awaits, as in `search_async`: it
     // serialises searches that share the result and readback buffers.
     #[allow(clippy::await_holding_lock)]
@@ -122,7 +127,7 @@ impl GpuCorpus {
         kernel: MultiKernel,
         lines: bool,
         per_pattern: bool,
-    ) -> Result<(PatternSet, Run), Error> {
+    ) -> Result<(std::sync::Arc<Uploaded>, Run), Error> {
         if let Some(r) = multi::unsupported(q) {
             return Err(Error::backend(format!(
                 "the GPU cannot run this query: {r}"
@@ -135,18 +140,29 @@ impl GpuCorpus {
             .info
             .max_storage_buffer_binding_size
             .min(c.info.max_buffer_size);
-        let tables = Tables::build(q, kernel, max_binding)?;
+        let kernel = kernel.for_query(q);
         let pipes = multi::pipes(&self.ctx)?;
         let st = self.lock_state()?;
         let r = c
-            .scoped(self.run_multi_inner(&tables, &pipes, kernel, lines, per_pattern, &st))
-            .await?;
-        Ok((tables.set, r))
+            .scoped(async {
+                let up = pipes.tables(c, q, kernel, max_binding)?;
+                let run = self
+                    .run_multi_inner(&up, &pipes, kernel, lines, per_pattern, &st)
+                    .await?;
+                Ok((up, run))
+            })
+            .await;
+        if r.is_err() {
+            // The upload itself may be what failed (out of memory): never
+            // reuse those tables.
+            pipes.forget_tables();
+        }
+        r
     }
 
     async fn run_multi_inner(
         &self,
-        tables: &Tables,
+        up: &Uploaded,
         pipes: &multi::MultiPipes,
         kernel: MultiKernel,
         lines: bool,
@@ -155,12 +171,8 @@ impl GpuCorpus {
     ) -> Result<Run, Error> {
         let c = &*self.ctx.inner;
         let dev = &c.device;
-        let words: Vec<u8> = tables.words.iter().flat_map(|w| w.to_le_bytes()).collect();
-        let tbuf = dev.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("multi tables"),
-            contents: if words.is_empty() { &[0; 4] } else { &words },
-            usage: wgpu::BufferUsages::STORAGE,
-        });
+        let tables = &up.tables;
+        let tbuf = &up.buf;
         let mbuf = dev.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("multi params"),
             contents: &tables.params(per_pattern),
@@ -203,13 +215,14 @@ impl GpuCorpus {
                         e(3, s.buf("starts")),
                         e(4, s.buf("blk")),
                         e(6, s.buf("result")),
-                        e(10, &tbuf),
+                        e(10, tbuf),
                         e(11, &pbuf),
                         e(12, &mbuf),
                     ],
                 })
             })
             .collect();
+        let max_groups = kernels::bloom::max_groups();
         let mut enc = dev.create_command_encoder(&Default::default());
         enc.clear_buffer(&pbuf, 0, None);
         for s in &self.segs {
@@ -224,7 +237,12 @@ impl GpuCorpus {
             for (i, s) in self.segs.iter().enumerate() {
                 pass.set_pipeline(pipes.pipe(kernel));
                 pass.set_bind_group(0, &binds[i], &[]);
-                let (x, y) = c.grid(u64::from(s.n_bytes).div_ceil(256));
+                let groups = match kernel {
+                    // A grid-stride loop over the segment's vec4s.
+                    MultiKernel::Bloom => u64::from(s.n_bytes).div_ceil(16 * 256).min(max_groups),
+                    _ => u64::from(s.n_bytes).div_ceil(256),
+                };
+                let (x, y) = c.grid(groups);
                 pass.dispatch_workgroups(x, y, 1);
                 // The engine's pop-count of the result bits, in its layout.
                 pass.set_pipeline(&c.pipes.count_result);

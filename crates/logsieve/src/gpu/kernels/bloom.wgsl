@@ -1,0 +1,204 @@
+// bloom: many literals at memory speed. Each thread streams 16-byte
+// vec4<u32> loads (coalesced, a grid-stride loop so that a workgroup pays
+// for its filter load once over many vec4s) and tests all 16 start
+// positions of its vec4 from registers against a bit filter held in
+// workgroup memory; only the positions that pass are looked up in the
+// global hash table and verified byte by byte. The filter is a prefilter:
+// false positives, never false negatives.
+//
+// Keys. L = min(shortest pattern, 8) >= 4 (mp.f; shorter sets run `ac`).
+// A position's key is two little-endian words: A = bytes [0, 4) and
+// B = bytes [L-4, L) (they overlap when L < 8; together they are the first
+// L bytes). Both are ASCII-folded by SWAR under -i (patterns are folded on
+// the host).
+//
+// Filter (mp.a: 2^(mp.b - 5) words, copied to `wbits` at workgroup start):
+// two probes, x = A * K1 and y = (x ^ B) * K2, each taking its top mp.b
+// bits as a bit index; a position passes when both bits are set. The first
+// probe is a 4-gram filter; the second one is keyed by all L bytes, so
+// patterns that share a 4-byte prefix (IP lists: "192.") do not let every
+// occurrence of that prefix through.
+//
+// Table: 2^mp.e buckets indexed by the top mp.e bits of y; bucket starts
+// (prefix sums, 2^mp.e + 1 words) at mp.c, entries (A, B, group) three
+// words each at mp.d, sorted by bucket. Every entry whose key equals the
+// position's is verified from byte L on.
+//
+// Reads stay in bounds: a thread reads the next vec4 for the windows that
+// run past its own 16 bytes (a neighbour's data, a cache hit), and the
+// segment is padded with >= 128 bytes of '\n', which no pattern holds, so
+// every comparison ends there.
+
+// The filter's size in words: replaced at pipeline build by the largest
+// the device's workgroup storage allows (kernels/bloom.rs). Keep the line
+// as it is: the replacement matches it.
+const BLOOM_WORDS: u32 = 4096u;
+
+var<workgroup> wbits: array<u32, BLOOM_WORDS>;
+
+const K1: u32 = 0x9E3779B1u;
+const K2: u32 = 0x85EBCA77u;
+
+// ASCII upper case to lower case in four bytes at once (as the CPU's
+// fold8): per byte, h = b & 0x7f plus 0x3f carries into the top bit iff
+// h >= 'A', plus 0x25 iff h > 'Z'; bytes >= 0x80 are left alone. No lane
+// carries into the next (h + 0x3f <= 0xbe).
+fn fold4(x: u32) -> u32 {
+    let h = x & 0x7F7F7F7Fu;
+    let upper = (h + 0x3F3F3F3Fu) & ~(h + 0x25252525u) & ~x & 0x80808080u;
+    return x | (upper >> 2u);
+}
+
+// fold4 under -i (a uniform branch).
+fn mfold4(x: u32) -> u32 {
+    if mp.fold != 0u {
+        return fold4(x);
+    }
+    return x;
+}
+
+fn wbit(i: u32) -> u32 {
+    return wbits[i >> 5u] >> (i & 31u);
+}
+
+// 1 when the key at a position passes both probes of the filter, else 0:
+// `a` is its first 4 bytes, and its last 4 are bytes [s/8, s/8 + 4) of
+// the word pair (blo, bhi) (s is a constant at every call). The second
+// probe, and the window it hashes, are computed only where the first bit
+// was set (a few % of lanes): lanes that do not read cause no bank
+// conflicts, so the workgroup-memory traffic is about halved.
+fn probe(a: u32, blo: u32, bhi: u32, s: u32, sh: u32) -> u32 {
+    let x = a * K1;
+    var r = wbit(x >> sh) & 1u;
+    if r != 0u {
+        var b = blo;
+        if s != 0u {
+            b = (blo >> s) | (bhi << (32u - s));
+        }
+        r = wbit(((x ^ b) * K2) >> sh) & 1u;
+    }
+    return r;
+}
+
+// The four positions of word `lo` (the next word is `hi`; `blo`, `bhi`
+// are the same words shifted by L - 4 bytes): one bit each. The shifts
+// are constants.
+fn test4(lo: u32, hi: u32, blo: u32, bhi: u32, sh: u32) -> u32 {
+    var m = probe(lo, blo, bhi, 0u, sh);
+    m |= probe((lo >> 8u) | (hi << 24u), blo, bhi, 8u, sh) << 1u;
+    m |= probe((lo >> 16u) | (hi << 16u), blo, bhi, 16u, sh) << 2u;
+    m |= probe((lo >> 24u) | (hi << 8u), blo, bhi, 24u, sh) << 3u;
+    return m;
+}
+
+// The (folded) 4 bytes at p.
+fn win_at(p: u32) -> u32 {
+    let w = p >> 2u;
+    let s = (p & 3u) * 8u;
+    var x = word_at(w);
+    if s != 0u {
+        x = (x >> s) | (word_at(w + 1u) << (32u - s));
+    }
+    return mfold4(x);
+}
+
+// Verifies the candidate positions `mask` (bit j: base + j).
+fn verify(base: u32, mask: u32) {
+    var m = mask;
+    // Results only: candidates before `skip` are on a line already set.
+    var skip = 0u;
+    let l = mp.f;
+    while m != 0u {
+        let p = base + countTrailingZeros(m);
+        m &= m - 1u;
+        if p < skip || p >= seg.n_bytes {
+            continue;
+        }
+        let ka = win_at(p);
+        let kb = win_at(p + l - 4u);
+        let bk = (((ka * K1) ^ kb) * K2) >> (32u - mp.e);
+        let lo = tables[mp.c + bk];
+        let hi = tables[mp.c + bk + 1u];
+        for (var e = lo; e < hi; e++) {
+            let eo = mp.d + 3u * e;
+            if tables[eo] != ka || tables[eo + 1u] != kb {
+                continue;
+            }
+            let g = tables[eo + 2u];
+            let off = tables[mp.pat_off + 2u * g];
+            let len = tables[mp.pat_off + 2u * g + 1u];
+            var ok = true;
+            for (var i = l; i < len; i++) {
+                if mfold(byte_at(p + i)) != pat_byte(off, i) {
+                    ok = false;
+                    break;
+                }
+            }
+            if !ok {
+                continue;
+            }
+            if mp.per_pattern != 0u {
+                on_match(p, g);
+                continue;
+            }
+            let line = line_of(p);
+            set_result(line);
+            skip = starts[line + 1u];
+            break;
+        }
+    }
+}
+
+@compute @workgroup_size(256)
+fn bloom(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let n_words = 1u << (mp.b - 5u);
+    for (var i = lid; i < n_words; i += WG) {
+        wbits[i] = tables[mp.a + i];
+    }
+    workgroupBarrier();
+    let sh = 32u - mp.b;
+    let d = mp.f - 4u;
+    let n_vec = (seg.n_bytes + 15u) / 16u;
+    let stride = nwg.x * nwg.y * WG;
+    for (var c = group_id(wid, nwg) * WG + lid; c < n_vec; c += stride) {
+        let v = data[c];
+        // Bytes 16..24 for the windows that run past this vec4: in bounds
+        // (the padding is >= 128 bytes).
+        let nx = data[c + 1u];
+        let w0 = mfold4(v.x);
+        let w1 = mfold4(v.y);
+        let w2 = mfold4(v.z);
+        let w3 = mfold4(v.w);
+        let w4 = mfold4(nx.x);
+        let w5 = mfold4(nx.y);
+        // The words shifted by d = L - 4 bytes (uniform: one branch for
+        // the whole dispatch).
+        var b0 = w0;
+        var b1 = w1;
+        var b2 = w2;
+        var b3 = w3;
+        var b4 = w4;
+        if d == 4u {
+            b0 = w1;
+            b1 = w2;
+            b2 = w3;
+            b3 = w4;
+            b4 = w5;
+        } else if d != 0u {
+            let s = 8u * d;
+            let t = 32u - s;
+            b0 = (w0 >> s) | (w1 << t);
+            b1 = (w1 >> s) | (w2 << t);
+            b2 = (w2 >> s) | (w3 << t);
+            b3 = (w3 >> s) | (w4 << t);
+            b4 = (w4 >> s) | (w5 << t);
+        }
+        let m = test4(w0, w1, b0, b1, sh)
+            | (test4(w1, w2, b1, b2, sh) << 4u)
+            | (test4(w2, w3, b2, b3, sh) << 8u)
+            | (test4(w3, w4, b3, b4, sh) << 12u);
+        if m != 0u {
+            verify(c * 16u, m);
+        }
+    }
+}
