@@ -770,18 +770,10 @@ impl GpuCorpus {
         p[P::B1] = bcast(folded[pick.r1]);
         p[P::OR1] = or_mask(folded[pick.r1]);
         if let Some(r2) = pick.r2 {
-            let d2 = r2 as i32 - pick.r1 as i32;
             p[P::HAS_R2] = 1;
-            p[P::D2] = d2 as u32;
+            p[P::D2] = (r2 as i32 - pick.r1 as i32) as u32;
             p[P::B2] = bcast(folded[r2]);
             p[P::OR2] = or_mask(folded[r2]);
-            let (shift, neg, out) = scan::in_chunk_shift(d2);
-            p[P::IN_SHIFT] = shift;
-            p[P::IN_NEG] = neg;
-            p[P::OUT_MASK..P::OUT_MASK + 4].copy_from_slice(&out);
-        }
-        for (i, &b) in folded.iter().enumerate() {
-            p[P::PATW + i / 4] |= u32::from(b) << (8 * (i % 4));
         }
         p[P::WIN_LO] = 0;
         p[P::WIN_HI] = u32::MAX;

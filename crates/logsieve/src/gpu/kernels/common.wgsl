@@ -36,18 +36,6 @@ struct Params {
     // plain-read: a value the XOR of a vec4 is compared with, so the loads
     // cannot be optimised away.
     magic: u32,
-    // The pattern packed four bytes to a word (little-endian, folded like
-    // `pat`), for word-at-a-time verification.
-    patw: array<vec4<u32>, 4>,
-    // scan: the byte lanes of a chunk whose second rare byte lies outside
-    // the chunk (high bit of each such lane; all of them when |d2| >= 16),
-    // and how to shift a chunk so that lane i holds byte i + d2: the offset
-    // into (chunk, 0) when `in_neg` is 0, into (0, chunk) when it is 1.
-    out_mask: vec4<u32>,
-    in_shift: u32,
-    in_neg: u32,
-    _p0: u32,
-    _p1: u32,
 }
 
 struct Seg {

@@ -85,12 +85,8 @@ pub(crate) mod params {
     pub(crate) const WIN_LO: usize = 109;
     pub(crate) const WIN_HI: usize = 110;
     pub(crate) const MAGIC: usize = 111;
-    pub(crate) const PATW: usize = 112;
-    pub(crate) const OUT_MASK: usize = 128;
-    pub(crate) const IN_SHIFT: usize = 132;
-    pub(crate) const IN_NEG: usize = 133;
-    /// Size in u32 words (544 bytes, a multiple of 16 as uniforms need).
-    pub(crate) const WORDS: usize = 136;
+    /// Size in u32 words (448 bytes, a multiple of 16 as uniforms need).
+    pub(crate) const WORDS: usize = 112;
 }
 
 #[cfg(test)]
@@ -158,9 +154,5 @@ mod tests {
         assert_eq!(off("win_lo"), params::WIN_LO);
         assert_eq!(off("win_hi"), params::WIN_HI);
         assert_eq!(off("magic"), params::MAGIC);
-        assert_eq!(off("patw"), params::PATW);
-        assert_eq!(off("out_mask"), params::OUT_MASK);
-        assert_eq!(off("in_shift"), params::IN_SHIFT);
-        assert_eq!(off("in_neg"), params::IN_NEG);
     }
 }

@@ -42,26 +42,6 @@ pub(crate) fn pick_rare(folded: &[u8], fold: bool, freq: &[u64; 256]) -> RarePic
     RarePick { r1, r2 }
 }
 
-/// How scan tests the second rare byte, at distance `d2` from the first,
-/// inside a 16-byte chunk: the shift that puts byte i + d2 in lane i (an
-/// offset into (chunk, 0), or into (0, chunk) when the second value is 1),
-/// and the lanes whose partner lies outside the chunk (the high bit of each
-/// such byte lane), which need the window loads.
-pub(crate) fn in_chunk_shift(d2: i32) -> (u32, u32, [u32; 4]) {
-    let mut out = [0u32; 4];
-    let outside = |i: i32| i + d2 < 0 || i + d2 >= 16;
-    for i in 0..16 {
-        if outside(i) {
-            out[(i / 4) as usize] |= 0x80 << (8 * (i % 4));
-        }
-    }
-    match d2 {
-        1..=15 => (d2 as u32, 0, out),
-        -15..=-1 => ((16 + d2) as u32, 1, out),
-        _ => (16, 0, out),
-    }
-}
-
 /// vec4<u32> loads per thread (`VPT` in scan.wgsl). Measured on the H100
 /// (194 MB, kernel ms): 2 beat 1 slightly (NullPointerException 0.084 ->
 /// 0.078); 4 or 8 in a loop, a prefetch of the next load, a workgroup queue
@@ -73,15 +53,6 @@ pub(crate) const VPT: u64 = 2;
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn in_chunk_shift_marks_the_lanes_outside() {
-        assert_eq!(in_chunk_shift(1), (1, 0, [0, 0, 0, 0x8000_0000]));
-        assert_eq!(in_chunk_shift(-2), (14, 1, [0x8080, 0, 0, 0]));
-        assert_eq!(in_chunk_shift(16).2, [0x8080_8080; 4]);
-        assert_eq!(in_chunk_shift(-40).2, [0x8080_8080; 4]);
-        assert_eq!(in_chunk_shift(5).2, [0, 0, 0x8000_0000, 0x8080_8080]);
-    }
 
     #[test]
     fn picks_rarest_distinct_bytes() {

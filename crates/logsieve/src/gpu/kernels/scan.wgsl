@@ -93,98 +93,10 @@ fn window(base: u32) -> vec4<u32> {
     return (lo >> vec4<u32>(sh)) | (hi << vec4<u32>(32u - sh));
 }
 
-// The 16 bytes at offset r (0..=16) of the 32 bytes a, b (register
-// shuffles and shifts; r is uniform, so the branches are too).
-fn shift16(a: vec4<u32>, b: vec4<u32>, r: u32) -> vec4<u32> {
-    if r >= 16u {
-        return b;
-    }
-    let ws = r >> 2u;
-    var lo = a;
-    var hi = vec4<u32>(a.y, a.z, a.w, b.x);
-    if ws == 1u {
-        lo = vec4<u32>(a.y, a.z, a.w, b.x);
-        hi = vec4<u32>(a.z, a.w, b.x, b.y);
-    } else if ws == 2u {
-        lo = vec4<u32>(a.z, a.w, b.x, b.y);
-        hi = vec4<u32>(a.w, b.x, b.y, b.z);
-    } else if ws == 3u {
-        lo = vec4<u32>(a.w, b.x, b.y, b.z);
-        hi = b;
-    }
-    let sh = (r & 3u) * 8u;
-    if sh == 0u {
-        return lo;
-    }
-    return (lo >> vec4<u32>(sh)) | (hi << vec4<u32>(32u - sh));
-}
-
-// The second test. Where the second rare byte of a candidate lies in the
-// same chunk, the chunk itself, shifted in registers, answers; only when a
-// first-byte hit sits in the lanes whose partner is outside the chunk
-// (params.out_mask) does the thread load the window (two vec4 loads).
-fn second_test(v: vec4<u32>, base: u32, mask: vec4<u32>) -> vec4<u32> {
-    let z = vec4<u32>(0u);
-    var sv = shift16(v, z, params.in_shift);
-    if params.in_neg != 0u {
-        sv = shift16(z, v, params.in_shift);
-    }
-    var m = mask & (eq_mask(sv, params.b2, params.or2) | params.out_mask);
-    if any((m & params.out_mask) != z) {
-        m = mask & eq_mask(window(base), params.b2, params.or2);
-    }
-    return m;
-}
-
-// The 4 bytes at byte p of the segment, as a little-endian word.
-fn load4(p: u32) -> u32 {
-    let w = p >> 2u;
-    let sh = (p & 3u) * 8u;
-    let lo = word_at(w);
-    if sh == 0u {
-        return lo;
-    }
-    return (lo >> sh) | (word_at(w + 1u) << (32u - sh));
-}
-
-// ASCII letters of four bytes to lower case (SWAR), when folding.
-fn fold4(w: u32) -> u32 {
-    if params.fold == 0u {
-        return w;
-    }
-    let x = w & 0x7F7F7F7Fu;
-    let ge_a = x + 0x3F3F3F3Fu;
-    let gt_z = x + 0x25252525u;
-    let upper = ge_a & ~gt_z & ~w & 0x80808080u;
-    return w | (upper >> 2u);
-}
-
-// True when the pattern occurs at byte p: four bytes a step.
-fn matches_at4(p: u32) -> bool {
-    let m = params.pat_len;
-    if p + m > seg.n_bytes {
-        return false;
-    }
-    var i = 0u;
-    while i + 4u <= m {
-        if fold4(load4(p + i)) != params.patw[i >> 4u][(i >> 2u) & 3u] {
-            return false;
-        }
-        i += 4u;
-    }
-    while i < m {
-        if fold(byte_at(p + i)) != pat_at(i) {
-            return false;
-        }
-        i += 1u;
-    }
-    return true;
-}
-
 fn test16(v: vec4<u32>, base: u32) {
     var mask = eq_mask(v, params.b1, params.or1);
     if params.has_r2 != 0u && any(mask != vec4<u32>(0u)) {
-        mask = second_test(v, base, mask);
+        mask &= eq_mask(window(base), params.b2, params.or2);
     }
     if all(mask == vec4<u32>(0u)) {
         return;
@@ -202,7 +114,7 @@ fn test16(v: vec4<u32>, base: u32) {
                 continue;
             }
             let p = q - params.r1;
-            if exact || matches_at4(p) {
+            if exact || matches_at(p) {
                 let line = line_of(p);
                 if line != last_line {
                     set_result(line);
