@@ -192,6 +192,7 @@ mod mp {
     pub(super) const D: usize = 8;
     pub(super) const E: usize = 9;
     pub(super) const F: usize = 10;
+    pub(super) const DIAG: usize = 11;
 }
 
 /// bloom's key of a pattern (or of a corpus position): the little-endian
@@ -527,6 +528,10 @@ impl Tables {
     pub(crate) fn params(&self, per_pattern: bool) -> Vec<u8> {
         let mut m = self.mp;
         m[mp::PER_PATTERN] = u32::from(per_pattern);
+        m[mp::DIAG] = std::env::var("LOGSIEVE_BLOOM_DIAG")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
         m.iter().flat_map(|w| w.to_le_bytes()).collect()
     }
 }

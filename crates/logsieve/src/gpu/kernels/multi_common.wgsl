@@ -24,7 +24,9 @@ struct MParams {
     d: u32,
     e: u32,
     f: u32,
-    _p1: u32,
+    // Diagnostics only (bloom, LOGSIEVE_BLOOM_DIAG): 1 skips verification,
+    // 2 the second probe, 4 every probe.
+    diag: u32,
 }
 
 // The pattern set's tables, one array (sections at the offsets above).
