@@ -166,7 +166,7 @@ pub(crate) fn unsupported(q: &Query) -> Option<String> {
 }
 
 /// Words of the `MParams` uniform.
-pub(crate) const MP_WORDS: usize = 12;
+pub(crate) const MP_WORDS: usize = 16;
 
 /// A query's pattern tables, ready to upload.
 #[derive(Debug)]
@@ -193,6 +193,8 @@ mod mp {
     pub(super) const E: usize = 9;
     pub(super) const F: usize = 10;
     pub(super) const DIAG: usize = 11;
+    pub(super) const G: usize = 12;
+    pub(super) const H: usize = 13;
 }
 
 /// bloom's key of a pattern (or of a corpus position): the little-endian
@@ -208,6 +210,12 @@ fn bloom_key(p: &[u8], l: usize) -> (u32, u32) {
 fn bloom_hash(a: u32, b: u32) -> (u32, u32) {
     let x = a.wrapping_mul(0x9E37_79B1);
     (x, (x ^ b).wrapping_mul(0x85EB_CA77))
+}
+
+/// bloom's third hash of a key (from the second), whose top bits index the
+/// verification filter.
+fn bloom_hash3(y: u32) -> u32 {
+    (y ^ (y >> 15)).wrapping_mul(0x2C1B_3C6D)
 }
 
 /// A pointer trie of the groups (node 0 the root), children by label.
@@ -521,6 +529,19 @@ impl Tables {
         }
         mpw[mp::E] = bb;
         mpw[mp::F] = l as u32;
+        // The verification filter: a bit per hash of the whole key, about
+        // 64 bits a key (2^16..2^24 bits, from L2), tested before the
+        // bucket walk so that most of the positions that only pass the
+        // workgroup filter by chance cost one load instead of several.
+        let lb2 = (n * 64).next_power_of_two().ilog2().clamp(16, 24);
+        let mut vf = vec![0u32; 1 << (lb2 - 5)];
+        for &(a, b) in &distinct {
+            let z = bloom_hash3(bloom_hash(a, b).1) >> (32 - lb2);
+            vf[(z >> 5) as usize] |= 1 << (z & 31);
+        }
+        mpw[mp::G] = words.len() as u32;
+        words.extend_from_slice(&vf);
+        mpw[mp::H] = lb2;
         Ok(())
     }
 
@@ -862,9 +883,14 @@ mod tests {
                 let (x, y) = bloom_hash(a, b);
                 bit(x >> (32 - lb)) & bit(y >> (32 - lb)) == 1
             };
+            let vbit = |a: u32, b: u32| {
+                let z = bloom_hash3(bloom_hash(a, b).1) >> (32 - m[mp::H]);
+                t.words[m[mp::G] as usize + (z >> 5) as usize] >> (z & 31) & 1
+            };
             for (g, p) in t.set.uniq.iter().enumerate() {
                 let (a, b) = bloom_key(p, l);
                 assert!(passes(a, b), "{:?}", String::from_utf8_lossy(p));
+                assert_eq!(vbit(a, b), 1, "{:?}", String::from_utf8_lossy(p));
                 let bk = (bloom_hash(a, b).1 >> (32 - m[mp::E])) as usize;
                 let (lo, hi) = (
                     t.words[m[mp::C] as usize + bk],
@@ -878,12 +904,17 @@ mod tests {
             if words == 8192 {
                 let mut x = 1u32;
                 let mut pass = 0;
+                let mut vpass = 0;
                 for _ in 0..100_000 {
                     x ^= x << 13;
                     x ^= x >> 17;
                     x ^= x << 5;
                     pass += u32::from(passes(x, x.rotate_left(11)));
+                    vpass += vbit(x, x.rotate_left(11));
                 }
+                // 64 bits a key: ~1.6% of random keys pass the
+                // verification filter.
+                assert!(vpass < 3000, "{vpass} of 100000 random keys pass");
                 // ~7% of the bits set: ~0.5% pass.
                 assert!(pass < 1500, "{pass} of 100000 random keys pass");
             }

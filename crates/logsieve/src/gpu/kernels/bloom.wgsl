@@ -38,6 +38,7 @@ var<workgroup> wbits: array<u32, BLOOM_WORDS>;
 
 const K1: u32 = 0x9E3779B1u;
 const K2: u32 = 0x85EBCA77u;
+const K3: u32 = 0x2C1B3C6Du;
 
 // ASCII upper case to lower case in four bytes at once (as the CPU's
 // fold8): per byte, h = b & 0x7f plus 0x3f carries into the top bit iff
@@ -119,7 +120,13 @@ fn verify(base: u32, mask: u32) {
         }
         let ka = win_at(p);
         let kb = win_at(p + l - 4u);
-        let bk = (((ka * K1) ^ kb) * K2) >> (32u - mp.e);
+        let y = ((ka * K1) ^ kb) * K2;
+        // The verification filter (from L2): most chance passes end here.
+        let z = ((y ^ (y >> 15u)) * K3) >> (32u - mp.h);
+        if ((tables[mp.g + (z >> 5u)] >> (z & 31u)) & 1u) == 0u {
+            continue;
+        }
+        let bk = y >> (32u - mp.e);
         let lo = tables[mp.c + bk];
         let hi = tables[mp.c + bk + 1u];
         for (var e = lo; e < hi; e++) {
@@ -163,45 +170,62 @@ fn bloom(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: ve
     let d = mp.f - 4u;
     let n_vec = (seg.n_bytes + 15u) / 16u;
     let stride = nwg.x * nwg.y * WG;
-    for (var c = group_id(wid, nwg) * WG + lid; c < n_vec; c += stride) {
+    // Two vec4s (a grid stride apart) an iteration, all four loads issued
+    // before either is tested: twice the loads in flight per thread.
+    for (var c = group_id(wid, nwg) * WG + lid; c < n_vec; c += 2u * stride) {
+        let c2 = c + stride;
         let v = data[c];
         // Bytes 16..24 for the windows that run past this vec4: in bounds
         // (the padding is >= 128 bytes).
         let nx = data[c + 1u];
-        let w0 = mfold4(v.x);
-        let w1 = mfold4(v.y);
-        let w2 = mfold4(v.z);
-        let w3 = mfold4(v.w);
-        let w4 = mfold4(nx.x);
-        let w5 = mfold4(nx.y);
-        // The words shifted by d = L - 4 bytes (uniform: one branch for
-        // the whole dispatch).
-        var b0 = w0;
-        var b1 = w1;
-        var b2 = w2;
-        var b3 = w3;
-        var b4 = w4;
-        if d == 4u {
-            b0 = w1;
-            b1 = w2;
-            b2 = w3;
-            b3 = w4;
-            b4 = w5;
-        } else if d != 0u {
-            let s = 8u * d;
-            let t = 32u - s;
-            b0 = (w0 >> s) | (w1 << t);
-            b1 = (w1 >> s) | (w2 << t);
-            b2 = (w2 >> s) | (w3 << t);
-            b3 = (w3 >> s) | (w4 << t);
-            b4 = (w4 >> s) | (w5 << t);
+        var v2 = vec4<u32>(0x0A0A0A0Au);
+        var nx2 = v2;
+        if c2 < n_vec {
+            v2 = data[c2];
+            nx2 = data[c2 + 1u];
         }
-        let m = test4(w0, w1, b0, b1, sh)
-            | (test4(w1, w2, b1, b2, sh) << 4u)
-            | (test4(w2, w3, b2, b3, sh) << 8u)
-            | (test4(w3, w4, b3, b4, sh) << 12u);
-        if m != 0u && (mp.diag & 1u) == 0u {
-            verify(c * 16u, m);
+        test16(v, nx, c, sh, d);
+        if c2 < n_vec {
+            test16(v2, nx2, c2, sh, d);
         }
+    }
+}
+
+// The 16 start positions of vec4 c (`v`; `nx` is the next vec4).
+fn test16(v: vec4<u32>, nx: vec4<u32>, c: u32, sh: u32, d: u32) {
+    let w0 = mfold4(v.x);
+    let w1 = mfold4(v.y);
+    let w2 = mfold4(v.z);
+    let w3 = mfold4(v.w);
+    let w4 = mfold4(nx.x);
+    let w5 = mfold4(nx.y);
+    // The words shifted by d = L - 4 bytes (uniform: one branch for
+    // the whole dispatch).
+    var b0 = w0;
+    var b1 = w1;
+    var b2 = w2;
+    var b3 = w3;
+    var b4 = w4;
+    if d == 4u {
+        b0 = w1;
+        b1 = w2;
+        b2 = w3;
+        b3 = w4;
+        b4 = w5;
+    } else if d != 0u {
+        let s = 8u * d;
+        let t = 32u - s;
+        b0 = (w0 >> s) | (w1 << t);
+        b1 = (w1 >> s) | (w2 << t);
+        b2 = (w2 >> s) | (w3 << t);
+        b3 = (w3 >> s) | (w4 << t);
+        b4 = (w4 >> s) | (w5 << t);
+    }
+    let m = test4(w0, w1, b0, b1, sh)
+        | (test4(w1, w2, b1, b2, sh) << 4u)
+        | (test4(w2, w3, b2, b3, sh) << 8u)
+        | (test4(w3, w4, b3, b4, sh) << 12u);
+    if m != 0u && (mp.diag & 1u) == 0u {
+        verify(c * 16u, m);
     }
 }

@@ -27,6 +27,11 @@ struct MParams {
     // Diagnostics only (bloom, LOGSIEVE_BLOOM_DIAG): 1 skips verification,
     // 2 the second probe, 4 every probe.
     diag: u32,
+    // More kernel-specific word offsets and sizes.
+    g: u32,
+    h: u32,
+    _p2: u32,
+    _p3: u32,
 }
 
 // The pattern set's tables, one array (sections at the offsets above).
