@@ -13,16 +13,23 @@
 // the host).
 //
 // Filter (mp.a: 2^(mp.b - 5) words, copied to `wbits` at workgroup start):
-// two probes, x = A * K1 and y = (x ^ B) * K2, each taking its top mp.b
-// bits as a bit index; a position passes when both bits are set. The first
-// probe is a 4-gram filter; the second one is keyed by all L bytes, so
-// patterns that share a 4-byte prefix (IP lists: "192.") do not let every
+// x = A * K1 and y = (x ^ B) * K2; the top mp.b - 5 bits of x pick a word,
+// and a position passes when two bits of that word are set: the one the
+// next five bits of x name and the one the top five bits of y name. One
+// workgroup-memory load a position (a blocked Bloom filter). The first
+// bit is a 4-gram filter; the second is keyed by all L bytes, so patterns
+// that share a 4-byte prefix (IP lists: "192.") do not let every
 // occurrence of that prefix through.
 //
+// Verification filter (mp.g: 2^mp.h bits, read from L2): one bit per key
+// from a third hash of y, tested before the buckets.
+//
 // Table: 2^mp.e buckets indexed by the top mp.e bits of y; bucket starts
-// (prefix sums, 2^mp.e + 1 words) at mp.c, entries (A, B, group) three
-// words each at mp.d, sorted by bucket. Every entry whose key equals the
-// position's is verified from byte L on.
+// (prefix sums, 2^mp.e + 1 words) at mp.c, entries of eight words at mp.d,
+// sorted by bucket: the key (A, B), the pattern's bytes [L, L + 8) (C, D,
+// zero past its end), its group and its length. An entry whose key and
+// next bytes agree with the position's is a match when the pattern is at
+// most L + 8 bytes long; longer ones compare the rest byte by byte.
 //
 // Reads stay in bounds: a thread reads the next vec4 for the windows that
 // run past its own 16 bytes (a neighbour's data, a cache hit), and the
@@ -58,30 +65,24 @@ fn mfold4(x: u32) -> u32 {
     return x;
 }
 
-fn wbit(i: u32) -> u32 {
-    return wbits[i >> 5u] >> (i & 31u);
-}
-
-// 1 when the key at a position passes both probes of the filter, else 0:
-// `a` is its first 4 bytes, and its last 4 are bytes [s/8, s/8 + 4) of
-// the word pair (blo, bhi) (s is a constant at every call). The second
-// probe, and the window it hashes, are computed only where the first bit
-// was set (a few % of lanes): lanes that do not read cause no bank
-// conflicts, so the workgroup-memory traffic is about halved.
+// 1 when the key at a position passes the filter, else 0: `a` is its
+// first 4 bytes, and its last 4 are bytes [s/8, s/8 + 4) of the word pair
+// (blo, bhi) (s is a constant at every call). One word of the filter holds
+// both bits (sh = 32 - its word index bits): the word from the first
+// hash's top bits, one bit from its next five, one from the second hash's
+// top five.
 fn probe(a: u32, blo: u32, bhi: u32, s: u32, sh: u32) -> u32 {
     let x = a * K1;
     if (mp.diag & 4u) != 0u {
         return u32(x == 0x12345678u);
     }
-    var r = wbit(x >> sh) & 1u;
-    if r != 0u && (mp.diag & 2u) == 0u {
-        var b = blo;
-        if s != 0u {
-            b = (blo >> s) | (bhi << (32u - s));
-        }
-        r = wbit(((x ^ b) * K2) >> sh) & 1u;
+    var b = blo;
+    if s != 0u {
+        b = (blo >> s) | (bhi << (32u - s));
     }
-    return r;
+    let y = (x ^ b) * K2;
+    let w = wbits[x >> sh];
+    return (w >> ((x >> (sh - 5u)) & 31u)) & (w >> (y >> 27u)) & 1u;
 }
 
 // The four positions of word `lo` (the next word is `hi`; `blo`, `bhi`
@@ -127,21 +128,41 @@ fn verify(base: u32, mask: u32) {
             continue;
         }
         let bk = y >> (32u - mp.e);
+        // The pattern's next 8 bytes, loaded with the bucket.
+        let kc = win_at(p + l);
+        let kd = win_at(p + l + 4u);
         let lo = tables[mp.c + bk];
         let hi = tables[mp.c + bk + 1u];
         for (var e = lo; e < hi; e++) {
-            let eo = mp.d + 3u * e;
+            let eo = mp.d + 8u * e;
             if tables[eo] != ka || tables[eo + 1u] != kb {
                 continue;
             }
-            let g = tables[eo + 2u];
-            let off = tables[mp.pat_off + 2u * g];
-            let len = tables[mp.pat_off + 2u * g + 1u];
+            let g = tables[eo + 4u];
+            let len = tables[eo + 5u];
+            // Bytes [l, l + 8) of the pattern, as far as it goes.
+            let rest = len - l;
+            var mc = 0xFFFFFFFFu;
+            if rest < 4u {
+                mc = (1u << (rest * 8u)) - 1u;
+            }
+            var md = 0u;
+            if rest >= 8u {
+                md = 0xFFFFFFFFu;
+            } else if rest > 4u {
+                md = (1u << ((rest - 4u) * 8u)) - 1u;
+            }
+            if ((kc ^ tables[eo + 2u]) & mc) != 0u || ((kd ^ tables[eo + 3u]) & md) != 0u {
+                continue;
+            }
             var ok = true;
-            for (var i = l; i < len; i++) {
-                if mfold(byte_at(p + i)) != pat_byte(off, i) {
-                    ok = false;
-                    break;
+            if rest > 8u {
+                let off = tables[mp.pat_off + 2u * g];
+                for (var i = l + 8u; i < len; i++) {
+                    if mfold(byte_at(p + i)) != pat_byte(off, i) {
+                        ok = false;
+                        break;
+                    }
                 }
             }
             if !ok {
@@ -166,7 +187,7 @@ fn bloom(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: ve
         wbits[i] = tables[mp.a + i];
     }
     workgroupBarrier();
-    let sh = 32u - mp.b;
+    let sh = 32u - (mp.b - 5u);
     let d = mp.f - 4u;
     let n_vec = (seg.n_bytes + 15u) / 16u;
     let stride = nwg.x * nwg.y * WG;
