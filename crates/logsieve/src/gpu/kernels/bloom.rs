@@ -43,13 +43,14 @@ pub(crate) fn source(words: u32) -> String {
 }
 
 /// Workgroups per dispatch at most: each loads the filter once, then
-/// loops over the segment with a grid stride. 4096 x 256 threads: a few
-/// waves on an H100 (132 SMs, 7 resident workgroups each), so the tail
-/// wave is short, while filter loads (<= 32 KiB each, from L2) stay below
-/// the corpus's own traffic for a 194 MB segment. Not yet tuned on a
-/// GPU: `LOGSIEVE_GPU_BLOOM_GROUPS=N` overrides it (benchmarks, and tests
+/// loops over the segment with a grid stride (two vec4s an iteration).
+/// On the H100 (194 MB, 10k patterns, kernel ms): 512 groups 0.962, 1024
+/// 0.990; before the one-word filter, 512 1.37, 1024 1.40, 2048 1.49, 4096
+/// 1.41, 8192 1.54, 16384 1.78 (docs/bench/multi-h100-2026-11-22.md): a
+/// filter load per workgroup (up to 32 KiB) is worth sharing over many
+/// vec4s. `LOGSIEVE_GPU_BLOOM_GROUPS=N` overrides it (benchmarks, and tests
 /// that make the grid stride loop).
-pub(crate) const MAX_GROUPS: u64 = 4096;
+pub(crate) const MAX_GROUPS: u64 = 512;
 
 /// [`MAX_GROUPS`], or the override from the environment.
 pub(crate) fn max_groups() -> u64 {

@@ -14,8 +14,8 @@
 //
 // Filter (mp.a: 2^(mp.b - 5) words, copied to `wbits` at workgroup start):
 // x = A * K1 and y = (x ^ B) * K2; the top mp.b - 5 bits of x pick a word,
-// and a position passes when two bits of that word are set: the one the
-// next five bits of x name and the one the top five bits of y name. One
+// and a position passes when three bits of that word are set: the one the
+// next five bits of x name and the two the top ten bits of y name. One
 // workgroup-memory load a position (a blocked Bloom filter). The first
 // bit is a 4-gram filter; the second is keyed by all L bytes, so patterns
 // that share a 4-byte prefix (IP lists: "192.") do not let every
@@ -68,9 +68,9 @@ fn mfold4(x: u32) -> u32 {
 // 1 when the key at a position passes the filter, else 0: `a` is its
 // first 4 bytes, and its last 4 are bytes [s/8, s/8 + 4) of the word pair
 // (blo, bhi) (s is a constant at every call). One word of the filter holds
-// both bits (sh = 32 - its word index bits): the word from the first
-// hash's top bits, one bit from its next five, one from the second hash's
-// top five.
+// all three bits (sh = 32 - its word index bits): the word from the first
+// hash's top bits, one bit from its next five, two from the second hash's
+// top ten.
 fn probe(a: u32, blo: u32, bhi: u32, s: u32, sh: u32) -> u32 {
     let x = a * K1;
     if (mp.diag & 4u) != 0u {
@@ -82,7 +82,7 @@ fn probe(a: u32, blo: u32, bhi: u32, s: u32, sh: u32) -> u32 {
     }
     let y = (x ^ b) * K2;
     let w = wbits[x >> sh];
-    return (w >> ((x >> (sh - 5u)) & 31u)) & (w >> (y >> 27u)) & 1u;
+    return (w >> ((x >> (sh - 5u)) & 31u)) & (w >> (y >> 27u)) & (w >> ((y >> 22u) & 31u)) & 1u;
 }
 
 // The four positions of word `lo` (the next word is `hi`; `blo`, `bhi`
