@@ -459,7 +459,11 @@ fn main() {
                 .unwrap_or_default()
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    if std::env::var_os("LOGSIEVE_BENCH_KEEP").is_some() {
+        eprintln!("kept the corpus and pattern files in {}", dir.display());
+    } else {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
     println!("{md}");
     if let Some(out) = &a.out {
         std::fs::write(out, &md).expect("write --out");
