@@ -34,6 +34,8 @@ struct Args {
     cpu: bool,
     tools: bool,
     out: Option<PathBuf>,
+    /// A pattern file instead of the generated sets (one run, its size).
+    patterns: Option<PathBuf>,
 }
 
 fn parse() -> Args {
@@ -46,6 +48,7 @@ fn parse() -> Args {
         cpu: true,
         tools: true,
         out: None,
+        patterns: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(f) = it.next() {
@@ -75,6 +78,7 @@ fn parse() -> Args {
                     .collect()
             }
             "--out" => a.out = Some(v().into()),
+            "--patterns" => a.patterns = Some(v().into()),
             _ => {
                 eprintln!("unknown flag {f}");
                 std::process::exit(2);
@@ -284,7 +288,15 @@ fn main() {
     ));
     let mut ok = true;
     for &n in &a.sizes {
-        let pats = pattern_set(n, a.lines, &freq, &mut rng);
+        let pats = match &a.patterns {
+            Some(f) => std::fs::read(f)
+                .expect("read --patterns")
+                .split(|&b| b == b'\n')
+                .filter(|l| !l.is_empty())
+                .map(<[u8]>::to_vec)
+                .collect(),
+            None => pattern_set(n, a.lines, &freq, &mut rng),
+        };
         let pfile = dir.join(format!("pats-{n}.txt"));
         let mut body = pats.join(&b'\n');
         body.push(b'\n');
