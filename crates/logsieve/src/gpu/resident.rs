@@ -177,6 +177,13 @@ fn byte_freq(corpus: &Corpus) -> Box<[u64; 256]> {
     f
 }
 
+/// `LOGSIEVE_TRACE_QUERIES=1`: each single-literal GPU search prints where
+/// its host time went (to stderr), read once per process.
+fn trace_queries() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("LOGSIEVE_TRACE_QUERIES").as_deref() == Ok("1"))
+}
+
 /// Calls `f` on the sample of each document the frequency tables count.
 fn for_sample(corpus: &Corpus, mut f: impl FnMut(&[u8])) {
     for d in corpus.docs() {
@@ -959,7 +966,9 @@ impl GpuCorpus {
         let t0 = Instant::now();
         let use_ts = self.query_ts().is_some();
         let (prm, folded) = self.params_for(q);
+        let t_params = Instant::now();
         self.write_params(&prm);
+        let t_write = t_params.elapsed();
         let phased = matches!(kernel, GpuKernel::TwoPhase | GpuKernel::Signature);
         let lines = want == Want::Lines;
         // scan zeroes its counters itself, and its result bits are already
@@ -1038,7 +1047,9 @@ impl GpuCorpus {
         if use_ts {
             self.resolve_timestamps(&mut enc);
         }
+        let t_enc = t0.elapsed();
         c.queue.submit([enc.finish()]);
+        let t_sub = t0.elapsed();
 
         // One wait for every readback this query needs.
         let mut maps = vec![(&self.rb_counts, self.segs.len() as u64 * 16)];
@@ -1050,6 +1061,16 @@ impl GpuCorpus {
             maps.push((rb, 16));
         }
         c.map_many_async(&maps).await?;
+        if trace_queries() {
+            eprintln!(
+                "logsieve: {} query: params {:.1} us, encoded at {:.1} us, submitted at {:.1} us, mapped at {:.1} us",
+                kernel.name(),
+                t_write.as_secs_f64() * 1e6,
+                t_enc.as_secs_f64() * 1e6,
+                t_sub.as_secs_f64() * 1e6,
+                t0.elapsed().as_secs_f64() * 1e6
+            );
+        }
         let counts = self.read_counts()?;
         let kernel_time = match use_ts {
             true => self.read_timestamps()?,
