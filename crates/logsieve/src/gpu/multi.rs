@@ -16,6 +16,11 @@
 //! bytes, line offsets and result bits, plus the table, the counters and a
 //! small uniform); pipelines are built once per context and thread.
 
+// In a browser (one thread) wgpu's handles are neither `Send` nor `Sync`,
+// so these `Arc`s are only shared within the thread there; natively they
+// are `Send + Sync`.
+#![cfg_attr(target_arch = "wasm32", allow(clippy::arc_with_non_send_sync))]
+
 use std::cell::RefCell;
 use std::sync::{Arc, Mutex, Weak};
 

@@ -468,10 +468,9 @@ impl GpuCorpus {
             wgpu::SubmissionIndex,
             oneshot::Receiver<Result<(), wgpu::BufferAsyncError>>,
         );
-        let mut staged = 0u64;
-        let mut ring: Vec<(wgpu::Buffer, Option<Pending>)> = Vec::new();
+        // The chunks: runs of pieces that fit one staging buffer.
+        let mut chunks: Vec<(usize, usize, u64)> = Vec::new();
         let mut i = 0;
-        let mut chunk = 0usize;
         while i < pieces.len() {
             let mut total = 0;
             let mut j = i;
@@ -481,16 +480,47 @@ impl GpuCorpus {
                 total += pieces[j].1.end - pieces[j].1.start;
                 j += 1;
             }
+            chunks.push((i, j, total));
+            i = j;
+        }
+        let staging_desc = wgpu::BufferDescriptor {
+            label: Some("staging"),
+            size: slot_size,
+            usage: wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: true,
+        };
+        // Natively the ring's other buffers are created on another thread
+        // while the first one fills: creating mapped memory costs about as
+        // much as filling it (the driver pins it, wgpu zeroes it).
+        #[cfg(not(target_arch = "wasm32"))]
+        let (more_tx, more_rx) = std::sync::mpsc::channel::<wgpu::Buffer>();
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            let extra = slots.min(chunks.len()).saturating_sub(1);
+            let dev = dev.clone();
+            let desc = staging_desc.clone();
+            std::thread::spawn(move || {
+                for _ in 0..extra {
+                    if more_tx.send(dev.create_buffer(&desc)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        let mut staged = 0u64;
+        let mut ring: Vec<(wgpu::Buffer, Option<Pending>)> = Vec::new();
+        for (chunk, &(i, j, total)) in chunks.iter().enumerate() {
             let slot = chunk % slots;
-            chunk += 1;
             if ring.len() <= slot {
                 let t = Instant::now();
-                let b = dev.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some("staging"),
-                    size: slot_size.max(total),
-                    usage: wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC,
-                    mapped_at_creation: true,
-                });
+                #[cfg(not(target_arch = "wasm32"))]
+                let b = match slot {
+                    0 => None,
+                    _ => more_rx.recv().ok(),
+                }
+                .unwrap_or_else(|| dev.create_buffer(&staging_desc));
+                #[cfg(target_arch = "wasm32")]
+                let b = dev.create_buffer(&staging_desc);
                 ring.push((b, None));
                 us.create += t.elapsed();
             }
@@ -544,7 +574,6 @@ impl GpuCorpus {
                 staging.map_async(wgpu::MapMode::Write, .., move |r| tx.send(r));
                 ring[slot].1 = Some((idx, rx));
             }
-            i = j;
         }
         let t = Instant::now();
         c.wait_async().await?;
