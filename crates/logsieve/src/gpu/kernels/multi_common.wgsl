@@ -24,8 +24,8 @@ struct MParams {
     d: u32,
     e: u32,
     f: u32,
-    // Diagnostics only (bloom, LOGSIEVE_BLOOM_DIAG): 1 skips verification,
-    // 2 the second probe, 4 every probe.
+    // Diagnostics only (bloom, LOGSIEVE_BLOOM_DIAG, to price its parts;
+    // results are wrong): 1 skips verification, 4 every probe.
     diag: u32,
     // More kernel-specific word offsets and sizes.
     g: u32,
