@@ -783,34 +783,26 @@ mod tests {
         let long = vec![b'x'; 70];
         let query = q(&[b"10.0.0.1", &long], false);
         let cal = Calibration::defaults(DeviceClass::Discrete);
-        let d = planner::plan(&PlanInput {
-            query: &query,
-            want: crate::Want::Count,
-            bytes: 1 << 30,
-            lines: Some((1 << 30) / 200),
-            threads: 1,
-            gpu: Some((DeviceClass::Discrete, "test gpu".into())),
-            resident: true,
-            gpu_unsupported: crate::gpu::unsupported_reason(&query),
-            sample: SampleStats::default(),
-            calibration: &cal,
-        });
+        let plan = |query: &Query| {
+            planner::plan(&PlanInput {
+                query,
+                want: crate::Want::Count,
+                bytes: 1 << 30,
+                lines: Some((1 << 30) / 200),
+                threads: 1,
+                gpu: Some((DeviceClass::Discrete, "test gpu".into())),
+                resident: true,
+                gpu_unsupported: crate::gpu::unsupported_reason(query),
+                sample: SampleStats::default(),
+                calibration: &cal,
+            })
+        };
+        let d = plan(&query);
         assert!(d.inhibitors.is_empty(), "{:?}", d.inhibitors);
         assert_eq!(d.choice, Choice::Gpu("bloom".into()));
         // A pattern shorter than 4 bytes: ac, and --explain says why.
         let short = q(&[b"10.0.0.1", b"ab"], false);
-        let d = planner::plan(&PlanInput {
-            query: &short,
-            want: crate::Want::Count,
-            bytes: 1 << 30,
-            lines: Some((1 << 30) / 200),
-            threads: 1,
-            gpu: Some((DeviceClass::Discrete, "test gpu".into())),
-            resident: true,
-            gpu_unsupported: crate::gpu::unsupported_reason(&short),
-            sample: SampleStats::default(),
-            calibration: &cal,
-        });
+        let d = plan(&short);
         assert_eq!(d.choice, Choice::Gpu("ac".into()));
         assert!(
             d.explain().contains("bloom needs >= 4-byte"),
