@@ -156,9 +156,13 @@ impl fmt::Debug for GpuContext {
     }
 }
 
-/// Bindings 0..=9, as `common.wgsl` declares them.
-fn layout_entries() -> Vec<wgpu::BindGroupLayoutEntry> {
-    let entry = |binding: u32, ty: wgpu::BufferBindingType| wgpu::BindGroupLayoutEntry {
+/// A compute-stage buffer binding of a bind-group layout (every layout
+/// here: the engine's, the many-literal kernels' and the pipeline's).
+pub(crate) fn buffer_entry(
+    binding: u32,
+    ty: wgpu::BufferBindingType,
+) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
         binding,
         visibility: wgpu::ShaderStages::COMPUTE,
         ty: wgpu::BindingType::Buffer {
@@ -167,7 +171,12 @@ fn layout_entries() -> Vec<wgpu::BindGroupLayoutEntry> {
             min_binding_size: None,
         },
         count: None,
-    };
+    }
+}
+
+/// Bindings 0..=9, as `common.wgsl` declares them.
+fn layout_entries() -> Vec<wgpu::BindGroupLayoutEntry> {
+    let entry = buffer_entry;
     let storage = |read_only| wgpu::BufferBindingType::Storage { read_only };
     vec![
         entry(0, wgpu::BufferBindingType::Uniform),
@@ -410,18 +419,27 @@ impl Ctx {
         &self,
         work: impl std::future::Future<Output = Result<T, Error>>,
     ) -> Result<T, Error> {
+        self.scoped_as("during search", "search", work).await
+    }
+
+    /// [`Ctx::scoped`] whose errors name the work: "out of GPU memory
+    /// {during}" and "GPU {what} failed".
+    pub(crate) async fn scoped_as<T>(
+        &self,
+        during: &str,
+        what: &str,
+        work: impl std::future::Future<Output = Result<T, Error>>,
+    ) -> Result<T, Error> {
         let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let val = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let res = work.await;
         let v = val.pop().await;
         let o = oom.pop().await;
         if let Some(e) = o {
-            return Err(Error::backend(format!(
-                "out of GPU memory during search: {e}"
-            )));
+            return Err(Error::backend(format!("out of GPU memory {during}: {e}")));
         }
         if let Some(e) = v {
-            return Err(Error::backend(format!("GPU search failed: {e}")));
+            return Err(Error::backend(format!("GPU {what} failed: {e}")));
         }
         self.check_faults()?;
         res

@@ -15,7 +15,7 @@
 //! segment (and the bit sets when line ids are wanted), applies `-v` and
 //! `-m`, and merges the oversized segments that the CPU searched.
 
-mod context;
+pub(crate) mod context;
 mod kernels;
 mod multi;
 mod resident;

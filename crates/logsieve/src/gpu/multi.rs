@@ -690,16 +690,7 @@ pub(crate) fn pipes(ctx: &GpuContext) -> Result<Arc<MultiPipes>, Error> {
 
 fn build_pipes(c: &Ctx) -> Result<MultiPipes, Error> {
     let dev = &c.device;
-    let entry = |binding: u32, ty: wgpu::BufferBindingType| wgpu::BindGroupLayoutEntry {
-        binding,
-        visibility: wgpu::ShaderStages::COMPUTE,
-        ty: wgpu::BindingType::Buffer {
-            ty,
-            has_dynamic_offset: false,
-            min_binding_size: None,
-        },
-        count: None,
-    };
+    let entry = super::context::buffer_entry;
     let storage = |read_only| wgpu::BufferBindingType::Storage { read_only };
     let uniform = wgpu::BufferBindingType::Uniform;
     let layout = dev.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {

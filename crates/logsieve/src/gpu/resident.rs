@@ -1038,10 +1038,7 @@ impl GpuCorpus {
                         run(&c.pipes.two_phase_p1, u64::from(s.n_lines));
                         run(&c.pipes.two_phase_p2, by_byte);
                     }
-                    GpuKernel::Scan => run(
-                        &c.pipes.scan,
-                        u64::from(s.n_bytes).div_ceil(16).div_ceil(256 * scan::VPT),
-                    ),
+                    GpuKernel::Scan => run(&c.pipes.scan, scan::groups(s.n_bytes)),
                     GpuKernel::Signature => {
                         run(&c.pipes.sig_p1, by_line);
                         run(&c.pipes.two_phase_p2, by_byte);
@@ -1061,18 +1058,7 @@ impl GpuCorpus {
                 }
             }
         }
-        for (i, s) in self.segs.iter().enumerate() {
-            enc.copy_buffer_to_buffer(s.buf("counters"), 0, &self.rb_counts, i as u64 * 16, 16);
-            if lines && s.n_words > 0 {
-                enc.copy_buffer_to_buffer(
-                    s.buf("result"),
-                    0,
-                    &self.rb_bits,
-                    s.bits_at,
-                    u64::from(s.n_words) * 4,
-                );
-            }
-        }
+        self.copy_readbacks(&mut enc, lines);
         if use_ts {
             self.resolve_timestamps(&mut enc);
         }
@@ -1162,6 +1148,23 @@ impl GpuCorpus {
             candidates,
             positions,
         })
+    }
+
+    /// Copies every segment's counters, and with `lines` its result bits,
+    /// into the readback buffers.
+    pub(super) fn copy_readbacks(&self, enc: &mut wgpu::CommandEncoder, lines: bool) {
+        for (i, s) in self.segs.iter().enumerate() {
+            enc.copy_buffer_to_buffer(s.buf("counters"), 0, &self.rb_counts, i as u64 * 16, 16);
+            if lines && s.n_words > 0 {
+                enc.copy_buffer_to_buffer(
+                    s.buf("result"),
+                    0,
+                    &self.rb_bits,
+                    s.bits_at,
+                    u64::from(s.n_words) * 4,
+                );
+            }
+        }
     }
 
     /// Reads the mapped counters of every segment and unmaps them.

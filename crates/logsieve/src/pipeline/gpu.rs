@@ -8,6 +8,7 @@
 //! line (offset in ms from the oldest entry), never 64-bit integers, so the
 //! kernel stays portable to WebGPU in a browser.
 
+use crate::gpu::context::buffer_entry as entry;
 use std::ops::Range;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -109,19 +110,6 @@ fn rel(t: i64, base: i64) -> [u32; 2] {
     [(r >> 32) as u32, r as u32]
 }
 
-fn entry(binding: u32, ty: wgpu::BufferBindingType) -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding,
-        visibility: wgpu::ShaderStages::COMPUTE,
-        ty: wgpu::BindingType::Buffer {
-            ty,
-            has_dynamic_offset: false,
-            min_binding_size: None,
-        },
-        count: None,
-    }
-}
-
 impl GpuColumns {
     /// Uploads `cols` next to `g`, the resident form of `corpus`.
     pub fn upload(g: &GpuCorpus, corpus: &Corpus, cols: &Columns) -> Result<GpuColumns, Error> {
@@ -130,22 +118,11 @@ impl GpuColumns {
         let ctx = g.context().clone();
         let c = &*ctx.inner;
         c.check_faults()?;
-        let dev = &c.device;
-        let oom = dev.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-        let val = dev.push_error_scope(wgpu::ErrorFilter::Validation);
-        let res = Self::upload_inner(&ctx, g, cols);
-        let v = pollster::block_on(val.pop());
-        let o = pollster::block_on(oom.pop());
-        if let Some(e) = o {
-            return Err(Error::backend(format!(
-                "out of GPU memory uploading the columns: {e}"
-            )));
-        }
-        if let Some(e) = v {
-            return Err(Error::backend(format!("GPU column upload failed: {e}")));
-        }
-        c.check_faults()?;
-        res
+        pollster::block_on(
+            c.scoped_as("uploading the columns", "column upload", async {
+                Self::upload_inner(&ctx, g, cols)
+            }),
+        )
     }
 
     fn upload_inner(ctx: &GpuContext, g: &GpuCorpus, cols: &Columns) -> Result<GpuColumns, Error> {
@@ -404,21 +381,9 @@ impl GpuColumns {
         let c = &*self.ctx.inner;
         c.check_faults()?;
         let mut aux = self.aux.lock().unwrap_or_else(|p| p.into_inner());
-        let oom = c.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-        let val = c.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let res = self.run_inner(g, corpus, cols, q, &mut aux);
-        let v = pollster::block_on(val.pop());
-        let o = pollster::block_on(oom.pop());
-        if let Some(e) = o {
-            return Err(Error::backend(format!(
-                "out of GPU memory during the pipeline: {e}"
-            )));
-        }
-        if let Some(e) = v {
-            return Err(Error::backend(format!("GPU pipeline failed: {e}")));
-        }
-        c.check_faults()?;
-        res
+        pollster::block_on(c.scoped_as("during the pipeline", "pipeline", async {
+            self.run_inner(g, corpus, cols, q, &mut aux)
+        }))
     }
 
     fn run_inner(

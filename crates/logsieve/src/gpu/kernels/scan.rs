@@ -50,6 +50,11 @@ pub(crate) fn pick_rare(folded: &[u8], fold: bool, freq: &[u64; 256]) -> RarePic
 /// what this kernel is short of.
 pub(crate) const VPT: u64 = 2;
 
+/// Workgroups of a scan dispatch over a segment of `n_bytes`.
+pub(crate) fn groups(n_bytes: u32) -> u64 {
+    u64::from(n_bytes).div_ceil(16).div_ceil(256 * VPT)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -251,18 +251,7 @@ impl GpuCorpus {
                 pass.dispatch_workgroups(x, y, 1);
             }
         }
-        for (i, s) in self.segs.iter().enumerate() {
-            enc.copy_buffer_to_buffer(s.buf("counters"), 0, &self.rb_counts, i as u64 * 16, 16);
-            if lines && s.n_words > 0 {
-                enc.copy_buffer_to_buffer(
-                    s.buf("result"),
-                    0,
-                    &self.rb_bits,
-                    s.bits_at,
-                    u64::from(s.n_words) * 4,
-                );
-            }
-        }
+        self.copy_readbacks(&mut enc, lines);
         if let Some(rb) = &prb {
             enc.copy_buffer_to_buffer(&pbuf, 0, rb, 0, psize);
         }

@@ -11,6 +11,7 @@ use std::ops::Range;
 use super::{GpuCorpus, GpuKernel};
 use crate::corpus::Corpus;
 use crate::error::Error;
+use crate::gpu::kernels::scan;
 use crate::query::Query;
 
 /// One GPU segment as the pipeline sees it.
@@ -84,11 +85,7 @@ impl GpuCorpus {
             pass.set_pipeline(&c.pipes.scan);
             for (s, b) in self.segs.iter().zip(&st.binds) {
                 pass.set_bind_group(0, b, &[]);
-                let (x, y) = c.grid(
-                    u64::from(s.n_bytes)
-                        .div_ceil(16)
-                        .div_ceil(256 * crate::gpu::kernels::scan::VPT),
-                );
+                let (x, y) = c.grid(scan::groups(s.n_bytes));
                 pass.dispatch_workgroups(x, y, 1);
             }
         }
