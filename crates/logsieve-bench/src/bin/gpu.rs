@@ -130,6 +130,11 @@ fn main() {
     };
     let info = ctx.info();
     say!("## Device\n\n```\n{info}\n```\n");
+    for v in ["LOGSIEVE_SCAN_VARIANT"] {
+        if let Ok(x) = std::env::var(v) {
+            say!("Experiment: {v}={x}\n");
+        }
+    }
     say!(
         "Corpus: `gen::generate(lines={}, seed=42)`: {n_lines} lines, {bytes} bytes ({:.1} MB).\n",
         a.lines,
@@ -156,8 +161,8 @@ fn main() {
     let g = g.expect("uploaded");
     let st = uploads[0].2;
     say!(
-        "Upload of the bytes: {:.1} GB/s first, {:.1} GB/s second ({} segment(s); a ring of {} re-mapped \
-         {} MiB staging buffers filled on all cores). Index (line offsets, block hints, signatures): \
+        "Upload of the bytes: {:.1} GB/s first, {:.1} GB/s second ({} segment(s); up to {} chunks of \
+         {} MiB in flight, each staged through `write_buffer_with` and filled on all cores). Index (line offsets, block hints, signatures): \
          {} ms first, {} ms second.\n",
         uploads[0].0,
         uploads[1].0,
@@ -169,10 +174,10 @@ fn main() {
     );
     for (i, (_, _, st)) in uploads.iter().enumerate() {
         say!(
-            "Upload {}: create {} ms, wait for maps {} ms, fill {} ms, unmap+submit {} ms, final wait {} ms.\n",
+            "Upload {}: staging memory {} ms, wait for chunks in flight {} ms, fill {} ms, submit {} ms, final wait {} ms.\n",
             i + 1,
-            ms(st.create),
-            ms(st.wait_map),
+            ms(st.stage),
+            ms(st.wait),
             ms(st.fill),
             ms(st.submit),
             ms(st.wait_end)

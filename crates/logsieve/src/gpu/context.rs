@@ -106,6 +106,12 @@ pub(crate) struct Pipelines {
     pub(crate) two_phase_p1: wgpu::ComputePipeline,
     pub(crate) two_phase_p2: wgpu::ComputePipeline,
     pub(crate) scan: wgpu::ComputePipeline,
+    /// Threads per workgroup of `scan` (and `scan_sg`).
+    pub(crate) scan_wg: u32,
+    /// Whether `scan` is the subgroup variant (`scan_sg.wgsl`).
+    pub(crate) scan_sg: bool,
+    /// Experiment: no pop-count after a scan (wrong counts; kernel timing).
+    pub(crate) scan_nocount: bool,
     pub(crate) sig_build: wgpu::ComputePipeline,
     pub(crate) sig_p1: wgpu::ComputePipeline,
     pub(crate) plain_read: wgpu::ComputePipeline,
@@ -192,6 +198,41 @@ fn layout_entries() -> Vec<wgpu::BindGroupLayoutEntry> {
     ]
 }
 
+/// How the scan kernel is built: `LOGSIEVE_SCAN_VARIANT`, a comma-separated
+/// list of `wg=N` (threads per workgroup), `sg=0|1` (the subgroup variant)
+/// and `nocount` (a diagnostic: no pop-count after the scan).
+struct ScanChoice {
+    wg: u32,
+    sg: Option<bool>,
+    nocount: bool,
+}
+
+impl ScanChoice {
+    fn from_env() -> ScanChoice {
+        let mut c = ScanChoice {
+            wg: 256,
+            sg: None,
+            nocount: false,
+        };
+        #[cfg(not(target_arch = "wasm32"))]
+        if let Ok(v) = std::env::var("LOGSIEVE_SCAN_VARIANT") {
+            for part in v.split(',') {
+                match part.split_once('=') {
+                    Some(("wg", n)) => {
+                        if let Ok(n @ (32 | 64 | 128 | 256 | 512)) = n.parse::<u32>() {
+                            c.wg = n;
+                        }
+                    }
+                    Some(("sg", b)) => c.sg = Some(b == "1"),
+                    _ if part == "nocount" => c.nocount = true,
+                    _ => {}
+                }
+            }
+        }
+        c
+    }
+}
+
 /// The storage buffers the kernels bind at once.
 const STORAGE_BUFFERS: u32 = 8;
 
@@ -252,6 +293,15 @@ impl GpuContext {
         let mut features = wgpu::Features::empty();
         if timestamps {
             features |= wgpu::Features::TIMESTAMP_QUERY;
+        }
+        let exp = ScanChoice::from_env();
+        // Natively, scan counts lines with subgroup operations where the
+        // adapter has them (a browser would need `enable subgroups;`, which
+        // naga does not parse yet: it runs the plain kernel).
+        let subgroups = !cfg!(target_arch = "wasm32") && af.contains(wgpu::Features::SUBGROUP);
+        let scan_sg = exp.sg.unwrap_or(false) && subgroups;
+        if scan_sg {
+            features |= wgpu::Features::SUBGROUP;
         }
         let limits = wgpu::Limits {
             max_storage_buffer_binding_size: al.max_storage_buffer_binding_size,
@@ -322,12 +372,13 @@ impl GpuContext {
             bind_group_layouts: &[Some(&layout)],
             immediate_size: 0,
         });
-        let module = |m: &kernels::Module| {
+        let module_src = |m: &kernels::Module, src: String| {
             device.create_shader_module(wgpu::ShaderModuleDescriptor {
                 label: Some(m.label),
-                source: wgpu::ShaderSource::Wgsl(m.source().into()),
+                source: wgpu::ShaderSource::Wgsl(src.into()),
             })
         };
+        let module = |m: &kernels::Module| module_src(m, m.source());
         let pipe = |module: &wgpu::ShaderModule, entry: &str| {
             device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                 label: Some(entry),
@@ -341,7 +392,11 @@ impl GpuContext {
         let m_bl = module(&kernels::brute_line::MODULE);
         let m_bb = module(&kernels::brute_byte::MODULE);
         let m_tp = module(&kernels::two_phase::MODULE);
-        let m_sc = module(&kernels::scan::MODULE);
+        let sc = match scan_sg {
+            true => &kernels::scan::MODULE_SG,
+            false => &kernels::scan::MODULE,
+        };
+        let m_sc = module_src(sc, kernels::scan::source(sc, exp.wg));
         let m_sg = module(&kernels::signature::MODULE);
         let m_pr = module(&kernels::plain_read::MODULE);
         let m_ct = module(&kernels::count::MODULE);
@@ -350,7 +405,10 @@ impl GpuContext {
             brute_byte: pipe(&m_bb, "brute_byte"),
             two_phase_p1: pipe(&m_tp, "phase1"),
             two_phase_p2: pipe(&m_tp, "phase2"),
-            scan: pipe(&m_sc, "scan"),
+            scan: pipe(&m_sc, if scan_sg { "scan_sg" } else { "scan" }),
+            scan_wg: exp.wg,
+            scan_sg,
+            scan_nocount: exp.nocount,
             sig_build: pipe(&m_sg, "build"),
             sig_p1: pipe(&m_sg, "phase1"),
             plain_read: pipe(&m_pr, "plain_read"),

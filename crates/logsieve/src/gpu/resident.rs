@@ -14,7 +14,7 @@ use crate::error::Error;
 use crate::query::{CaseMode, Query};
 use crate::{DocHits, Want};
 
-use super::context::{oneshot, Ctx, GpuContext};
+use super::context::{Ctx, GpuContext};
 use super::kernels::{brute_byte, params as P, plain_read, scan, signature, two_phase};
 use super::{unsupported_reason, GpuKernel};
 
@@ -28,15 +28,11 @@ mod multi_hook;
 /// (never containing '\n') cannot match there.
 const TAIL_PAD: u64 = 128;
 
-/// The staging chunk of the upload. Creating mapped staging memory costs
-/// about 0.3 ms per MiB on the H100 machine (the driver pins and wgpu
-/// zeroes it), so a small ring re-mapped many times beats big buffers:
-/// first uploads of 194 MB measured 13.9 GB/s with 3 x 8 MiB, 12.6 with
-/// 2 x 8, 10.5 with 2 x 16, 6.1 with 3 x 4 (too few pieces to fill on all
-/// cores), 6.9 with 4 x 16 and 5.5 with 2 x 32 (docs/bench).
+/// The staging chunk of the upload: each is filled on all cores and
+/// submitted on its own. 8 MiB gives the fill 32 pieces of 256 KiB.
 const STAGING_CHUNK: u64 = 8 << 20;
 
-/// Staging buffers in flight: one filling while the others copy.
+/// Staging chunks in flight: one filling while the others copy.
 const STAGING_SLOTS: usize = 3;
 
 /// Options for [`GpuCorpus::upload_with`].
@@ -48,28 +44,28 @@ pub struct UploadOptions {
     /// to force many segments.
     pub max_segment: Option<u64>,
     /// The staging chunk in bytes (default 8 MiB). Tests set it small so
-    /// that the staging ring wraps around many times.
+    /// that the upload waits for chunks in flight many times.
     pub staging_chunk: Option<u64>,
-    /// Staging buffers in the ring (default 3, at least 1).
+    /// Staging chunks in flight (default 3, at least 1).
     pub staging_slots: Option<usize>,
 }
 
 /// Where an upload's time went (see [`GpuCorpus::upload_stats`]).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct UploadStats {
-    /// Creating the staging buffers (mapped at creation).
-    pub create: Duration,
-    /// Waiting for a staging buffer to come back mapped.
-    pub wait_map: Duration,
-    /// Copying the bytes into mapped staging memory (all cores).
+    /// Getting staging memory from wgpu (`write_buffer_with`).
+    pub stage: Duration,
+    /// Waiting for a chunk in flight before staging another.
+    pub wait: Duration,
+    /// Copying the bytes into staging memory (all cores).
     pub fill: Duration,
-    /// Unmapping, encoding and submitting the copies.
+    /// Submitting the chunks.
     pub submit: Duration,
     /// The final wait for the last copies.
     pub wait_end: Duration,
     /// The staging chunk size used, in bytes.
     pub chunk: u64,
-    /// The staging buffers in the ring.
+    /// The staging chunks in flight.
     pub slots: usize,
 }
 
@@ -433,8 +429,8 @@ impl GpuCorpus {
         }
 
         let mut index_time = t_index.elapsed();
-        // Stage the bytes through mapped chunks: each chunk is filled on
-        // several threads, unmapped and copied while the next one fills.
+        // Stage the bytes in chunks, each filled on several threads and
+        // copied while the next one fills.
         let t0 = Instant::now();
         let mut upload_bytes = 0u64;
         let mut pieces: Vec<(usize, Range<u64>)> = Vec::new();
@@ -451,8 +447,6 @@ impl GpuCorpus {
             }
             upload_bytes += u64::from(s.n_bytes);
         }
-        // A ring of staging buffers, re-mapped after each copy: fresh
-        // mapped memory would pay a page fault per 4 KiB on first touch.
         let all: u64 = pieces.iter().map(|p| p.1.end - p.1.start).sum();
         let chunk_max = opts
             .staging_chunk
@@ -464,11 +458,7 @@ impl GpuCorpus {
             slots,
             ..Default::default()
         };
-        type Pending = (
-            wgpu::SubmissionIndex,
-            oneshot::Receiver<Result<(), wgpu::BufferAsyncError>>,
-        );
-        // The chunks: runs of pieces that fit one staging buffer.
+        // The chunks: runs of pieces that fit one staging chunk.
         let mut chunks: Vec<(usize, usize, u64)> = Vec::new();
         let mut i = 0;
         while i < pieces.len() {
@@ -483,51 +473,20 @@ impl GpuCorpus {
             chunks.push((i, j, total));
             i = j;
         }
-        let staging_desc = wgpu::BufferDescriptor {
-            label: Some("staging"),
-            size: slot_size,
-            usage: wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC,
-            mapped_at_creation: true,
-        };
-        // Natively the ring's other buffers are created on another thread
-        // while the first one fills: creating mapped memory costs about as
-        // much as filling it (the driver pins it, wgpu zeroes it).
-        #[cfg(not(target_arch = "wasm32"))]
-        let (more_tx, more_rx) = std::sync::mpsc::channel::<wgpu::Buffer>();
-        #[cfg(not(target_arch = "wasm32"))]
-        {
-            let extra = slots.min(chunks.len()).saturating_sub(1);
-            let dev = dev.clone();
-            let desc = staging_desc.clone();
-            std::thread::spawn(move || {
-                for _ in 0..extra {
-                    if more_tx.send(dev.create_buffer(&desc)).is_err() {
-                        break;
-                    }
-                }
-            });
-        }
+        // Each chunk goes through wgpu's own staging memory
+        // (`write_buffer_with`: sub-allocated, not zeroed), filled on all
+        // cores and submitted on its own, with at most `slots` chunks in
+        // flight. Buffers created mapped cost more than the fill (the
+        // driver pins them, wgpu zeroes them): a ring of 3 x 8 MiB of them
+        // measured 14-17 GB/s on the H100 machine, this path 21-23.
+        let mut inflight: std::collections::VecDeque<wgpu::SubmissionIndex> = Default::default();
         let mut staged = 0u64;
-        let mut ring: Vec<(wgpu::Buffer, Option<Pending>)> = Vec::new();
-        for (chunk, &(i, j, total)) in chunks.iter().enumerate() {
-            let slot = chunk % slots;
-            if ring.len() <= slot {
+        for &(i, j, total) in &chunks {
+            if inflight.len() >= slots {
+                let idx = inflight.pop_front().expect("a chunk in flight");
                 let t = Instant::now();
-                #[cfg(not(target_arch = "wasm32"))]
-                let b = match slot {
-                    0 => None,
-                    _ => more_rx.recv().ok(),
-                }
-                .unwrap_or_else(|| dev.create_buffer(&staging_desc));
-                #[cfg(target_arch = "wasm32")]
-                let b = dev.create_buffer(&staging_desc);
-                ring.push((b, None));
-                us.create += t.elapsed();
-            }
-            if let Some((idx, rx)) = ring[slot].1.take() {
-                let t = Instant::now();
-                // Natively the poll runs the map callback; in a browser the
-                // event loop does, while this awaits.
+                // In a browser the copy into staging memory happens in
+                // `writeBuffer` itself: nothing to wait for.
                 #[cfg(not(target_arch = "wasm32"))]
                 dev.poll(wgpu::PollType::Wait {
                     submission_index: Some(idx),
@@ -536,44 +495,26 @@ impl GpuCorpus {
                 .map_err(|e| Error::backend(format!("GPU wait failed: {e}")))?;
                 #[cfg(target_arch = "wasm32")]
                 let _ = idx;
-                match rx.await {
-                    Some(Ok(())) => {}
-                    _ => return Err(Error::backend("GPU staging buffer could not be mapped")),
-                }
-                us.wait_map += t.elapsed();
+                us.wait += t.elapsed();
             }
-            let staging = &ring[slot].0;
-            let mut enc = dev.create_command_encoder(&Default::default());
-            let mut at = 0;
-            let t_fill = Instant::now();
-            let mut fill = Duration::ZERO;
             for (si, r) in &pieces[i..j] {
                 let s = &segs[*si];
                 let doc = &corpus.docs()[s.doc];
                 let src = &doc.data()[s.bytes.start as usize..s.bytes.end as usize];
-                let n = r.end - r.start;
-                {
-                    let mut view = staging
-                        .get_mapped_range_mut(at..at + n)
-                        .map_err(|e| Error::backend(format!("GPU staging map failed: {e}")))?;
-                    let t = Instant::now();
-                    fill_piece(view.slice(..), src, r.clone());
-                    fill += t.elapsed();
-                }
-                enc.copy_buffer_to_buffer(staging, at, s.buf("data"), r.start, n);
-                at += n;
+                let t = Instant::now();
+                let mut view = wgpu::BufferSize::new(r.end - r.start)
+                    .and_then(|n| c.queue.write_buffer_with(s.buf("data"), r.start, n))
+                    .ok_or_else(|| Error::backend("GPU staging memory could not be had"))?;
+                us.stage += t.elapsed();
+                let t = Instant::now();
+                fill_piece(view.slice(..), src, r.clone());
+                us.fill += t.elapsed();
             }
-            staging.unmap();
-            let idx = c.queue.submit([enc.finish()]);
-            us.fill += fill;
-            us.submit += t_fill.elapsed() - fill;
+            let t = Instant::now();
+            inflight.push_back(c.queue.submit([]));
+            us.submit += t.elapsed();
             staged += total;
             progress(staged, all);
-            if j < pieces.len() {
-                let (tx, rx) = oneshot::channel();
-                staging.map_async(wgpu::MapMode::Write, .., move |r| tx.send(r));
-                ring[slot].1 = Some((idx, rx));
-            }
         }
         let t = Instant::now();
         c.wait_async().await?;
@@ -1038,7 +979,7 @@ impl GpuCorpus {
                         run(&c.pipes.two_phase_p1, u64::from(s.n_lines));
                         run(&c.pipes.two_phase_p2, by_byte);
                     }
-                    GpuKernel::Scan => run(&c.pipes.scan, scan::groups(s.n_bytes)),
+                    GpuKernel::Scan => run(&c.pipes.scan, scan::groups(s.n_bytes, c.pipes.scan_wg)),
                     GpuKernel::Signature => {
                         run(&c.pipes.sig_p1, by_line);
                         run(&c.pipes.two_phase_p2, by_byte);
@@ -1048,7 +989,9 @@ impl GpuCorpus {
                     }
                 }
                 let by_word = u64::from(s.n_words).div_ceil(256);
-                if zero_after {
+                if scan && c.pipes.scan_nocount {
+                    // Diagnostic (LOGSIEVE_SCAN_VARIANT=nocount): wrong counts.
+                } else if zero_after {
                     run(&c.pipes.count_result_zero, by_word);
                 } else {
                     run(&c.pipes.count_result, by_word);

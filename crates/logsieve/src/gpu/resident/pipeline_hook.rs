@@ -85,7 +85,7 @@ impl GpuCorpus {
             pass.set_pipeline(&c.pipes.scan);
             for (s, b) in self.segs.iter().zip(&st.binds) {
                 pass.set_bind_group(0, b, &[]);
-                let (x, y) = c.grid(scan::groups(s.n_bytes));
+                let (x, y) = c.grid(scan::groups(s.n_bytes, c.pipes.scan_wg));
                 pass.dispatch_workgroups(x, y, 1);
             }
         }
