@@ -80,10 +80,13 @@ fn check_corpus(
         UploadOptions {
             max_segment,
             // With forced small segments, force a small staging chunk too,
-            // so the staging ring wraps around many times.
+            // so the upload waits for chunks in flight many times ...
             staging_chunk: max_segment.map(|_| 4096),
-            // ... through a ring of 1, 2 or 3 buffers.
+            // ... with 1, 2 or 3 in flight.
             staging_slots: max_segment.map(|m| (m % 3) as usize + 1),
+            // Line hints every 16 bytes (a line spans many blocks), every
+            // 4 KiB (a block holds many lines) or the default.
+            block_shift: [Some(4), Some(12), None][what.len() % 3],
         },
     )
     .unwrap_or_else(|e| panic!("{what}: upload failed: {e}"));
@@ -191,12 +194,31 @@ fn boundary_sweep() {
     if ctx().is_none() {
         return;
     }
-    for pat in [&b"E"[..], b"ER", b"ERROR_503", b"needle-of-17-byte"] {
+    for pat in [&b"E"[..], b"ER", b"ERR", b"ERROR_503", b"needle-of-17-byte"] {
+        // Near misses: each of the pattern's bytes wrong in turn, and the
+        // pattern less its first or last byte (scan tests two bytes and
+        // verifies the rest; one- and two-byte patterns are decided by the
+        // tests alone).
+        let n = pat.len();
+        let mut decoys: Vec<Vec<u8>> = (0..n)
+            .map(|i| {
+                let mut d = pat.to_vec();
+                d[i] = b'#';
+                d
+            })
+            .collect();
+        decoys.push(pat[1..].to_vec());
+        decoys.push(pat[..n - 1].to_vec());
         let mut hay = Vec::new();
         for pad in 0..=16 {
             hay.extend(std::iter::repeat_n(b'.', pad));
+            hay.extend_from_slice(&decoys[pad % decoys.len()]);
+            hay.push(b' ');
             hay.extend_from_slice(pat);
             hay.extend_from_slice(if pad % 3 == 0 { b"\r\n" } else { b"\n" });
+            hay.extend(std::iter::repeat_n(b'.', pad));
+            hay.extend_from_slice(&decoys[(pad + 1) % decoys.len()]);
+            hay.push(b'\n');
             if pad % 4 == 0 {
                 hay.extend_from_slice(b"\n\n");
             }

@@ -105,11 +105,9 @@ pub(crate) struct Pipelines {
     pub(crate) brute_byte: wgpu::ComputePipeline,
     pub(crate) two_phase_p1: wgpu::ComputePipeline,
     pub(crate) two_phase_p2: wgpu::ComputePipeline,
-    pub(crate) scan: wgpu::ComputePipeline,
-    /// Threads per workgroup of `scan` (and `scan_sg`).
-    pub(crate) scan_wg: u32,
-    /// Whether `scan` is the subgroup variant (`scan_sg.wgsl`).
-    pub(crate) scan_sg: bool,
+    /// `scan` built for one-byte, two-byte and longer patterns
+    /// ([`kernels::scan::spec_for`]).
+    pub(crate) scan: [wgpu::ComputePipeline; 3],
     /// Experiment: no pop-count after a scan (wrong counts; kernel timing).
     pub(crate) scan_nocount: bool,
     pub(crate) sig_build: wgpu::ComputePipeline,
@@ -199,32 +197,25 @@ fn layout_entries() -> Vec<wgpu::BindGroupLayoutEntry> {
 }
 
 /// How the scan kernel is built: `LOGSIEVE_SCAN_VARIANT`, a comma-separated
-/// list of `wg=N` (threads per workgroup), `sg=0|1` (the subgroup variant)
-/// and `nocount` (a diagnostic: no pop-count after the scan).
+/// list of `spec=0` (one pipeline for every pattern length, deciding at run
+/// time) and `nocount` (a diagnostic: no pop-count after the scan).
 struct ScanChoice {
-    wg: u32,
-    sg: Option<bool>,
+    spec: bool,
     nocount: bool,
 }
 
 impl ScanChoice {
     fn from_env() -> ScanChoice {
         let mut c = ScanChoice {
-            wg: 256,
-            sg: None,
+            spec: true,
             nocount: false,
         };
         #[cfg(not(target_arch = "wasm32"))]
         if let Ok(v) = std::env::var("LOGSIEVE_SCAN_VARIANT") {
             for part in v.split(',') {
-                match part.split_once('=') {
-                    Some(("wg", n)) => {
-                        if let Ok(n @ (32 | 64 | 128 | 256 | 512)) = n.parse::<u32>() {
-                            c.wg = n;
-                        }
-                    }
-                    Some(("sg", b)) => c.sg = Some(b == "1"),
-                    _ if part == "nocount" => c.nocount = true,
+                match part {
+                    "spec=0" => c.spec = false,
+                    "nocount" => c.nocount = true,
                     _ => {}
                 }
             }
@@ -295,14 +286,6 @@ impl GpuContext {
             features |= wgpu::Features::TIMESTAMP_QUERY;
         }
         let exp = ScanChoice::from_env();
-        // Natively, scan counts lines with subgroup operations where the
-        // adapter has them (a browser would need `enable subgroups;`, which
-        // naga does not parse yet: it runs the plain kernel).
-        let subgroups = !cfg!(target_arch = "wasm32") && af.contains(wgpu::Features::SUBGROUP);
-        let scan_sg = exp.sg.unwrap_or(false) && subgroups;
-        if scan_sg {
-            features |= wgpu::Features::SUBGROUP;
-        }
         let limits = wgpu::Limits {
             max_storage_buffer_binding_size: al.max_storage_buffer_binding_size,
             max_buffer_size: al.max_buffer_size,
@@ -372,31 +355,34 @@ impl GpuContext {
             bind_group_layouts: &[Some(&layout)],
             immediate_size: 0,
         });
-        let module_src = |m: &kernels::Module, src: String| {
+        let module = |m: &kernels::Module| {
             device.create_shader_module(wgpu::ShaderModuleDescriptor {
                 label: Some(m.label),
-                source: wgpu::ShaderSource::Wgsl(src.into()),
+                source: wgpu::ShaderSource::Wgsl(m.source().into()),
             })
         };
-        let module = |m: &kernels::Module| module_src(m, m.source());
-        let pipe = |module: &wgpu::ShaderModule, entry: &str| {
+        let pipe_with = |module: &wgpu::ShaderModule, entry: &str, constants: &[(&str, f64)]| {
             device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                 label: Some(entry),
                 layout: Some(&pl),
                 module,
                 entry_point: Some(entry),
-                compilation_options: Default::default(),
+                compilation_options: wgpu::PipelineCompilationOptions {
+                    constants,
+                    ..Default::default()
+                },
                 cache: None,
             })
         };
+        let pipe = |module: &wgpu::ShaderModule, entry: &str| pipe_with(module, entry, &[]);
         let m_bl = module(&kernels::brute_line::MODULE);
         let m_bb = module(&kernels::brute_byte::MODULE);
         let m_tp = module(&kernels::two_phase::MODULE);
-        let sc = match scan_sg {
-            true => &kernels::scan::MODULE_SG,
-            false => &kernels::scan::MODULE,
+        let m_sc = module(&kernels::scan::MODULE);
+        let scan_pipe = |spec: u32| {
+            let spec = if exp.spec { spec } else { 0 };
+            pipe_with(&m_sc, "scan", &[("SPEC", f64::from(spec))])
         };
-        let m_sc = module_src(sc, kernels::scan::source(sc, exp.wg));
         let m_sg = module(&kernels::signature::MODULE);
         let m_pr = module(&kernels::plain_read::MODULE);
         let m_ct = module(&kernels::count::MODULE);
@@ -405,9 +391,7 @@ impl GpuContext {
             brute_byte: pipe(&m_bb, "brute_byte"),
             two_phase_p1: pipe(&m_tp, "phase1"),
             two_phase_p2: pipe(&m_tp, "phase2"),
-            scan: pipe(&m_sc, if scan_sg { "scan_sg" } else { "scan" }),
-            scan_wg: exp.wg,
-            scan_sg,
+            scan: kernels::scan::SPECS.map(scan_pipe),
             scan_nocount: exp.nocount,
             sig_build: pipe(&m_sg, "build"),
             sig_p1: pipe(&m_sg, "phase1"),
@@ -523,12 +507,20 @@ impl Ctx {
         #[cfg(not(target_arch = "wasm32"))]
         if self.busy_wait.load(std::sync::atomic::Ordering::Relaxed) {
             let t = std::time::Instant::now();
+            let mut polls = 0u32;
             while t.elapsed() < SPIN_LIMIT {
                 let st = self
                     .device
                     .poll(wgpu::PollType::Poll)
                     .map_err(|e| Error::backend(format!("GPU wait failed: {e}")))?;
+                polls += 1;
                 if st.is_queue_empty() {
+                    if super::resident::trace_queries() {
+                        eprintln!(
+                            "logsieve: wait: {polls} polls in {:.1} us",
+                            t.elapsed().as_secs_f64() * 1e6
+                        );
+                    }
                     return Ok(());
                 }
                 std::hint::spin_loop();

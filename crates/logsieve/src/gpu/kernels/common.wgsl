@@ -45,15 +45,16 @@ struct Seg {
     n_lines: u32,
     // u32 words of the per-line bit sets.
     n_words: u32,
-    _pad: u32,
+    // log2 of the bytes per block hint (`blk`).
+    blk_shift: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<uniform> seg: Seg;
 // Line starts relative to the segment, plus the end sentinel.
 @group(0) @binding(3) var<storage, read> starts: array<u32>;
-// blk[k] = the line holding byte k * 256: bounds the binary search of a
-// match position to the few lines of one 256-byte block.
+// blk[k] = the line holding byte k << seg.blk_shift: bounds the binary
+// search of a match position to the few lines of one block.
 @group(0) @binding(4) var<storage, read> blk: array<u32>;
 // Candidate lines (phase 1 of two-phase and signature).
 @group(0) @binding(5) var<storage, read_write> cand: array<atomic<u32>>;
@@ -115,9 +116,9 @@ fn search_line(p: u32, lo_in: u32, hi_in: u32) -> u32 {
     return lo;
 }
 
-// The line holding byte p, searched within its 256-byte block's lines.
+// The line holding byte p, searched within its block's lines.
 fn line_of(p: u32) -> u32 {
-    let k = p >> 8u;
+    let k = p >> seg.blk_shift;
     return search_line(p, blk[k], blk[k + 1u]);
 }
 

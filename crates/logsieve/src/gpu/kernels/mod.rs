@@ -53,12 +53,11 @@ impl Module {
 
 /// Every module the engine compiles (the naga test walks them).
 #[cfg_attr(not(test), allow(dead_code))]
-pub(crate) const MODULES: [&Module; 12] = [
+pub(crate) const MODULES: [&Module; 11] = [
     &brute_line::MODULE,
     &brute_byte::MODULE,
     &two_phase::MODULE,
     &scan::MODULE,
-    &scan::MODULE_SG,
     &signature::MODULE,
     &plain_read::MODULE,
     &count::MODULE,
@@ -104,10 +103,8 @@ mod tests {
                 .unwrap_or_else(|e| panic!("{}: {}", m.label, e.emit_to_string(&src)));
             naga::valid::Validator::new(
                 naga::valid::ValidationFlags::all(),
-                naga::valid::Capabilities::SUBGROUP,
+                naga::valid::Capabilities::empty(),
             )
-            .subgroup_stages(naga::valid::ShaderStages::COMPUTE)
-            .subgroup_operations(naga::valid::SubgroupOperationSet::all())
             .validate(&module)
             .unwrap_or_else(|e| panic!("{}: {}", m.label, e.emit_to_string(&src)));
             for ep in m.entry_points {

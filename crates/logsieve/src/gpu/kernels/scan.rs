@@ -10,20 +10,14 @@ pub(crate) const MODULE: Module = Module {
     entry_points: &["scan"],
 };
 
-/// `scan` with the line of a match counted from the subgroup's newlines
-/// (adapters with subgroups; `scan_sg.wgsl`).
-pub(crate) const MODULE_SG: Module = Module {
-    label: "scan_sg",
-    view: View::Vec4,
-    wgsl: concat!(include_str!("scan.wgsl"), include_str!("scan_sg.wgsl")),
-    entry_points: &["scan", "scan_sg"],
-};
 
-/// The WGSL of `m` (`MODULE` or `MODULE_SG`) with `wg` threads per
-/// workgroup.
-pub(crate) fn source(m: &Module, wg: u32) -> String {
-    m.source()
-        .replace("const SWG: u32 = 256u;", &format!("const SWG: u32 = {wg}u;"))
+/// The pipeline kinds of `scan` (its `SPEC` constant): one byte, two
+/// bytes, longer. Each pipeline holds only the code its patterns need.
+pub(crate) const SPECS: [u32; 3] = [1, 2, 3];
+
+/// The kind of pipeline for a pattern of `len` bytes.
+pub(crate) fn spec_for(len: usize) -> usize {
+    len.clamp(1, 3) - 1
 }
 
 /// The bytes the SWAR tests look for.
@@ -66,10 +60,9 @@ pub(crate) fn pick_rare(folded: &[u8], fold: bool, freq: &[u64; 256]) -> RarePic
 /// what this kernel is short of.
 pub(crate) const VPT: u64 = 2;
 
-/// Workgroups of a scan dispatch of `wg` threads each over a segment of
-/// `n_bytes`.
-pub(crate) fn groups(n_bytes: u32, wg: u32) -> u64 {
-    u64::from(n_bytes).div_ceil(16).div_ceil(u64::from(wg) * VPT)
+/// Workgroups of a scan dispatch over a segment of `n_bytes`.
+pub(crate) fn groups(n_bytes: u32) -> u64 {
+    u64::from(n_bytes).div_ceil(16).div_ceil(256 * VPT)
 }
 
 #[cfg(test)]

@@ -93,59 +93,49 @@ fn window(base: u32) -> vec4<u32> {
     return (lo >> vec4<u32>(sh)) | (hi << vec4<u32>(32u - sh));
 }
 
-// The candidate bits of the 16 bytes `v` at byte `base`: the high bit of
-// each lane holding the rarest byte, where the second rarest byte is also at
-// its distance.
-fn cand16(v: vec4<u32>, base: u32) -> vec4<u32> {
+// The pipeline's kind of pattern, fixed when it is built, so that each
+// pipeline holds only the code its patterns need: 1 one byte (no second
+// test, no verification), 2 two bytes (both tested, no verification),
+// 3 longer; 0 any (decided from the uniform at run time).
+override SPEC: u32 = 0u;
+
+fn has_r2() -> bool {
+    if SPEC == 0u {
+        return params.has_r2 != 0u;
+    }
+    return SPEC != 1u;
+}
+
+// The SWAR tests alone are exact when they covered every pattern byte.
+fn exact() -> bool {
+    if SPEC == 0u {
+        return params.pat_len == 1u || (params.pat_len == 2u && params.has_r2 != 0u);
+    }
+    return SPEC != 3u;
+}
+
+fn test16(v: vec4<u32>, base: u32) {
     var mask = eq_mask(v, params.b1, params.or1);
-    if params.has_r2 != 0u && any(mask != vec4<u32>(0u)) {
+    if has_r2() && any(mask != vec4<u32>(0u)) {
         mask &= eq_mask(window(base), params.b2, params.or2);
     }
-    return mask;
-}
-
-// Newlines in the first `j` bytes of the chunk whose newline bits are `nl`.
-fn nl_before(nl: vec4<u32>, j: u32) -> u32 {
-    let k = j >> 2u;
-    var n = countOneBits(nl[k] & ((1u << ((j & 3u) * 8u)) - 1u));
-    for (var i = 0u; i < k; i++) {
-        n += countOneBits(nl[i]);
-    }
-    return n;
-}
-
-// Verifies the candidates `mask` of the chunk at byte `base` and sets the
-// result bits of their lines. With `line0` known (the line holding `base`,
-// NO_LINE otherwise) a match's line is counted from the chunk's newline bits
-// `nl` instead of searched.
-const NO_LINE: u32 = 0xFFFFFFFFu;
-
-fn verify16(mask: vec4<u32>, base: u32, nl: vec4<u32>, line0: u32) {
     if all(mask == vec4<u32>(0u)) {
         return;
     }
-    // The SWAR tests alone are exact when they covered every pattern byte.
-    let exact = params.pat_len == 1u || (params.pat_len == 2u && params.has_r2 != 0u);
-    var last_line = NO_LINE;
+    let exact = exact();
+    var last_line = 0xFFFFFFFFu;
     for (var k = 0u; k < 4u; k++) {
         var m = mask[k];
         while m != 0u {
             let bit = countTrailingZeros(m);
             m &= m - 1u;
-            let j = k * 4u + (bit >> 3u);
-            let q = base + j;
+            let q = base + k * 4u + (bit >> 3u);
             if q < params.r1 {
                 continue;
             }
             let p = q - params.r1;
             if exact || matches_at(p) {
-                // A match holds no newline, so p's line is q's.
-                var line = 0u;
-                if line0 != NO_LINE {
-                    line = line0 + nl_before(nl, j);
-                } else {
-                    line = line_of(p);
-                }
+                let line = line_of(p);
                 if line != last_line {
                     set_result(line);
                     last_line = line;
@@ -155,18 +145,10 @@ fn verify16(mask: vec4<u32>, base: u32, nl: vec4<u32>, line0: u32) {
     }
 }
 
-fn test16(v: vec4<u32>, base: u32) {
-    verify16(cand16(v, base), base, vec4<u32>(0u), NO_LINE);
-}
-
-// Threads per workgroup (a constant of its own so that the engine can
-// build the kernel with another size).
-const SWG: u32 = 256u;
-
-@compute @workgroup_size(SWG)
+@compute @workgroup_size(256)
 fn scan(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    let c0 = group_id(wid, nwg) * (SWG * VPT) + lid;
-    let c1 = c0 + SWG;
+    let c0 = group_id(wid, nwg) * (WG * VPT) + lid;
+    let c1 = c0 + WG;
     let n_vec = (seg.n_bytes + 15u) / 16u;
     // The host does not clear the counters for scan: the pop-count (a
     // later dispatch) adds to counters[0].

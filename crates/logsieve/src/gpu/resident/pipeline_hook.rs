@@ -73,7 +73,7 @@ impl GpuCorpus {
                     "the GPU cannot run this query: {r}"
                 )));
             }
-            let (prm, _) = self.params_for(q);
+            let (prm, folded) = self.params_for(q);
             self.write_params(&prm);
             for s in &self.segs {
                 enc.clear_buffer(s.buf("result"), 0, None);
@@ -82,10 +82,10 @@ impl GpuCorpus {
                 label: Some(GpuKernel::Scan.name()),
                 timestamp_writes: None,
             });
-            pass.set_pipeline(&c.pipes.scan);
+            pass.set_pipeline(&c.pipes.scan[scan::spec_for(folded.len())]);
             for (s, b) in self.segs.iter().zip(&st.binds) {
                 pass.set_bind_group(0, b, &[]);
-                let (x, y) = c.grid(scan::groups(s.n_bytes, c.pipes.scan_wg));
+                let (x, y) = c.grid(scan::groups(s.n_bytes));
                 pass.dispatch_workgroups(x, y, 1);
             }
         }
