@@ -130,11 +130,6 @@ fn main() {
     };
     let info = ctx.info();
     say!("## Device\n\n```\n{info}\n```\n");
-    for v in ["LOGSIEVE_SCAN_VARIANT"] {
-        if let Ok(x) = std::env::var(v) {
-            say!("Experiment: {v}={x}\n");
-        }
-    }
     say!(
         "Corpus: `gen::generate(lines={}, seed=42)`: {n_lines} lines, {bytes} bytes ({:.1} MB).\n",
         a.lines,

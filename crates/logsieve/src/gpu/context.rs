@@ -108,8 +108,6 @@ pub(crate) struct Pipelines {
     /// `scan` built for one-byte, two-byte and longer patterns
     /// ([`kernels::scan::spec_for`]).
     pub(crate) scan: [wgpu::ComputePipeline; 3],
-    /// Experiment: no pop-count after a scan (wrong counts; kernel timing).
-    pub(crate) scan_nocount: bool,
     pub(crate) sig_build: wgpu::ComputePipeline,
     pub(crate) sig_p1: wgpu::ComputePipeline,
     pub(crate) plain_read: wgpu::ComputePipeline,
@@ -196,34 +194,6 @@ fn layout_entries() -> Vec<wgpu::BindGroupLayoutEntry> {
     ]
 }
 
-/// How the scan kernel is built: `LOGSIEVE_SCAN_VARIANT`, a comma-separated
-/// list of `spec=0` (one pipeline for every pattern length, deciding at run
-/// time) and `nocount` (a diagnostic: no pop-count after the scan).
-struct ScanChoice {
-    spec: bool,
-    nocount: bool,
-}
-
-impl ScanChoice {
-    fn from_env() -> ScanChoice {
-        let mut c = ScanChoice {
-            spec: true,
-            nocount: false,
-        };
-        #[cfg(not(target_arch = "wasm32"))]
-        if let Ok(v) = std::env::var("LOGSIEVE_SCAN_VARIANT") {
-            for part in v.split(',') {
-                match part {
-                    "spec=0" => c.spec = false,
-                    "nocount" => c.nocount = true,
-                    _ => {}
-                }
-            }
-        }
-        c
-    }
-}
-
 /// The storage buffers the kernels bind at once.
 const STORAGE_BUFFERS: u32 = 8;
 
@@ -285,7 +255,6 @@ impl GpuContext {
         if timestamps {
             features |= wgpu::Features::TIMESTAMP_QUERY;
         }
-        let exp = ScanChoice::from_env();
         let limits = wgpu::Limits {
             max_storage_buffer_binding_size: al.max_storage_buffer_binding_size,
             max_buffer_size: al.max_buffer_size,
@@ -379,10 +348,7 @@ impl GpuContext {
         let m_bb = module(&kernels::brute_byte::MODULE);
         let m_tp = module(&kernels::two_phase::MODULE);
         let m_sc = module(&kernels::scan::MODULE);
-        let scan_pipe = |spec: u32| {
-            let spec = if exp.spec { spec } else { 0 };
-            pipe_with(&m_sc, "scan", &[("SPEC", f64::from(spec))])
-        };
+        let scan_pipe = |spec: u32| pipe_with(&m_sc, "scan", &[("SPEC", f64::from(spec))]);
         let m_sg = module(&kernels::signature::MODULE);
         let m_pr = module(&kernels::plain_read::MODULE);
         let m_ct = module(&kernels::count::MODULE);
@@ -392,7 +358,6 @@ impl GpuContext {
             two_phase_p1: pipe(&m_tp, "phase1"),
             two_phase_p2: pipe(&m_tp, "phase2"),
             scan: kernels::scan::SPECS.map(scan_pipe),
-            scan_nocount: exp.nocount,
             sig_build: pipe(&m_sg, "build"),
             sig_p1: pipe(&m_sg, "phase1"),
             plain_read: pipe(&m_pr, "plain_read"),

@@ -420,7 +420,12 @@ impl GpuCorpus {
                         "seg".to_string(),
                         init(
                             "seg",
-                            &[n_bytes as u32, n_lines as u32, n_words as u32, blk_shift as u32],
+                            &[
+                                n_bytes as u32,
+                                n_lines as u32,
+                                n_words as u32,
+                                blk_shift as u32,
+                            ],
                             wgpu::BufferUsages::UNIFORM,
                         ),
                     ),
@@ -1003,9 +1008,7 @@ impl GpuCorpus {
                     }
                 }
                 let by_word = u64::from(s.n_words).div_ceil(256);
-                if scan && c.pipes.scan_nocount {
-                    // Diagnostic (LOGSIEVE_SCAN_VARIANT=nocount): wrong counts.
-                } else if zero_after {
+                if zero_after {
                     run(&c.pipes.count_result_zero, by_word);
                 } else {
                     run(&c.pipes.count_result, by_word);

@@ -10,7 +10,6 @@ pub(crate) const MODULE: Module = Module {
     entry_points: &["scan"],
 };
 
-
 /// The pipeline kinds of `scan` (its `SPEC` constant): one byte, two
 /// bytes, longer. Each pipeline holds only the code its patterns need.
 pub(crate) const SPECS: [u32; 3] = [1, 2, 3];
