@@ -37,6 +37,9 @@ pub struct GpuInfo {
     pub timestamps: bool,
     /// Subgroup operations exist (not used: kernels stay WebGPU-portable).
     pub subgroups: bool,
+    /// Whether `scan` takes its parameters as immediate data (push
+    /// constants) rather than from a uniform buffer written per query.
+    pub scan_immediates: bool,
     /// The adapter's features, as wgpu names them.
     pub features: String,
 }
@@ -95,6 +98,15 @@ impl fmt::Display for GpuInfo {
             "subgroups:    {}",
             if self.subgroups { "yes" } else { "no" }
         )?;
+        writeln!(
+            f,
+            "scan params:  {}",
+            if self.scan_immediates {
+                "immediate data (push constants)"
+            } else {
+                "uniform buffer"
+            }
+        )?;
         write!(f, "features:     {}", self.features)
     }
 }
@@ -108,6 +120,9 @@ pub(crate) struct Pipelines {
     /// `scan` built for one-byte, two-byte and longer patterns
     /// ([`kernels::scan::spec_for`]).
     pub(crate) scan: [wgpu::ComputePipeline; 3],
+    /// Whether `scan` reads its parameters from immediate data
+    /// ([`kernels::scan::immediates`]) instead of the uniform.
+    pub(crate) scan_immediates: bool,
     pub(crate) sig_build: wgpu::ComputePipeline,
     pub(crate) sig_p1: wgpu::ComputePipeline,
     pub(crate) plain_read: wgpu::ComputePipeline,
@@ -255,6 +270,16 @@ impl GpuContext {
         if timestamps {
             features |= wgpu::Features::TIMESTAMP_QUERY;
         }
+        // Natively, scan takes its parameters as immediate data (push
+        // constants) where the adapter has enough; in a browser (not yet
+        // in WebGPU) and elsewhere, from the uniform.
+        let immediates = !cfg!(target_arch = "wasm32")
+            && af.contains(wgpu::Features::IMMEDIATES)
+            && al.max_immediate_size >= kernels::scan::IMM_SIZE
+            && std::env::var_os("LOGSIEVE_NO_IMMEDIATES").is_none();
+        if immediates {
+            features |= wgpu::Features::IMMEDIATES;
+        }
         let limits = wgpu::Limits {
             max_storage_buffer_binding_size: al.max_storage_buffer_binding_size,
             max_buffer_size: al.max_buffer_size,
@@ -264,6 +289,11 @@ impl GpuContext {
             // as the adapter offers (downlevel_defaults ask for 16,352
             // bytes; discrete GPUs offer 32-48 KiB).
             max_compute_workgroup_storage_size: al.max_compute_workgroup_storage_size,
+            max_immediate_size: if immediates {
+                kernels::scan::IMM_SIZE
+            } else {
+                0
+            },
             // Ask for little else: any adapter that runs compute has it.
             ..wgpu::Limits::downlevel_defaults()
         };
@@ -312,6 +342,7 @@ impl GpuContext {
             max_compute_workgroup_storage_size: dl.max_compute_workgroup_storage_size,
             timestamps,
             subgroups: af.contains(wgpu::Features::SUBGROUP),
+            scan_immediates: immediates,
             features: format!("{af:?}"),
         };
         let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
@@ -322,7 +353,11 @@ impl GpuContext {
         let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("logsieve"),
             bind_group_layouts: &[Some(&layout)],
-            immediate_size: 0,
+            immediate_size: if immediates {
+                kernels::scan::IMM_SIZE
+            } else {
+                0
+            },
         });
         let module = |m: &kernels::Module| {
             device.create_shader_module(wgpu::ShaderModuleDescriptor {
@@ -347,7 +382,13 @@ impl GpuContext {
         let m_bl = module(&kernels::brute_line::MODULE);
         let m_bb = module(&kernels::brute_byte::MODULE);
         let m_tp = module(&kernels::two_phase::MODULE);
-        let m_sc = module(&kernels::scan::MODULE);
+        let m_sc = match immediates {
+            true => device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some("scan (immediates)"),
+                source: wgpu::ShaderSource::Wgsl(kernels::scan::source_immediate().into()),
+            }),
+            false => module(&kernels::scan::MODULE),
+        };
         let scan_pipe = |spec: u32| pipe_with(&m_sc, "scan", &[("SPEC", f64::from(spec))]);
         let m_sg = module(&kernels::signature::MODULE);
         let m_pr = module(&kernels::plain_read::MODULE);
@@ -358,6 +399,7 @@ impl GpuContext {
             two_phase_p1: pipe(&m_tp, "phase1"),
             two_phase_p2: pipe(&m_tp, "phase2"),
             scan: kernels::scan::SPECS.map(scan_pipe),
+            scan_immediates: immediates,
             sig_build: pipe(&m_sg, "build"),
             sig_p1: pipe(&m_sg, "phase1"),
             plain_read: pipe(&m_pr, "plain_read"),

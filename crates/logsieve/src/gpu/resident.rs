@@ -953,13 +953,17 @@ impl GpuCorpus {
         let use_ts = self.query_ts().is_some();
         let (prm, folded) = self.params_for(q);
         let t_params = Instant::now();
-        self.write_params(&prm);
+        let scan = kernel == GpuKernel::Scan;
+        // Natively scan's parameters travel as immediate data.
+        let imm = (scan && c.pipes.scan_immediates).then(|| scan::immediates(&prm));
+        if imm.is_none() {
+            self.write_params(&prm);
+        }
         let t_write = t_params.elapsed();
         let phased = matches!(kernel, GpuKernel::TwoPhase | GpuKernel::Signature);
         let lines = want == Want::Lines;
         // scan zeroes its counters itself, and its result bits are already
         // zero after a count-only scan (whose pop-count zeroes them).
-        let scan = kernel == GpuKernel::Scan;
         let skip_result = scan && st.was_clean;
         let zero_after = scan && !lines;
         let mut enc = c.device.create_command_encoder(&Default::default());
@@ -983,25 +987,30 @@ impl GpuCorpus {
                 pass.set_bind_group(0, b, &[]);
                 let by_line = u64::from(s.n_lines).div_ceil(256);
                 let by_byte = u64::from(s.n_bytes).div_ceil(256);
-                let mut run = |p: &wgpu::ComputePipeline, groups: u64| {
+                let run = |pass: &mut wgpu::ComputePass<'_>, p, groups| {
                     pass.set_pipeline(p);
                     let (x, y) = c.grid(groups);
                     pass.dispatch_workgroups(x, y, 1);
                 };
                 match kernel {
-                    GpuKernel::BruteLine => run(&c.pipes.brute_line, by_line),
-                    GpuKernel::BruteByte => run(&c.pipes.brute_byte, by_byte),
+                    GpuKernel::BruteLine => run(&mut pass, &c.pipes.brute_line, by_line),
+                    GpuKernel::BruteByte => run(&mut pass, &c.pipes.brute_byte, by_byte),
                     GpuKernel::TwoPhase => {
-                        run(&c.pipes.two_phase_p1, u64::from(s.n_lines));
-                        run(&c.pipes.two_phase_p2, by_byte);
+                        run(&mut pass, &c.pipes.two_phase_p1, u64::from(s.n_lines));
+                        run(&mut pass, &c.pipes.two_phase_p2, by_byte);
                     }
-                    GpuKernel::Scan => run(
-                        &c.pipes.scan[scan::spec_for(folded.len())],
-                        scan::groups(s.n_bytes),
-                    ),
+                    GpuKernel::Scan => {
+                        pass.set_pipeline(&c.pipes.scan[scan::spec_for(folded.len())]);
+                        // Immediates are set after a pipeline (wgpu's rule).
+                        if let Some(imm) = &imm {
+                            pass.set_immediates(0, imm);
+                        }
+                        let (x, y) = c.grid(scan::groups(s.n_bytes));
+                        pass.dispatch_workgroups(x, y, 1);
+                    }
                     GpuKernel::Signature => {
-                        run(&c.pipes.sig_p1, by_line);
-                        run(&c.pipes.two_phase_p2, by_byte);
+                        run(&mut pass, &c.pipes.sig_p1, by_line);
+                        run(&mut pass, &c.pipes.two_phase_p2, by_byte);
                     }
                     GpuKernel::Trie | GpuKernel::Ac | GpuKernel::PrefixHash | GpuKernel::Bloom => {
                         unreachable!("search_max routes these to multi_hook")
@@ -1009,12 +1018,12 @@ impl GpuCorpus {
                 }
                 let by_word = u64::from(s.n_words).div_ceil(256);
                 if zero_after {
-                    run(&c.pipes.count_result_zero, by_word);
+                    run(&mut pass, &c.pipes.count_result_zero, by_word);
                 } else {
-                    run(&c.pipes.count_result, by_word);
+                    run(&mut pass, &c.pipes.count_result, by_word);
                 }
                 if phased {
-                    run(&c.pipes.count_cand, by_word);
+                    run(&mut pass, &c.pipes.count_cand, by_word);
                 }
             }
         }

@@ -1,6 +1,6 @@
 //! `scan`: 16-byte coalesced loads, SWAR tests on the pattern's two rarest
 //! bytes, exact verification of the survivors, per-line result bits.
-use super::{Module, View};
+use super::{params as P, Module, View};
 
 /// The shader module.
 pub(crate) const MODULE: Module = Module {
@@ -17,6 +17,70 @@ pub(crate) const SPECS: [u32; 3] = [1, 2, 3];
 /// The kind of pipeline for a pattern of `len` bytes.
 pub(crate) fn spec_for(len: usize) -> usize {
     len.clamp(1, 3) - 1
+}
+
+/// Bytes of the scan's parameters as immediate data (push constants):
+/// the pattern packed four bytes to a word, then nine words, padded.
+pub(crate) const IMM_SIZE: u32 = 112;
+
+/// The scan module reading its parameters from immediate data instead of
+/// the uniform (natively, where the adapter has immediates): a query then
+/// writes no buffer, and skips the staging copy and barrier that a
+/// `write_buffer` puts before its commands.
+pub(crate) fn source_immediate() -> String {
+    let src = MODULE.source().replace(
+        "params.pat[i >> 2u][i & 3u]",
+        "((imm.pat[i >> 2u] >> ((i & 3u) * 8u)) & 0xFFu)",
+    );
+    assert!(
+        !src.contains("params.pat["),
+        "scan reads the pattern elsewhere"
+    );
+    let src = src.replace("params.", "imm.");
+    format!(
+        "{src}
+struct Imm {{
+    pat: array<u32, 16>,
+    pat_len: u32,
+    fold: u32,
+    r1: u32,
+    d2: i32,
+    b1: u32,
+    b2: u32,
+    or1: u32,
+    or2: u32,
+    has_r2: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+}}
+var<immediate> imm: Imm;
+"
+    )
+}
+
+/// The immediate data of a scan with uniform words `prm` (the layout of
+/// `Imm` in [`source_immediate`]).
+pub(crate) fn immediates(prm: &[u32; P::WORDS]) -> Vec<u8> {
+    let mut w = [0u32; IMM_SIZE as usize / 4];
+    for i in 0..64 {
+        w[i / 4] |= (prm[P::PAT + i] & 0xFF) << ((i % 4) * 8);
+    }
+    let rest = [
+        P::PAT_LEN,
+        P::FOLD,
+        P::R1,
+        P::D2,
+        P::B1,
+        P::B2,
+        P::OR1,
+        P::OR2,
+        P::HAS_R2,
+    ];
+    for (k, &f) in rest.iter().enumerate() {
+        w[16 + k] = prm[f];
+    }
+    w.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
 /// The bytes the SWAR tests look for.
@@ -67,6 +131,52 @@ pub(crate) fn groups(n_bytes: u32) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The immediate-data variant parses and validates with naga, and the
+    /// host packs what it reads where it reads it.
+    #[test]
+    fn immediate_variant_validates_and_packs() {
+        let src = source_immediate();
+        let module = naga::front::wgsl::parse_str(&src)
+            .unwrap_or_else(|e| panic!("{}", e.emit_to_string(&src)));
+        naga::valid::Validator::new(
+            naga::valid::ValidationFlags::all(),
+            naga::valid::Capabilities::IMMEDIATES,
+        )
+        .validate(&module)
+        .unwrap_or_else(|e| panic!("{}", e.emit_to_string(&src)));
+        let (_, ty) = module
+            .types
+            .iter()
+            .find(|(_, t)| t.name.as_deref() == Some("Imm"))
+            .expect("Imm struct");
+        let naga::TypeInner::Struct { members, span } = &ty.inner else {
+            panic!("Imm is not a struct");
+        };
+        assert_eq!(*span, IMM_SIZE);
+        let off = |n: &str| {
+            members
+                .iter()
+                .find(|m| m.name.as_deref() == Some(n))
+                .unwrap()
+                .offset
+        };
+        assert_eq!(off("pat_len"), 64);
+        assert_eq!(off("has_r2"), 96);
+        let mut prm = [0u32; P::WORDS];
+        for (i, b) in b"abcde".iter().enumerate() {
+            prm[P::PAT + i] = u32::from(*b);
+        }
+        prm[P::PAT_LEN] = 5;
+        prm[P::HAS_R2] = 1;
+        prm[P::D2] = (-3i32) as u32;
+        let bytes = immediates(&prm);
+        assert_eq!(bytes.len(), IMM_SIZE as usize);
+        assert_eq!(&bytes[..6], b"abcde\0");
+        assert_eq!(bytes[64], 5);
+        assert_eq!(&bytes[76..80], &(-3i32).to_le_bytes());
+        assert_eq!(bytes[96], 1);
+    }
 
     #[test]
     fn picks_rarest_distinct_bytes() {

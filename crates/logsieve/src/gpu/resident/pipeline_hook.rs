@@ -74,7 +74,10 @@ impl GpuCorpus {
                 )));
             }
             let (prm, folded) = self.params_for(q);
-            self.write_params(&prm);
+            let imm = c.pipes.scan_immediates.then(|| scan::immediates(&prm));
+            if imm.is_none() {
+                self.write_params(&prm);
+            }
             for s in &self.segs {
                 enc.clear_buffer(s.buf("result"), 0, None);
             }
@@ -83,6 +86,9 @@ impl GpuCorpus {
                 timestamp_writes: None,
             });
             pass.set_pipeline(&c.pipes.scan[scan::spec_for(folded.len())]);
+            if let Some(imm) = &imm {
+                pass.set_immediates(0, imm);
+            }
             for (s, b) in self.segs.iter().zip(&st.binds) {
                 pass.set_bind_group(0, b, &[]);
                 let (x, y) = c.grid(scan::groups(s.n_bytes));
