@@ -246,6 +246,31 @@ fn boundary_sweep() {
     }
 }
 
+/// The rarer byte of a two-byte pattern second, so scan's second test looks
+/// one byte back: at the start of a segment that byte is before the buffer,
+/// and the candidate must be verified instead (a near miss there, "xR", is
+/// not a match of "ER"). Every line starts a segment.
+#[test]
+fn second_test_before_a_segment_start() {
+    if ctx().is_none() {
+        return;
+    }
+    let mut hay = b"xR\nER\nR\n".to_vec();
+    hay.extend(std::iter::repeat_n(b'E', 300));
+    hay.extend_from_slice(b"\nzR\nER");
+    for flags in ["", "i", "v"] {
+        let p: &[u8] = if flags == "i" { b"er" } else { b"ER" };
+        for seg in [Some(3), Some(4), None] {
+            check(
+                &hay,
+                &fixed(p, flags),
+                seg,
+                &format!("ER -{flags} seg {seg:?}"),
+            );
+        }
+    }
+}
+
 #[test]
 fn boundary_variations_from_common() {
     if ctx().is_none() {
