@@ -8,14 +8,18 @@
 // that depend on the pattern alone. Only the surviving candidates are
 // compared in full (not even that when the two tests covered the whole
 // pattern), and only a confirmed match pays for the line lookup (a short
-// binary search bounded by the 256-byte block hint) and the atomicOr of its
+// binary search bounded by the 128-byte block hint) and the atomicOr of its
 // line bit.
 //
 // A thread owns the candidate starts p whose rare byte p + r1 lies in its
 // 16 bytes, so every start is tested by exactly one thread.
 //
 // Measured on the H100 (194 MB, kernel ms; plain-read 0.067): see
-// docs/bench/h100-2026-11-21.md for the variants tried and dropped.
+// docs/bench/h100-2026-11-21.md, h100-2026-11-22.md and
+// h100-2026-11-22-session2.md for the variants tried and dropped. What
+// they teach: code costs registers even where it rarely runs, and fewer
+// resident threads carry fewer loads; keep this kernel small, and give
+// other cases pipelines of their own (SPEC below).
 
 const NL4: u32 = 0x0A0A0A0Au;
 
