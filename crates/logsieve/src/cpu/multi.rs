@@ -125,14 +125,7 @@ impl PrefixTable {
             by_bucket.push(((h >> (64 - bbits)) as u32, gid as u32));
         }
         by_bucket.sort_unstable();
-        let nb = 1usize << bbits;
-        let mut start = vec![0u32; nb + 1];
-        for &(b, _) in &by_bucket {
-            start[b as usize + 1] += 1;
-        }
-        for i in 0..nb {
-            start[i + 1] += start[i];
-        }
+        let start = bucket_starts(by_bucket.iter().map(|e| e.0), 1 << bbits);
         let entries = by_bucket.into_iter().map(|(_, g)| g).collect();
         Some(PrefixTable {
             set,
@@ -404,6 +397,20 @@ pub(crate) fn count_doc(
         total.add(r);
     }
     total
+}
+
+/// Where each of `nb` hash buckets starts in entries sorted by bucket:
+/// `start[b]..start[b + 1]` are bucket `b`'s (a counting sort's offsets; the
+/// prefix-hash tables of the CPU engine and of two GPU kernels).
+pub(crate) fn bucket_starts(buckets: impl IntoIterator<Item = u32>, nb: usize) -> Vec<u32> {
+    let mut start = vec![0u32; nb + 1];
+    for b in buckets {
+        start[b as usize + 1] += 1;
+    }
+    for i in 0..nb {
+        start[i + 1] += start[i];
+    }
+    start
 }
 
 #[cfg(test)]

@@ -120,9 +120,6 @@ pub(crate) struct Pipelines {
     /// `scan` built for one-byte, two-byte and longer patterns
     /// ([`kernels::scan::spec_for`]).
     pub(crate) scan: [wgpu::ComputePipeline; 3],
-    /// Whether `scan` reads its parameters from immediate data
-    /// ([`kernels::scan::immediates`]) instead of the uniform.
-    pub(crate) scan_immediates: bool,
     pub(crate) sig_build: wgpu::ComputePipeline,
     pub(crate) sig_p1: wgpu::ComputePipeline,
     pub(crate) plain_read: wgpu::ComputePipeline,
@@ -399,7 +396,6 @@ impl GpuContext {
             two_phase_p1: pipe(&m_tp, "phase1"),
             two_phase_p2: pipe(&m_tp, "phase2"),
             scan: kernels::scan::SPECS.map(scan_pipe),
-            scan_immediates: immediates,
             sig_build: pipe(&m_sg, "build"),
             sig_p1: pipe(&m_sg, "phase1"),
             plain_read: pipe(&m_pr, "plain_read"),
@@ -583,6 +579,25 @@ impl Ctx {
             }
         }
         Ok(())
+    }
+
+    /// Records a scan of a segment of `n_bytes` (its bind group set) for a
+    /// pattern of `len` bytes, with the query's immediate data where scan
+    /// takes its parameters that way.
+    pub(crate) fn record_scan(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        n_bytes: u32,
+        len: usize,
+        imm: Option<&[u8]>,
+    ) {
+        pass.set_pipeline(&self.pipes.scan[kernels::scan::spec_for(len)]);
+        // Immediates are set after a pipeline (wgpu's rule).
+        if let Some(imm) = imm {
+            pass.set_immediates(0, imm);
+        }
+        let (x, y) = self.grid(kernels::scan::groups(n_bytes));
+        pass.dispatch_workgroups(x, y, 1);
     }
 
     /// The x, y of a 2-D dispatch of `groups` workgroups (one dimension

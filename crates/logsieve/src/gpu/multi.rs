@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex, Weak};
 
 use wgpu::util::DeviceExt;
 
-use crate::cpu::multi::PatternSet;
+use crate::cpu::multi::{bucket_starts, PatternSet};
 use crate::error::Error;
 use crate::query::{CaseMode, Query};
 
@@ -468,14 +468,7 @@ impl Tables {
             })
             .collect();
         ents.sort_unstable();
-        let nb = 1usize << bits;
-        let mut start = vec![0u32; nb + 1];
-        for e in &ents {
-            start[e.0 as usize + 1] += 1;
-        }
-        for i in 0..nb {
-            start[i + 1] += start[i];
-        }
+        let start = bucket_starts(ents.iter().map(|e| e.0), 1 << bits);
         mpw[mp::A] = words.len() as u32;
         for e in &ents {
             words.push(e.1);
@@ -544,14 +537,7 @@ impl Tables {
             ]
         };
         ents.sort_unstable();
-        let nb = 1usize << bb;
-        let mut start = vec![0u32; nb + 1];
-        for e in &ents {
-            start[e.0 as usize + 1] += 1;
-        }
-        for i in 0..nb {
-            start[i + 1] += start[i];
-        }
+        let start = bucket_starts(ents.iter().map(|e| e.0), 1 << bb);
         mpw[mp::A] = words.len() as u32;
         words.extend_from_slice(&filter);
         mpw[mp::B] = lb;

@@ -955,7 +955,7 @@ impl GpuCorpus {
         let t_params = Instant::now();
         let scan = kernel == GpuKernel::Scan;
         // Natively scan's parameters travel as immediate data.
-        let imm = (scan && c.pipes.scan_immediates).then(|| scan::immediates(&prm));
+        let imm = (scan && c.info.scan_immediates).then(|| scan::immediates(&prm));
         if imm.is_none() {
             self.write_params(&prm);
         }
@@ -1000,13 +1000,7 @@ impl GpuCorpus {
                         run(&mut pass, &c.pipes.two_phase_p2, by_byte);
                     }
                     GpuKernel::Scan => {
-                        pass.set_pipeline(&c.pipes.scan[scan::spec_for(folded.len())]);
-                        // Immediates are set after a pipeline (wgpu's rule).
-                        if let Some(imm) = &imm {
-                            pass.set_immediates(0, imm);
-                        }
-                        let (x, y) = c.grid(scan::groups(s.n_bytes));
-                        pass.dispatch_workgroups(x, y, 1);
+                        c.record_scan(&mut pass, s.n_bytes, folded.len(), imm.as_deref())
                     }
                     GpuKernel::Signature => {
                         run(&mut pass, &c.pipes.sig_p1, by_line);

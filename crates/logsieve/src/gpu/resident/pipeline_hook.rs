@@ -74,7 +74,7 @@ impl GpuCorpus {
                 )));
             }
             let (prm, folded) = self.params_for(q);
-            let imm = c.pipes.scan_immediates.then(|| scan::immediates(&prm));
+            let imm = c.info.scan_immediates.then(|| scan::immediates(&prm));
             if imm.is_none() {
                 self.write_params(&prm);
             }
@@ -85,14 +85,9 @@ impl GpuCorpus {
                 label: Some(GpuKernel::Scan.name()),
                 timestamp_writes: None,
             });
-            pass.set_pipeline(&c.pipes.scan[scan::spec_for(folded.len())]);
-            if let Some(imm) = &imm {
-                pass.set_immediates(0, imm);
-            }
             for (s, b) in self.segs.iter().zip(&st.binds) {
                 pass.set_bind_group(0, b, &[]);
-                let (x, y) = c.grid(scan::groups(s.n_bytes));
-                pass.dispatch_workgroups(x, y, 1);
+                c.record_scan(&mut pass, s.n_bytes, folded.len(), imm.as_deref());
             }
         }
         more(&mut enc);
