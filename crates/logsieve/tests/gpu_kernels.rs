@@ -271,6 +271,86 @@ fn second_test_before_a_segment_start() {
     }
 }
 
+/// scan builds a pipeline per distance between its two rare bytes modulo
+/// 16 (the second test's window shift is a constant of the pipeline), so
+/// every distance from -63 to 63 is tried: a pattern `a` + filler + `b`,
+/// where `a` is the corpus's rarest byte and `b` the next, and the pattern
+/// reversed, at every alignment of a 32-byte thread, with near misses (the
+/// second rare byte wrong, a filler byte wrong), in one segment or many.
+/// `a`/`b` are letters (with -i too), then bytes above 0x7F (the SWAR test
+/// for non-ASCII bytes).
+#[test]
+fn second_test_at_every_distance() {
+    let Some(ctx) = ctx() else { return };
+    let filler = |k: usize| -> Vec<u8> { (0..k).map(|i| b"abcdefghij"[i % 10]).collect() };
+    let mut cases: Vec<(u8, u8, Vec<usize>)> = vec![(b'Q', b'Z', (0..=62).collect())];
+    cases.push((0xF1, 0xE9, vec![0, 1, 3, 4, 15, 16, 17, 62]));
+    let mut ran = 0;
+    for (a, b, ks) in cases {
+        for k in ks {
+            for rev in [false, true] {
+                let (x, y) = if rev { (b, a) } else { (a, b) };
+                let pat = [&[x][..], &filler(k), &[y]].concat();
+                let mut miss_end = pat.clone();
+                *miss_end.last_mut().unwrap() = b'#';
+                let mut miss_first = pat.clone();
+                miss_first[0] = b'#';
+                // (With no filler: the first rare byte repeated.)
+                let mut miss_mid = [&[x][..], &pat].concat();
+                miss_mid[1 + k / 2] = b'#';
+                let decoys = [miss_end, miss_first, miss_mid];
+                // Every line holds `b` twice and `a` not at all, and much
+                // filler: `a` is the rarest byte, `b` the second.
+                let mut hay = Vec::new();
+                for pad in 0..32 {
+                    hay.extend_from_slice(&[b, b' ', b]);
+                    hay.extend_from_slice(b" abcdefghij abcdefghij ");
+                    hay.extend(std::iter::repeat_n(b'.', pad));
+                    hay.extend_from_slice(&decoys[pad % 3]);
+                    if pad % 2 == 0 {
+                        hay.push(b' ');
+                        hay.extend_from_slice(&pat);
+                    }
+                    hay.push(b'\n');
+                }
+                let letters = a.is_ascii_alphabetic();
+                for flags in if letters { &["", "i"][..] } else { &[""][..] } {
+                    let p = if flags.is_empty() {
+                        pat.clone()
+                    } else {
+                        pat.to_ascii_lowercase()
+                    };
+                    let q = fixed(&p, flags);
+                    let corpus = Corpus::from_bytes("d", hay.clone());
+                    let want = search_doc(&corpus.docs()[0], &q, &CpuOptions::default());
+                    assert_eq!(want.count, 16, "the corpus holds the pattern 16 times");
+                    for seg in [None, Some(100 + k as u64)] {
+                        let g = GpuCorpus::upload_with(
+                            ctx,
+                            &corpus,
+                            UploadOptions {
+                                max_segment: seg,
+                                ..Default::default()
+                            },
+                        )
+                        .unwrap();
+                        for w in [Want::Count, Want::Lines] {
+                            let r = g.search(&corpus, &q, GpuKernel::Scan, w).unwrap();
+                            let what = format!("{pat:?} -{flags} seg {seg:?} {w:?}");
+                            assert_eq!(r.docs[0].count, want.count, "{what}");
+                            if w == Want::Lines {
+                                assert_eq!(r.docs[0].lines, want.lines, "{what}");
+                            }
+                            ran += 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(ran, (63 * 2 * 2 + 8 * 2) * 2 * 2);
+}
+
 #[test]
 fn boundary_variations_from_common() {
     if ctx().is_none() {

@@ -117,15 +117,41 @@ pub(crate) struct Pipelines {
     pub(crate) brute_byte: wgpu::ComputePipeline,
     pub(crate) two_phase_p1: wgpu::ComputePipeline,
     pub(crate) two_phase_p2: wgpu::ComputePipeline,
-    /// `scan` built for one-byte, two-byte and longer patterns
-    /// ([`kernels::scan::spec_for`]).
-    pub(crate) scan: [wgpu::ComputePipeline; 3],
+    /// `scan`'s pipelines, built when first needed.
+    pub(crate) scan: ScanPipes,
     pub(crate) sig_build: wgpu::ComputePipeline,
     pub(crate) sig_p1: wgpu::ComputePipeline,
     pub(crate) plain_read: wgpu::ComputePipeline,
     pub(crate) count_result: wgpu::ComputePipeline,
     pub(crate) count_cand: wgpu::ComputePipeline,
     pub(crate) count_result_zero: wgpu::ComputePipeline,
+}
+
+/// `scan`'s pipelines ([`kernels::scan::pipeline_for`]), each built the
+/// first time a query needs it (one compile is about a millisecond on the
+/// H100, 33 at start-up would be 30 ms).
+pub(crate) struct ScanPipes {
+    module: wgpu::ShaderModule,
+    layout: wgpu::PipelineLayout,
+    pipes: [std::sync::OnceLock<wgpu::ComputePipeline>; kernels::scan::PIPELINES],
+}
+
+impl ScanPipes {
+    fn get(&self, device: &wgpu::Device, i: usize) -> &wgpu::ComputePipeline {
+        self.pipes[i].get_or_init(|| {
+            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some("scan"),
+                layout: Some(&self.layout),
+                module: &self.module,
+                entry_point: Some("scan"),
+                compilation_options: wgpu::PipelineCompilationOptions {
+                    constants: &kernels::scan::constants(i),
+                    ..Default::default()
+                },
+                cache: None,
+            })
+        })
+    }
 }
 
 /// Errors reported by wgpu outside an error scope, and device loss: both
@@ -386,7 +412,6 @@ impl GpuContext {
             }),
             false => module(&kernels::scan::MODULE),
         };
-        let scan_pipe = |spec: u32| pipe_with(&m_sc, "scan", &[("SPEC", f64::from(spec))]);
         let m_sg = module(&kernels::signature::MODULE);
         let m_pr = module(&kernels::plain_read::MODULE);
         let m_ct = module(&kernels::count::MODULE);
@@ -395,7 +420,11 @@ impl GpuContext {
             brute_byte: pipe(&m_bb, "brute_byte"),
             two_phase_p1: pipe(&m_tp, "phase1"),
             two_phase_p2: pipe(&m_tp, "phase2"),
-            scan: kernels::scan::SPECS.map(scan_pipe),
+            scan: ScanPipes {
+                module: m_sc,
+                layout: pl.clone(),
+                pipes: std::array::from_fn(|_| std::sync::OnceLock::new()),
+            },
             sig_build: pipe(&m_sg, "build"),
             sig_p1: pipe(&m_sg, "phase1"),
             plain_read: pipe(&m_pr, "plain_read"),
@@ -581,17 +610,18 @@ impl Ctx {
         Ok(())
     }
 
-    /// Records a scan of a segment of `n_bytes` (its bind group set) for a
-    /// pattern of `len` bytes, with the query's immediate data where scan
-    /// takes its parameters that way.
+    /// Records a scan of a segment of `n_bytes` (its bind group set) for
+    /// the query parameters `prm`, with the query's immediate data where
+    /// scan takes its parameters that way.
     pub(crate) fn record_scan(
         &self,
         pass: &mut wgpu::ComputePass<'_>,
         n_bytes: u32,
-        len: usize,
+        prm: &[u32; params::WORDS],
         imm: Option<&[u8]>,
     ) {
-        pass.set_pipeline(&self.pipes.scan[kernels::scan::spec_for(len)]);
+        let i = kernels::scan::pipeline_for(prm[params::PAT_LEN] as usize, prm[params::D2] as i32);
+        pass.set_pipeline(self.pipes.scan.get(&self.device, i));
         // Immediates are set after a pipeline (wgpu's rule).
         if let Some(imm) = imm {
             pass.set_immediates(0, imm);

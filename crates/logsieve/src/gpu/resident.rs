@@ -34,10 +34,12 @@ const STAGING_CHUNK: u64 = 8 << 20;
 
 /// log2 of the bytes per block hint: `blk[k]` is the line holding byte
 /// `k << BLK_SHIFT`, which bounds the search for a match's line. Measured
-/// on the H100 (scan `x`, 194 MB, kernel ms): 0.098 with 256-byte blocks,
-/// 0.094 with 128, 0.092-0.093 with 64 and 32; the hints take 4 bytes per
-/// block (3% of the corpus at 128).
-const BLK_SHIFT: u32 = 7;
+/// on the H100 (scan `x`, 194 MB, kernel ms): with the kernel of
+/// 2026-11-22's second session, 0.098 with 256-byte blocks, 0.094 with
+/// 128, 0.092-0.093 with 64 and 32; with the third session's kernel, 0.081
+/// with 128 and 0.079 with 64. The hints take 4 bytes per block (6% of the
+/// corpus at 64).
+const BLK_SHIFT: u32 = 6;
 
 /// Staging chunks in flight: one filling while the others copy.
 const STAGING_SLOTS: usize = 3;
@@ -745,6 +747,7 @@ impl GpuCorpus {
         let mut p = [0u32; P::WORDS];
         for (i, &b) in folded.iter().enumerate() {
             p[P::PAT + i] = u32::from(b);
+            p[P::PATW + i / 4] |= u32::from(b) << ((i % 4) * 8);
         }
         p[P::NEED..P::NEED + 32].copy_from_slice(&two_phase::need_counts(&folded));
         p[P::SIG..P::SIG + 4].copy_from_slice(&signature::query_mask(&folded));
@@ -999,9 +1002,7 @@ impl GpuCorpus {
                         run(&mut pass, &c.pipes.two_phase_p1, u64::from(s.n_lines));
                         run(&mut pass, &c.pipes.two_phase_p2, by_byte);
                     }
-                    GpuKernel::Scan => {
-                        c.record_scan(&mut pass, s.n_bytes, folded.len(), imm.as_deref())
-                    }
+                    GpuKernel::Scan => c.record_scan(&mut pass, s.n_bytes, &prm, imm.as_deref()),
                     GpuKernel::Signature => {
                         run(&mut pass, &c.pipes.sig_p1, by_line);
                         run(&mut pass, &c.pipes.two_phase_p2, by_byte);

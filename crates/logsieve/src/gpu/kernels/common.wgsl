@@ -36,6 +36,9 @@ struct Params {
     // plain-read: a value the XOR of a vec4 is compared with, so the loads
     // cannot be optimised away.
     magic: u32,
+    // The pattern again, four bytes to a word (scan verifies a word at a
+    // time).
+    patw: array<vec4<u32>, 4>,
 }
 
 struct Seg {

@@ -85,8 +85,9 @@ pub(crate) mod params {
     pub(crate) const WIN_LO: usize = 109;
     pub(crate) const WIN_HI: usize = 110;
     pub(crate) const MAGIC: usize = 111;
-    /// Size in u32 words (448 bytes, a multiple of 16 as uniforms need).
-    pub(crate) const WORDS: usize = 112;
+    pub(crate) const PATW: usize = 112;
+    /// Size in u32 words (512 bytes, a multiple of 16 as uniforms need).
+    pub(crate) const WORDS: usize = 128;
 }
 
 #[cfg(test)]
@@ -154,5 +155,6 @@ mod tests {
         assert_eq!(off("win_lo"), params::WIN_LO);
         assert_eq!(off("win_hi"), params::WIN_HI);
         assert_eq!(off("magic"), params::MAGIC);
+        assert_eq!(off("patw"), params::PATW);
     }
 }

@@ -10,13 +10,31 @@ pub(crate) const MODULE: Module = Module {
     entry_points: &["scan"],
 };
 
-/// The pipeline kinds of `scan` (its `SPEC` constant): one byte, two
-/// bytes, longer. Each pipeline holds only the code its patterns need.
-pub(crate) const SPECS: [u32; 3] = [1, 2, 3];
+/// Pipelines of `scan`: one for one-byte patterns, and for two-byte and
+/// longer ones one per distance between their two rare bytes modulo 16
+/// (the window's shift, a constant of the pipeline). Built when first
+/// needed ([`crate::gpu::context`]).
+pub(crate) const PIPELINES: usize = 33;
 
-/// The kind of pipeline for a pattern of `len` bytes.
-pub(crate) fn spec_for(len: usize) -> usize {
-    len.clamp(1, 3) - 1
+/// The pipeline for a pattern of `len` bytes whose second rare byte is
+/// `d2` bytes from the first.
+pub(crate) fn pipeline_for(len: usize, d2: i32) -> usize {
+    let r = (d2 & 15) as usize;
+    match len {
+        0 | 1 => 0,
+        2 => 1 + r,
+        _ => 17 + r,
+    }
+}
+
+/// The override constants (`SPEC`, `D2R`) of pipeline `i`.
+pub(crate) fn constants(i: usize) -> [(&'static str, f64); 2] {
+    let (spec, r) = match i {
+        0 => (1, 0),
+        1..=16 => (2, i - 1),
+        _ => (3, i - 17),
+    };
+    [("SPEC", f64::from(spec)), ("D2R", r as f64)]
 }
 
 /// Bytes of the scan's parameters as immediate data (push constants):
@@ -28,12 +46,15 @@ pub(crate) const IMM_SIZE: u32 = 112;
 /// writes no buffer, and skips the staging copy and barrier that a
 /// `write_buffer` puts before its commands.
 pub(crate) fn source_immediate() -> String {
-    let src = MODULE.source().replace(
-        "params.pat[i >> 2u][i & 3u]",
-        "((imm.pat[i >> 2u] >> ((i & 3u) * 8u)) & 0xFFu)",
-    );
+    let src = MODULE
+        .source()
+        .replace(
+            "params.pat[i >> 2u][i & 3u]",
+            "((imm.pat[i >> 2u] >> ((i & 3u) * 8u)) & 0xFFu)",
+        )
+        .replace("params.patw[i >> 4u][(i >> 2u) & 3u]", "imm.pat[i >> 2u]");
     assert!(
-        !src.contains("params.pat["),
+        !src.contains("params.pat[") && !src.contains("params.patw["),
         "scan reads the pattern elsewhere"
     );
     let src = src.replace("params.", "imm.");
@@ -176,6 +197,52 @@ mod tests {
         assert_eq!(bytes[64], 5);
         assert_eq!(&bytes[76..80], &(-3i32).to_le_bytes());
         assert_eq!(bytes[96], 1);
+    }
+
+    /// Every scan pipeline's override constants evaluate and validate, as
+    /// wgpu will when it builds the pipeline (naga evaluates constant
+    /// expressions in branches not taken too: a shift by 32 there is an
+    /// error that validating the module alone does not see).
+    #[test]
+    fn every_pipeline_builds() {
+        for (src, caps) in [
+            (MODULE.source(), naga::valid::Capabilities::empty()),
+            (source_immediate(), naga::valid::Capabilities::IMMEDIATES),
+        ] {
+            let module = naga::front::wgsl::parse_str(&src).unwrap();
+            let info = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), caps)
+                .validate(&module)
+                .unwrap();
+            for i in 0..PIPELINES {
+                let mut consts = naga::back::PipelineConstants::default();
+                for (k, v) in constants(i) {
+                    consts.insert(k.to_string(), v);
+                }
+                let ep = Some((naga::ShaderStage::Compute, "scan"));
+                if let Err(e) =
+                    naga::back::pipeline_constants::process_overrides(&module, &info, ep, &consts)
+                {
+                    panic!("scan pipeline {i} ({:?}): {e:?}", constants(i));
+                }
+            }
+        }
+        // Each pattern length and distance has its pipeline, and they differ.
+        assert_eq!(pipeline_for(1, 0), 0);
+        let mut seen = std::collections::HashSet::new();
+        for len in [2, 3, 64] {
+            for d2 in -63i32..=63 {
+                if len == 2 && d2.abs() != 1 {
+                    continue;
+                }
+                let i = pipeline_for(len, d2);
+                assert!(i < PIPELINES);
+                let [(_, spec), (_, r)] = constants(i);
+                assert_eq!(spec, if len == 2 { 2.0 } else { 3.0 });
+                assert_eq!(r as i32, d2 & 15);
+                seen.insert(i);
+            }
+        }
+        assert_eq!(seen.len(), 2 + 16);
     }
 
     #[test]

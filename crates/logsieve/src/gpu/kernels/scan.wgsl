@@ -5,23 +5,36 @@
 // frequencies); a second SWAR test on the window at the distance of the
 // second rarest byte removes most of the rest. That window comes from two
 // aligned vec4 loads of neighbours' data (cache hits), shifted by amounts
-// that depend on the pattern alone. Only the surviving candidates are
-// compared in full (not even that when the two tests covered the whole
-// pattern), and only a confirmed match pays for the line lookup (a short
-// binary search bounded by the 128-byte block hint) and the atomicOr of its
-// line bit.
+// that depend on the distance alone, a constant of the pipeline. Only the
+// surviving candidates are compared in full, four bytes at a time (not
+// even that when the two tests covered the whole pattern), and only a
+// confirmed match pays for the line lookup (a short binary search bounded
+// by the block hint) and the atomicOr of its line bit.
 //
 // A thread owns the candidate starts p whose rare byte p + r1 lies in its
-// 16 bytes, so every start is tested by exactly one thread.
+// 32 bytes, so every start is tested by exactly one thread.
 //
-// Measured on the H100 (194 MB, kernel ms; plain-read 0.067): see
-// docs/bench/h100-2026-11-21.md, h100-2026-11-22.md and
-// h100-2026-11-22-session2.md for the variants tried and dropped. What
-// they teach: code costs registers even where it rarely runs, and fewer
-// resident threads carry fewer loads; keep this kernel small, and give
-// other cases pipelines of their own (SPEC below).
+// What the H100 taught (docs/bench/h100-2026-11-21.md, h100-2026-11-22.md,
+// h100-2026-11-22-session2.md, h100-2026-11-22-session3.md): this kernel
+// is short of instruction issue, not of bandwidth. One more 22-operation
+// test per 16 bytes costs 0.007-0.018 ms; so every operation on the
+// streaming path counts:
+// - a test costs three operations a word for an ASCII byte (`eq_ascii`);
+// - the window's shifts are constants of the pipeline (`D2R`), not
+//   run-time selects: 0.093 -> 0.082 ms for `192.168.1`;
+// - the second test runs on every chunk, without a branch: where the rare
+//   byte is in a quarter of the chunks, every warp takes it anyway;
+// - the hits of both chunks are one word and one loop (`comb`): a loop
+//   per vec4 lane cost `x` 0.014 ms.
 
 const NL4: u32 = 0x0A0A0A0Au;
+
+// The pipeline's kind of pattern: 1 one byte (no second test, no
+// verification), 2 two bytes (both tested, no verification), 3 longer.
+override SPEC: u32 = 3u;
+// The distance from the rarest byte to the second, modulo 16: the byte
+// shift of the second test's window. The host builds a pipeline per value.
+override D2R: u32 = 0u;
 
 // The high bit of each byte lane where `(w | orm)` equals the broadcast
 // byte `b`. Exact per lane (no borrow between lanes): for x = lane ^ b,
@@ -34,20 +47,36 @@ fn eq_mask(w: vec4<u32>, b: u32, orm: u32) -> vec4<u32> {
     return ~(((x & lo) + lo) | x | lo);
 }
 
-// Each thread tests 2 vec4s, both loaded before either is tested, so that
-// two loads per thread are in flight (written out, not as an array: a
-// function-local array indexed in a loop can land in local memory).
-const VPT: u32 = 2u;
+// The same for an ASCII byte b, in three operations a word instead of
+// four: with each lane's high bit forced on, `- 1` borrows from no lane,
+// and leaves that bit clear only where the low seven bits equal b's; a
+// lane whose own high bit is set cannot equal an ASCII byte.
+fn eq_ascii(w: vec4<u32>, b: u32, orm: u32) -> vec4<u32> {
+    let t = ((w | vec4<u32>(orm | 0x80808080u)) ^ vec4<u32>(b)) - vec4<u32>(0x01010101u);
+    return ~(t | w) & vec4<u32>(0x80808080u);
+}
 
-// The 16 bytes at byte u (= base + d2 >= 0), from two aligned vec4 loads
-// (neighbours' data, so cache hits) instead of five scalar ones. base is a
-// multiple of 16, so the word and bit shifts depend on d2 alone: uniform
-// branches.
+// The bit set of the bytes of w equal to b: byte i of word k at bit
+// 8 * i + k (four shifts and three ORs from the lane masks).
+fn hits(w: vec4<u32>, b: u32, orm: u32) -> u32 {
+    var m: vec4<u32>;
+    if (b & 0x80u) == 0u {
+        m = eq_ascii(w, b, orm);
+    } else {
+        m = eq_mask(w, b, orm);
+    }
+    return (m.x >> 7u) | (m.y >> 6u) | (m.z >> 5u) | (m.w >> 4u);
+}
+
+// The 16 bytes at byte u, from two aligned vec4 loads (neighbours' data,
+// so cache hits). u = base + d2 with base a multiple of 16, so the word
+// and byte shifts are D2R's: constants, and the branches below fold away
+// when the pipeline is built.
 fn window(u: u32) -> vec4<u32> {
-    // In bounds: off < n_bytes + 80, and the buffer is padded by >= 128.
+    // In bounds: u < n_bytes + 80, and the buffer is padded by >= 128.
     let a = data[u >> 4u];
     let b = data[(u >> 4u) + 1u];
-    let ws = (u >> 2u) & 3u;
+    let ws = D2R >> 2u;
     var lo = a;
     var hi = vec4<u32>(a.y, a.z, a.w, b.x);
     if ws == 1u {
@@ -60,77 +89,69 @@ fn window(u: u32) -> vec4<u32> {
         lo = vec4<u32>(a.w, b.x, b.y, b.z);
         hi = b;
     }
-    let sh = (u & 3u) * 8u;
+    let sh = (D2R & 3u) * 8u;
     if sh == 0u {
         return lo;
     }
-    return (lo >> vec4<u32>(sh)) | (hi << vec4<u32>(32u - sh));
+    // `& 31u`: the pipeline's constants are evaluated even in the branch
+    // not taken, and a shift by 32 is an error there.
+    return (lo >> vec4<u32>(sh)) | (hi << vec4<u32>((32u - sh) & 31u));
 }
 
-// The pipeline's kind of pattern, fixed when it is built, so that each
-// pipeline holds only the code its patterns need: 1 one byte (no second
-// test, no verification), 2 two bytes (both tested, no verification),
-// 3 longer; 0 any (decided from the uniform at run time).
-override SPEC: u32 = 0u;
+// The second test's hits for the 16 starts of the rare byte at base.
+fn second(base: u32) -> u32 {
+    return hits(window(u32(i32(base) + params.d2)), params.b2, params.or2);
+}
 
-fn has_r2() -> bool {
-    if SPEC == 0u {
-        return params.has_r2 != 0u;
+// The pattern's bytes i..i+4 as one word (i a multiple of 4).
+fn pat_word(i: u32) -> u32 {
+    return params.patw[i >> 4u][(i >> 2u) & 3u];
+}
+
+// The 4 bytes at p (any alignment).
+fn word4(p: u32) -> u32 {
+    let w = p >> 2u;
+    let s = (p & 3u) * 8u;
+    let lo = word_at(w);
+    if s == 0u {
+        return lo;
     }
-    return SPEC != 1u;
+    return (lo >> s) | (word_at(w + 1u) << (32u - s));
 }
 
-// The SWAR tests alone are exact when they covered every pattern byte.
-fn exact() -> bool {
-    if SPEC == 0u {
-        return params.pat_len == 1u || (params.pat_len == 2u && params.has_r2 != 0u);
+// ASCII upper case to lower, four bytes at once: a lane below 0x80 whose
+// low seven bits are in 'A'..='Z' gains 0x20 (no carry between lanes).
+fn lower4(w: u32) -> u32 {
+    let l = w & 0x7F7F7F7Fu;
+    let up = (l + 0x3F3F3F3Fu) & ~(l + 0x25252525u) & ~w & 0x80808080u;
+    return w | (up >> 2u);
+}
+
+// True when the pattern occurs at byte p, compared four bytes at a time.
+fn verify_at(p: u32) -> bool {
+    let m = params.pat_len;
+    if p + m > seg.n_bytes {
+        return false;
     }
-    return SPEC != 3u;
-}
-
-fn test16(v: vec4<u32>, base: u32) {
-    var mask = eq_mask(v, params.b1, params.or1);
-    // In the first 64 bytes of a segment the second byte's window may
-    // start before the buffer: there the candidates skip the second test
-    // and are verified in full (a code path of its own here would cost
-    // every thread registers).
-    var verify = !exact();
-    if has_r2() && any(mask != vec4<u32>(0u)) {
-        let off = i32(base) + params.d2;
-        if off >= 0 {
-            mask &= eq_mask(window(u32(off)), params.b2, params.or2);
-        } else {
-            verify = true;
+    for (var i = 0u; i < m; i += 4u) {
+        var w = word4(p + i);
+        if params.fold != 0u {
+            w = lower4(w);
+        }
+        var x = w ^ pat_word(i);
+        if m - i < 4u {
+            x &= (1u << ((m - i) * 8u)) - 1u;
+        }
+        if x != 0u {
+            return false;
         }
     }
-    if all(mask == vec4<u32>(0u)) {
-        return;
-    }
-    var last_line = 0xFFFFFFFFu;
-    for (var k = 0u; k < 4u; k++) {
-        var m = mask[k];
-        while m != 0u {
-            let bit = countTrailingZeros(m);
-            m &= m - 1u;
-            let q = base + k * 4u + (bit >> 3u);
-            if q < params.r1 {
-                continue;
-            }
-            let p = q - params.r1;
-            if !verify || matches_at(p) {
-                let line = line_of(p);
-                if line != last_line {
-                    set_result(line);
-                    last_line = line;
-                }
-            }
-        }
-    }
+    return true;
 }
 
 @compute @workgroup_size(256)
 fn scan(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    let c0 = group_id(wid, nwg) * (WG * VPT) + lid;
+    let c0 = group_id(wid, nwg) * (WG * 2u) + lid;
     let c1 = c0 + WG;
     let n_vec = (seg.n_bytes + 15u) / 16u;
     // The host does not clear the counters for scan: the pop-count (a
@@ -146,8 +167,42 @@ fn scan(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if c1 < n_vec {
         v1 = data[c1];
     }
-    test16(v0, c0 * 16u);
-    if c1 < n_vec {
-        test16(v1, c1 * 16u);
+    let base0 = c0 * 16u;
+    let base1 = c1 * 16u;
+    var h0 = hits(v0, params.b1, params.or1);
+    // The padding ('\n') never holds a pattern byte, so a v1 past the end
+    // has no hits.
+    var h1 = hits(v1, params.b1, params.or1);
+    var verify = SPEC == 3u;
+    if SPEC != 1u {
+        // In the first 64 bytes of a segment the window may start before
+        // the buffer: there the candidates skip the second test and are
+        // verified in full.
+        if i32(base0) + params.d2 >= 0 {
+            h0 &= second(base0);
+        } else {
+            verify = true;
+        }
+        h1 &= second(base1);
+    }
+    // Chunk 1's bits sit above chunk 0's: bit j is byte j >> 3 of word
+    // j & 3 of chunk (j >> 2) & 1.
+    var h = h0 | (h1 << 4u);
+    var last_line = 0xFFFFFFFFu;
+    while h != 0u {
+        let j = countTrailingZeros(h);
+        h &= h - 1u;
+        let q = select(base0, base1, (j & 4u) != 0u) + (j & 3u) * 4u + (j >> 3u);
+        if q < params.r1 {
+            continue;
+        }
+        let p = q - params.r1;
+        if !verify || verify_at(p) {
+            let line = line_of(p);
+            if line != last_line {
+                set_result(line);
+                last_line = line;
+            }
+        }
     }
 }

@@ -73,7 +73,7 @@ impl GpuCorpus {
                     "the GPU cannot run this query: {r}"
                 )));
             }
-            let (prm, folded) = self.params_for(q);
+            let (prm, _) = self.params_for(q);
             let imm = c.info.scan_immediates.then(|| scan::immediates(&prm));
             if imm.is_none() {
                 self.write_params(&prm);
@@ -87,7 +87,7 @@ impl GpuCorpus {
             });
             for (s, b) in self.segs.iter().zip(&st.binds) {
                 pass.set_bind_group(0, b, &[]);
-                c.record_scan(&mut pass, s.n_bytes, folded.len(), imm.as_deref());
+                c.record_scan(&mut pass, s.n_bytes, &prm, imm.as_deref());
             }
         }
         more(&mut enc);
