@@ -136,12 +136,12 @@ pub(crate) fn pick_rare(folded: &[u8], fold: bool, freq: &[u64; 256]) -> RarePic
     RarePick { r1, r2 }
 }
 
-/// vec4<u32> loads per thread (`VPT` in scan.wgsl). Measured on the H100
-/// (194 MB, kernel ms): 2 beat 1 slightly (NullPointerException 0.084 ->
-/// 0.078); 4 or 8 in a loop, a prefetch of the next load, a workgroup queue
-/// of candidates, or extra per-thread loads of line hints were all slower
-/// (0.106-0.152 ms where 2 takes 0.074): per-thread loads, not bytes, are
-/// what this kernel is short of.
+/// vec4<u32> loads per thread (scan.wgsl's two chunks, whose hits share
+/// one word). Measured on the H100 (194 MB, kernel ms): 2 beat 1 slightly
+/// (NullPointerException 0.084 -> 0.078); 4 or 8 in a loop, a prefetch of
+/// the next load, or extra per-thread loads of line hints were slower
+/// (0.106-0.152 ms where 2 took 0.074, 2026-11-21), and 4 still were with
+/// the 2026-11-22 kernel (0.077-0.081 where 2 takes 0.074-0.076).
 pub(crate) const VPT: u64 = 2;
 
 /// Workgroups of a scan dispatch over a segment of `n_bytes`.

@@ -11,8 +11,8 @@
 // confirmed match pays for the line lookup (a short binary search bounded
 // by the block hint) and the atomicOr of its line bit.
 //
-// A thread owns the candidate starts p whose rare byte p + r1 lies in its
-// 32 bytes, so every start is tested by exactly one thread.
+// A thread owns the candidate starts p whose rare byte p + r1 lies in one
+// of its two chunks, so every start is tested by exactly one thread.
 //
 // What the H100 taught (docs/bench/h100-2026-11-21.md, h100-2026-11-22.md,
 // h100-2026-11-22-session2.md, h100-2026-11-22-session3.md): this kernel
@@ -24,7 +24,7 @@
 //   run-time selects: 0.093 -> 0.082 ms for `192.168.1`;
 // - the second test runs on every chunk, without a branch: where the rare
 //   byte is in a quarter of the chunks, every warp takes it anyway;
-// - the hits of both chunks are one word and one loop (`comb`): a loop
+// - the hits of both chunks are one word and one loop (`hits`): a loop
 //   per vec4 lane cost `x` 0.014 ms.
 
 const NL4: u32 = 0x0A0A0A0Au;
