@@ -128,8 +128,8 @@ pub(crate) struct Pipelines {
 }
 
 /// `scan`'s pipelines ([`kernels::scan::pipeline_for`]), each built the
-/// first time a query needs it (one compile is about a millisecond on the
-/// H100, 33 at start-up would be 30 ms).
+/// first time a query needs it (one compile is under a millisecond on the
+/// H100; 65 at start-up would be about 55 ms).
 pub(crate) struct ScanPipes {
     module: wgpu::ShaderModule,
     layout: wgpu::PipelineLayout,
@@ -620,7 +620,11 @@ impl Ctx {
         prm: &[u32; params::WORDS],
         imm: Option<&[u8]>,
     ) {
-        let i = kernels::scan::pipeline_for(prm[params::PAT_LEN] as usize, prm[params::D2] as i32);
+        let i = kernels::scan::pipeline_for(
+            prm[params::PAT_LEN] as usize,
+            prm[params::D2] as i32,
+            prm[params::DENSE] != 0,
+        );
         pass.set_pipeline(self.pipes.scan.get(&self.device, i));
         // Immediates are set after a pipeline (wgpu's rule).
         if let Some(imm) = imm {

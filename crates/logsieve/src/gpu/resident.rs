@@ -781,8 +781,8 @@ impl GpuCorpus {
         p[P::R1] = pick.r1 as u32;
         p[P::B1] = bcast(folded[pick.r1]);
         p[P::OR1] = or_mask(folded[pick.r1]);
+        p[P::DENSE] = u32::from(pick.dense);
         if let Some(r2) = pick.r2 {
-            p[P::HAS_R2] = 1;
             p[P::D2] = (r2 as i32 - pick.r1 as i32) as u32;
             p[P::B2] = bcast(folded[r2]);
             p[P::OR2] = or_mask(folded[r2]);

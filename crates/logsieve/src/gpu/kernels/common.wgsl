@@ -20,7 +20,7 @@ struct Params {
     // 1 for ASCII case-insensitive matching.
     fold: u32,
     // scan: pattern index of the rarest byte, and the signed distance from
-    // it to the second rarest (only used when `has_r2` is 1).
+    // it to the second rarest.
     r1: u32,
     d2: i32,
     // scan: the rare bytes broadcast to four lanes, and the OR mask that
@@ -29,7 +29,10 @@ struct Params {
     b2: u32,
     or1: u32,
     or2: u32,
-    has_r2: u32,
+    // scan: 1 when the second test runs on every chunk (the rarest byte
+    // is common), 0 when only where the first test hit. Picks scan's
+    // pipeline on the host; the kernel has it as a constant.
+    dense: u32,
     // brute-byte: only positions in [win_lo, win_hi) are appended.
     win_lo: u32,
     win_hi: u32,

@@ -81,7 +81,7 @@ pub(crate) mod params {
     pub(crate) const B2: usize = 105;
     pub(crate) const OR1: usize = 106;
     pub(crate) const OR2: usize = 107;
-    pub(crate) const HAS_R2: usize = 108;
+    pub(crate) const DENSE: usize = 108;
     pub(crate) const WIN_LO: usize = 109;
     pub(crate) const WIN_HI: usize = 110;
     pub(crate) const MAGIC: usize = 111;
@@ -151,7 +151,7 @@ mod tests {
         assert_eq!(off("b2"), params::B2);
         assert_eq!(off("or1"), params::OR1);
         assert_eq!(off("or2"), params::OR2);
-        assert_eq!(off("has_r2"), params::HAS_R2);
+        assert_eq!(off("dense"), params::DENSE);
         assert_eq!(off("win_lo"), params::WIN_LO);
         assert_eq!(off("win_hi"), params::WIN_HI);
         assert_eq!(off("magic"), params::MAGIC);

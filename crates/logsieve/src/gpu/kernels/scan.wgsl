@@ -22,10 +22,12 @@
 // - a test costs three operations a word for an ASCII byte (`eq_ascii`);
 // - the window's shifts are constants of the pipeline (`D2R`), not
 //   run-time selects: 0.093 -> 0.082 ms for `192.168.1`;
-// - the second test runs on every chunk, without a branch: where the rare
-//   byte is in a quarter of the chunks, every warp takes it anyway;
-// - the hits of both chunks are one word and one loop (`hits`): a loop
-//   per vec4 lane cost `x` 0.014 ms.
+// - the second test runs on every chunk, without a branch, where the rare
+//   byte is in a quarter of the chunks (every warp takes the branch
+//   anyway), and behind one where it is rare (`DENSE`);
+// - the two tests' lane masks are ANDed before they become bits, and the
+//   hits of both chunks are one word and one loop (`hits`): a loop per
+//   vec4 lane cost `x` 0.014 ms.
 
 const NL4: u32 = 0x0A0A0A0Au;
 
@@ -35,6 +37,10 @@ override SPEC: u32 = 3u;
 // The distance from the rarest byte to the second, modulo 16: the byte
 // shift of the second test's window. The host builds a pipeline per value.
 override D2R: u32 = 0u;
+// The second test on every chunk, without a branch: for a rarest byte so
+// common that nearly every warp would take the branch (`DENSE_SHARE` in
+// scan.rs). Otherwise only chunks where the first test hit take it.
+override DENSE: bool = true;
 
 // The high bit of each byte lane where `(w | orm)` equals the broadcast
 // byte `b`. Exact per lane (no borrow between lanes): for x = lane ^ b,
@@ -56,15 +62,17 @@ fn eq_ascii(w: vec4<u32>, b: u32, orm: u32) -> vec4<u32> {
     return ~(t | w) & vec4<u32>(0x80808080u);
 }
 
-// The bit set of the bytes of w equal to b: byte i of word k at bit
-// 8 * i + k (four shifts and three ORs from the lane masks).
-fn hits(w: vec4<u32>, b: u32, orm: u32) -> u32 {
-    var m: vec4<u32>;
+// The lane mask of the bytes of w equal to b (under orm).
+fn eq(w: vec4<u32>, b: u32, orm: u32) -> vec4<u32> {
     if (b & 0x80u) == 0u {
-        m = eq_ascii(w, b, orm);
-    } else {
-        m = eq_mask(w, b, orm);
+        return eq_ascii(w, b, orm);
     }
+    return eq_mask(w, b, orm);
+}
+
+// The lane mask as a bit set: byte i of word k at bit 8 * i + k (four
+// shifts and three ORs).
+fn hits(m: vec4<u32>) -> u32 {
     return (m.x >> 7u) | (m.y >> 6u) | (m.z >> 5u) | (m.w >> 4u);
 }
 
@@ -98,9 +106,9 @@ fn window(u: u32) -> vec4<u32> {
     return (lo >> vec4<u32>(sh)) | (hi << vec4<u32>((32u - sh) & 31u));
 }
 
-// The second test's hits for the 16 starts of the rare byte at base.
-fn second(base: u32) -> u32 {
-    return hits(window(u32(i32(base) + params.d2)), params.b2, params.or2);
+// The second test's lane mask for the 16 starts of the rare byte at base.
+fn second(base: u32) -> vec4<u32> {
+    return eq(window(u32(i32(base) + params.d2)), params.b2, params.or2);
 }
 
 // The pattern's bytes i..i+4 as one word (i a multiple of 4).
@@ -169,25 +177,30 @@ fn scan(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     let base0 = c0 * 16u;
     let base1 = c1 * 16u;
-    var h0 = hits(v0, params.b1, params.or1);
+    var m0 = eq(v0, params.b1, params.or1);
     // The padding ('\n') never holds a pattern byte, so a v1 past the end
     // has no hits.
-    var h1 = hits(v1, params.b1, params.or1);
+    var m1 = eq(v1, params.b1, params.or1);
     var verify = SPEC == 3u;
     if SPEC != 1u {
-        // In the first 64 bytes of a segment the window may start before
-        // the buffer: there the candidates skip the second test and are
-        // verified in full.
-        if i32(base0) + params.d2 >= 0 {
-            h0 &= second(base0);
-        } else {
-            verify = true;
+        let zero = vec4<u32>(0u);
+        if DENSE || any(m0 != zero) {
+            // In the first 64 bytes of a segment the window may start
+            // before the buffer: there the candidates skip the second test
+            // and are verified in full.
+            if i32(base0) + params.d2 >= 0 {
+                m0 &= second(base0);
+            } else {
+                verify = true;
+            }
         }
-        h1 &= second(base1);
+        if DENSE || any(m1 != zero) {
+            m1 &= second(base1);
+        }
     }
     // Chunk 1's bits sit above chunk 0's: bit j is byte j >> 3 of word
     // j & 3 of chunk (j >> 2) & 1.
-    var h = h0 | (h1 << 4u);
+    var h = hits(m0) | (hits(m1) << 4u);
     var last_line = 0xFFFFFFFFu;
     while h != 0u {
         let j = countTrailingZeros(h);
