@@ -139,19 +139,36 @@ pub(crate) struct ScanPipes {
 impl ScanPipes {
     fn get(&self, device: &wgpu::Device, i: usize) -> &wgpu::ComputePipeline {
         self.pipes[i].get_or_init(|| {
-            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some("scan"),
-                layout: Some(&self.layout),
-                module: &self.module,
-                entry_point: Some("scan"),
-                compilation_options: wgpu::PipelineCompilationOptions {
-                    constants: &kernels::scan::constants(i),
-                    ..Default::default()
-                },
-                cache: None,
-            })
+            compute_pipeline(
+                device,
+                &self.layout,
+                &self.module,
+                "scan",
+                &kernels::scan::constants(i),
+            )
         })
     }
+}
+
+/// A compute pipeline of `entry` in `module`, with override `constants`.
+fn compute_pipeline(
+    device: &wgpu::Device,
+    layout: &wgpu::PipelineLayout,
+    module: &wgpu::ShaderModule,
+    entry: &str,
+    constants: &[(&str, f64)],
+) -> wgpu::ComputePipeline {
+    device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some(entry),
+        layout: Some(layout),
+        module,
+        entry_point: Some(entry),
+        compilation_options: wgpu::PipelineCompilationOptions {
+            constants,
+            ..Default::default()
+        },
+        cache: None,
+    })
 }
 
 /// Errors reported by wgpu outside an error scope, and device loss: both
@@ -388,20 +405,9 @@ impl GpuContext {
                 source: wgpu::ShaderSource::Wgsl(m.source().into()),
             })
         };
-        let pipe_with = |module: &wgpu::ShaderModule, entry: &str, constants: &[(&str, f64)]| {
-            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some(entry),
-                layout: Some(&pl),
-                module,
-                entry_point: Some(entry),
-                compilation_options: wgpu::PipelineCompilationOptions {
-                    constants,
-                    ..Default::default()
-                },
-                cache: None,
-            })
+        let pipe = |module: &wgpu::ShaderModule, entry: &str| {
+            compute_pipeline(&device, &pl, module, entry, &[])
         };
-        let pipe = |module: &wgpu::ShaderModule, entry: &str| pipe_with(module, entry, &[]);
         let m_bl = module(&kernels::brute_line::MODULE);
         let m_bb = module(&kernels::brute_byte::MODULE);
         let m_tp = module(&kernels::two_phase::MODULE);

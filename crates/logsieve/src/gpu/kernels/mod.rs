@@ -91,23 +91,30 @@ pub(crate) mod params {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// `src` parsed and validated by naga with `caps` (panics with naga's
+    /// message, prefixed by `what`).
+    pub(crate) fn validated(
+        what: &str,
+        src: &str,
+        caps: naga::valid::Capabilities,
+    ) -> (naga::Module, naga::valid::ModuleInfo) {
+        let module = naga::front::wgsl::parse_str(src)
+            .unwrap_or_else(|e| panic!("{what}: {}", e.emit_to_string(src)));
+        let info = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), caps)
+            .validate(&module)
+            .unwrap_or_else(|e| panic!("{what}: {}", e.emit_to_string(src)));
+        (module, info)
+    }
 
     /// Every module parses and validates with naga (no adapter needed), and
     /// declares the entry points the engine asks for.
     #[test]
     fn wgsl_validates_with_naga() {
         for m in MODULES {
-            let src = m.source();
-            let module = naga::front::wgsl::parse_str(&src)
-                .unwrap_or_else(|e| panic!("{}: {}", m.label, e.emit_to_string(&src)));
-            naga::valid::Validator::new(
-                naga::valid::ValidationFlags::all(),
-                naga::valid::Capabilities::empty(),
-            )
-            .validate(&module)
-            .unwrap_or_else(|e| panic!("{}: {}", m.label, e.emit_to_string(&src)));
+            let (module, _) = validated(m.label, &m.source(), naga::valid::Capabilities::empty());
             for ep in m.entry_points {
                 assert!(
                     module.entry_points.iter().any(|e| e.name == *ep),

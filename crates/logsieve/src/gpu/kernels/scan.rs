@@ -15,7 +15,12 @@ pub(crate) const MODULE: Module = Module {
 /// (the window's shift, a constant of the pipeline) and per way of running
 /// the second test (on every chunk, or where the first test hit). Built
 /// when first needed ([`crate::gpu::context`]).
-pub(crate) const PIPELINES: usize = 65;
+pub(crate) const PIPELINES: usize = 1 + 2 * PER_KIND;
+
+/// Pipelines per kind of two-byte-or-longer pattern: 16 distances, each
+/// with and without the branch. Pipeline 0 is the one-byte kind's; then
+/// the two-byte kind's, then the longer kind's.
+const PER_KIND: usize = 32;
 
 /// The pipeline for a pattern of `len` bytes whose second rare byte is
 /// `d2` bytes from the first, with the second test on every chunk when
@@ -25,7 +30,7 @@ pub(crate) fn pipeline_for(len: usize, d2: i32, dense: bool) -> usize {
     match len {
         0 | 1 => 0,
         2 => 1 + r,
-        _ => 33 + r,
+        _ => 1 + PER_KIND + r,
     }
 }
 
@@ -33,11 +38,10 @@ pub(crate) fn pipeline_for(len: usize, d2: i32, dense: bool) -> usize {
 pub(crate) fn constants(i: usize) -> [(&'static str, f64); 3] {
     let (spec, r) = match i {
         0 => (1, 0),
-        1..=32 => (2, i - 1),
-        _ => (3, i - 33),
+        _ => (2 + (i - 1) / PER_KIND, (i - 1) % PER_KIND),
     };
     [
-        ("SPEC", f64::from(spec)),
+        ("SPEC", spec as f64),
         ("D2R", (r % 16) as f64),
         ("DENSE", (r / 16) as f64),
     ]
@@ -174,21 +178,18 @@ pub(crate) fn groups(n_bytes: u32) -> u64 {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::validated;
     use super::*;
 
     /// The immediate-data variant parses and validates with naga, and the
     /// host packs what it reads where it reads it.
     #[test]
     fn immediate_variant_validates_and_packs() {
-        let src = source_immediate();
-        let module = naga::front::wgsl::parse_str(&src)
-            .unwrap_or_else(|e| panic!("{}", e.emit_to_string(&src)));
-        naga::valid::Validator::new(
-            naga::valid::ValidationFlags::all(),
+        let (module, _) = validated(
+            "scan (immediates)",
+            &source_immediate(),
             naga::valid::Capabilities::IMMEDIATES,
-        )
-        .validate(&module)
-        .unwrap_or_else(|e| panic!("{}", e.emit_to_string(&src)));
+        );
         let (_, ty) = module
             .types
             .iter()
@@ -232,10 +233,7 @@ mod tests {
             (MODULE.source(), naga::valid::Capabilities::empty()),
             (source_immediate(), naga::valid::Capabilities::IMMEDIATES),
         ] {
-            let module = naga::front::wgsl::parse_str(&src).unwrap();
-            let info = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), caps)
-                .validate(&module)
-                .unwrap();
+            let (module, info) = validated("scan", &src, caps);
             for i in 0..PIPELINES {
                 let mut consts = naga::back::PipelineConstants::default();
                 for (k, v) in constants(i) {

@@ -31,6 +31,10 @@
 
 const NL4: u32 = 0x0A0A0A0Au;
 
+// Chunks (vec4 loads) per thread: two, whose hits share one word (`VPT`
+// in scan.rs sizes the dispatch).
+const VPT: u32 = 2u;
+
 // The pipeline's kind of pattern: 1 one byte (no second test, no
 // verification), 2 two bytes (both tested, no verification), 3 longer.
 override SPEC: u32 = 3u;
@@ -159,7 +163,7 @@ fn verify_at(p: u32) -> bool {
 
 @compute @workgroup_size(256)
 fn scan(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    let c0 = group_id(wid, nwg) * (WG * 2u) + lid;
+    let c0 = group_id(wid, nwg) * (WG * VPT) + lid;
     let c1 = c0 + WG;
     let n_vec = (seg.n_bytes + 15u) / 16u;
     // The host does not clear the counters for scan: the pop-count (a
