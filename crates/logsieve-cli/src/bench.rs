@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use logsieve::gen::{generate, GenOptions};
 use logsieve::gpu::{GpuContext, GpuKernel};
-use logsieve::{BackendChoice, Corpus, Engine, QueryBuilder, SearchOptions, Syntax, Want};
+use logsieve::{BackendChoice, Corpus, QueryBuilder, SearchOptions, Session, Syntax, Want};
 use serde_json::json;
 
 use crate::args::BenchArgs;
@@ -130,11 +130,11 @@ pub fn run(a: &BenchArgs) -> i32 {
         })
         .unwrap_or_else(|| "none".into());
     drop(fresh);
-    let mut engine = Engine::new(Corpus::from_bytes("bench", data));
-    let n_lines = engine.corpus().docs()[0].lines().len();
+    let mut session = Session::new(Corpus::from_bytes("bench", data));
+    let n_lines = session.corpus().docs()[0].lines().len();
     let upload = if startup.is_some() {
-        match engine.attach_gpu() {
-            Ok(()) => engine.gpu().map(|g| (g.upload_time(), g.upload_gbps())),
+        match session.attach_gpu() {
+            Ok(()) => session.gpu().map(|g| (g.upload_time(), g.upload_gbps())),
             Err(e) => {
                 err(format!("GPU upload failed, GPU rows skipped: {e}"));
                 None
@@ -179,7 +179,7 @@ pub fn run(a: &BenchArgs) -> i32 {
                 opts(BackendChoice::Cpu, 0, None),
             ),
         ];
-        if engine.gpu().is_some() {
+        if session.gpu().is_some() {
             for k in GpuKernel::ALL {
                 configs.push((
                     format!("gpu {}", k.name()),
@@ -217,11 +217,11 @@ pub fn run(a: &BenchArgs) -> i32 {
                 let t = Instant::now();
                 let res = match o.backend {
                     BackendChoice::Gpu => {
-                        let g = engine.gpu().expect("attached");
+                        let g = session.gpu().expect("attached");
                         // The table shows kernel times.
                         g.set_timestamps(true);
                         let k = o.gpu_kernel.expect("kernel");
-                        g.search(engine.corpus(), &query, k, Want::Count).map(|s| {
+                        g.search(session.corpus(), &query, k, Want::Count).map(|s| {
                             (
                                 s.docs.iter().map(|d| d.count).sum::<u64>(),
                                 format!("gpu/{}", k.name()),
@@ -229,7 +229,7 @@ pub fn run(a: &BenchArgs) -> i32 {
                             )
                         })
                     }
-                    _ => engine
+                    _ => session
                         .search(&query, o)
                         .map(|r| (r.total(), r.backend.name.clone(), None)),
                 };
@@ -286,7 +286,7 @@ pub fn run(a: &BenchArgs) -> i32 {
         }
     }
     md.push_str("\n## 1. End-to-end, corpus resident (ratios to the best row of each query)\n\n");
-    md.push_str("In-process rows time `Engine::search` / `GpuCorpus::search` (write parameters → count on the host); rg and grep rows are whole processes on the same bytes in a file (page cache warm).\n\n");
+    md.push_str("In-process rows time `Session::search` / `GpuCorpus::search` (write parameters → count on the host); rg and grep rows are whole processes on the same bytes in a file (page cache warm).\n\n");
     md.push_str("| query | row | ran | count | end-to-end ms | kernel ms | GB/s | × best |\n|---|---|---|---|---|---|---|---|\n");
     let mut jrows = Vec::new();
     for q in QUERIES {
@@ -333,13 +333,13 @@ pub fn run(a: &BenchArgs) -> i32 {
             .syntax(Syntax::Fixed)
             .build(&[q])
             .expect("query");
-        let model = logsieve::planner::histogram_elimination(engine.corpus(), &query);
+        let model = logsieve::planner::histogram_elimination(session.corpus(), &query);
         let truth = rows
             .iter()
             .find(|r| r.query == q)
             .map_or(0.0, |r| r.count as f64 / n_lines as f64);
-        let gpu = engine.gpu().and_then(|g| {
-            g.search(engine.corpus(), &query, GpuKernel::TwoPhase, Want::Count)
+        let gpu = session.gpu().and_then(|g| {
+            g.search(session.corpus(), &query, GpuKernel::TwoPhase, Want::Count)
                 .ok()
                 .and_then(|s| s.candidates)
                 .map(|c| 1.0 - c as f64 / n_lines as f64)
@@ -356,7 +356,7 @@ pub fn run(a: &BenchArgs) -> i32 {
     // Table 3: memory.
     let mut jmem = Vec::new();
     md.push_str("\n## 3. GPU memory for this corpus\n\n");
-    if let Some(g) = engine.gpu() {
+    if let Some(g) = session.gpu() {
         md.push_str("| buffer | bytes |\n|---|---|\n");
         let mut total = 0;
         for (name, size) in g.buffers() {

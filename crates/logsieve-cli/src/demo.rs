@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use logsieve::gen::{generate, GenOptions};
 use logsieve::gpu::{GpuContext, GpuKernel};
-use logsieve::{BackendChoice, Corpus, Engine, QueryBuilder, SearchOptions, Syntax, Want};
+use logsieve::{BackendChoice, Corpus, QueryBuilder, SearchOptions, Session, Syntax, Want};
 
 use crate::args::DemoArgs;
 use crate::search::{err, EXIT_ERROR};
@@ -44,9 +44,9 @@ pub fn run(a: &DemoArgs) -> i32 {
         bytes as f64 / 1e6,
         t.elapsed().as_secs_f64()
     );
-    let mut engine = Engine::new(Corpus::from_bytes("demo", data));
+    let mut session = Session::new(Corpus::from_bytes("demo", data));
     let t = Instant::now();
-    let lines = engine.corpus().docs()[0].lines().len();
+    let lines = session.corpus().docs()[0].lines().len();
     println!(
         "line index: {lines} lines in {:.1} ms",
         t.elapsed().as_secs_f64() * 1e3
@@ -75,9 +75,9 @@ pub fn run(a: &DemoArgs) -> i32 {
     ];
     if !a.no_gpu {
         let t = Instant::now();
-        match engine.attach_gpu() {
+        match session.attach_gpu() {
             Ok(()) => {
-                let g = engine.gpu().expect("attached");
+                let g = session.gpu().expect("attached");
                 println!(
                     "GPU: {} ({}, {}); start-up + upload {:.1} ms, upload {:.2} GB/s",
                     g.context().info().name,
@@ -131,7 +131,7 @@ pub fn run(a: &DemoArgs) -> i32 {
             let mut count = 0;
             let mut name = label.clone();
             for _ in 0..a.runs.max(1) {
-                match engine.search(&query, opts) {
+                match session.search(&query, opts) {
                     Ok(r) => {
                         times.push(r.backend.elapsed);
                         count = r.total();

@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use std::time::Instant;
 
 use clap::Args;
-use logsieve::{Engine, PatternCounts, Query, SearchOptions};
+use logsieve::{Answer, PatternCounts, Query, Request, SearchOptions, Session};
 use serde_json::json;
 
 use crate::args::SearchArgs;
@@ -103,14 +103,22 @@ fn print<W: Write>(out: &mut W, a: &SearchArgs, c: &PatternCounts, t0: Instant) 
 /// some pattern was found, 1 when none, 2 on an error).
 pub fn run(
     a: &SearchArgs,
-    engine: &Engine,
+    session: &mut Session,
     query: &Query,
     opts: &SearchOptions,
     had_error: bool,
     t0: Instant,
 ) -> i32 {
-    let counts = match engine.count_per_pattern(query, opts) {
-        Ok(c) => c,
+    let req = Request::PatternCounts(query);
+    let answer = session
+        .prepare(&req, opts)
+        .and_then(|route| session.execute(&req, &route, opts));
+    if let Some(w) = session.calibration_warning() {
+        err(w);
+    }
+    let counts = match answer {
+        Ok(Answer::PatternCounts(c)) => c,
+        Ok(_) => unreachable!("a per-pattern request is answered by per-pattern counts"),
         Err(e) => {
             err(e);
             return EXIT_ERROR;

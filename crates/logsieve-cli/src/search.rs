@@ -5,10 +5,9 @@ use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::Instant;
 
-use logsieve::gpu::GpuKernel;
 use logsieve::{
-    BackendChoice, Corpus, Document, Engine, LoadOptions, Query, QueryBuilder, SearchOptions,
-    Syntax, Want,
+    Answer, BackendChoice, Corpus, Document, Kernel, LoadOptions, Query, QueryBuilder, Request,
+    SearchOptions, Session, Syntax, Tuning, Want,
 };
 
 use crate::args::{BackendArg, ColorChoice, SearchArgs};
@@ -151,77 +150,50 @@ pub fn run(a: &SearchArgs) -> i32 {
     };
     let mut search_opts = search_opts;
     if let Some(name) = &a.gpu_kernel {
-        match GpuKernel::from_name(name) {
+        match Kernel::from_name(name) {
             Some(k) => search_opts.gpu_kernel = Some(k),
             None => {
-                let names: Vec<&str> = GpuKernel::ALL
-                    .iter()
-                    .map(|k| k.name())
-                    .chain(logsieve::gpu::MultiKernel::ALL.iter().map(|k| k.name()))
-                    .collect();
                 err(format!(
                     "--gpu-kernel {name}: unknown kernel (one of {})",
-                    names.join(", ")
+                    Kernel::names().join(", ")
                 ));
                 return EXIT_ERROR;
             }
         }
     }
     let t0 = Instant::now();
-    let mut engine = Engine::new(corpus);
-    let mut cold_plan = None;
-    match search_opts.backend {
-        BackendChoice::Cpu => {}
-        BackendChoice::Gpu => {
-            if let Err(e) = engine.attach_gpu() {
-                err(format!("--backend gpu: {e}"));
-                return EXIT_ERROR;
-            }
-        }
-        BackendChoice::Auto => {
-            // One-shot: start a GPU only when start-up and upload pay.
-            let d = engine.plan_cold(&plan.query, &search_opts);
-            if matches!(d.choice, logsieve::planner::Choice::Gpu(_)) {
-                if let Err(e) = engine.attach_gpu() {
-                    if a.explain {
-                        err(format!("GPU not available ({e}); using the CPU"));
-                    }
-                }
-            } else {
-                cold_plan = Some(d);
-            }
-        }
+    let mut session = Session::with_tuning(corpus, Tuning::from_env());
+    if a.per_pattern.active() {
+        return crate::patterns::run(a, &mut session, &plan.query, &search_opts, had_error, t0);
     }
-    if let Some(w) = engine.calibration_warning() {
+    // One-shot: the routing point starts a GPU only when start-up and
+    // upload pay for this one query.
+    let req = Request::Search(&plan.query);
+    let route = match session.prepare(&req, &search_opts) {
+        Ok(r) => r,
+        Err(e) => {
+            err(e);
+            return EXIT_ERROR;
+        }
+    };
+    if let Some(w) = session.calibration_warning() {
         err(w);
     }
-    if a.per_pattern.active() {
-        return crate::patterns::run(a, &engine, &plan.query, &search_opts, had_error, t0);
-    }
-    let result = match &cold_plan {
-        // The cold plan already chose the CPU: no second plan, and its
-        // reason is the one to report.
-        Some(d) => engine.search_cpu(&plan.query, &search_opts, &d.summary()),
-        None => match engine.search(&plan.query, &search_opts) {
-            Ok(r) => r,
-            Err(e) => {
-                err(e);
-                return EXIT_ERROR;
-            }
-        },
+    let result = match session.execute(&req, &route, &search_opts) {
+        Ok(Answer::Search(r)) => r,
+        Ok(_) => unreachable!("a search request is answered by a search result"),
+        Err(e) => {
+            err(e);
+            return EXIT_ERROR;
+        }
     };
-    if engine.gpu().is_some() {
+    if session.has_gpu() {
         // Best effort: a read-only cache directory only costs calibration.
-        let _ = engine.save_calibration();
+        let _ = session.save_calibration();
     }
     if a.explain {
         let mut s = String::new();
-        if let Some(d) = result
-            .plan
-            .as_ref()
-            .filter(|_| engine.gpu().is_some())
-            .or(cold_plan.as_ref())
-        {
+        if let Some(d) = result.plan.as_ref() {
             for l in d.explain().lines() {
                 s.push_str(&format!("explain: {l}\n"));
             }
@@ -255,9 +227,9 @@ pub fn run(a: &SearchArgs) -> i32 {
         line_number,
     };
     let res = if a.json {
-        JsonPrinter::new(&plan.query).print(&mut out, engine.corpus(), &result, t0)
+        JsonPrinter::new(&plan.query).print(&mut out, session.corpus(), &result, t0)
     } else {
-        printer.print(&mut out, engine.corpus(), &result)
+        printer.print(&mut out, session.corpus(), &result)
     };
     let res = res.and_then(|_| out.flush());
     if let Err(e) = res {

@@ -10,7 +10,10 @@ use clap::Args;
 use logsieve::pipeline::{
     self, format_ms, ColumnOptions, Columns, FieldSpec, Stats, StatsQuery, TimeFormat,
 };
-use logsieve::{corpus, BackendChoice, Corpus, Document, LoadOptions, Query, QueryBuilder, Syntax};
+use logsieve::{
+    corpus, Answer, BackendChoice, Corpus, Document, LoadOptions, Query, QueryBuilder, Request,
+    SearchOptions, Session, Syntax, Tuning, Want,
+};
 
 use crate::args::{BackendArg, SearchArgs};
 use crate::search::{err, EXIT_ERROR, EXIT_MATCH, EXIT_NO_MATCH};
@@ -373,8 +376,9 @@ fn execute(job: Job) -> i32 {
         .collect();
     let t_load = t0.elapsed();
     let t1 = Instant::now();
+    let mut session = Session::with_tuning(corpus, Tuning::from_env());
     let cols = Columns::build(
-        &corpus,
+        session.corpus(),
         &ColumnOptions {
             time_format,
             year: pipe.year.unwrap_or(1970),
@@ -389,6 +393,7 @@ fn execute(job: Job) -> i32 {
         .iter()
         .filter_map(|n| cols.field_index(n))
         .collect();
+    session.set_columns(cols);
     let q = StatsQuery {
         search: query.as_ref(),
         since: since.map(|s| s.resolve(newest)),
@@ -396,19 +401,30 @@ fn execute(job: Job) -> i32 {
         count_by: field_idx,
         histogram: bucket,
     };
-    let backend = match job.backend {
-        BackendArg::Auto => BackendChoice::Auto,
-        BackendArg::Cpu => BackendChoice::Cpu,
-        BackendArg::Gpu => BackendChoice::Gpu,
+    let opts = SearchOptions {
+        backend: match job.backend {
+            BackendArg::Auto => BackendChoice::Auto,
+            BackendArg::Cpu => BackendChoice::Cpu,
+            BackendArg::Gpu => BackendChoice::Gpu,
+        },
+        threads: job.threads,
+        want: Want::Count,
+        ..Default::default()
     };
     let t2 = Instant::now();
-    let (stats, report) = match pipeline::run(&corpus, &cols, &q, backend, job.threads) {
-        Ok(r) => r,
+    let req = Request::Stats(&q);
+    let answer = session
+        .prepare(&req, &opts)
+        .and_then(|route| session.execute(&req, &route, &opts));
+    let (stats, report) = match answer {
+        Ok(Answer::Stats(s, r)) => (s, r),
+        Ok(_) => unreachable!("a stats request is answered by stats"),
         Err(e) => {
             err(e);
             return EXIT_ERROR;
         }
     };
+    let (corpus, cols) = (session.corpus(), session.columns().expect("set above"));
     let t_run = t2.elapsed();
     if job.explain {
         let mut s = String::new();
@@ -445,7 +461,7 @@ fn execute(job: Job) -> i32 {
     let out = io::stdout();
     let mut out = io::BufWriter::new(out.lock());
     let res = if job.json {
-        print_json(&mut out, &cols, &q, &stats, &pipe.count_by, &report.name)
+        print_json(&mut out, cols, &q, &stats, &pipe.count_by, &report.name)
     } else {
         print_text(&mut out, &q, &stats, &pipe.count_by)
     };

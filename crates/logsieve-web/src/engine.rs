@@ -13,9 +13,13 @@ use std::rc::Rc;
 
 use flate2::write::MultiGzDecoder;
 use logsieve::cpu::{search_doc, CpuOptions};
-use logsieve::gpu::{unsupported_reason, GpuContext, GpuCorpus, GpuKernel};
+use logsieve::gpu::{GpuContext, GpuCorpus, GpuKernel};
 use logsieve::pipeline::{ColumnOptions, Columns, FieldSpec, NO_TIME};
-use logsieve::{Corpus, DocHits, Document, Query, QueryBuilder, Syntax, Want};
+use logsieve::planner::{Calibration, DeviceClass};
+use logsieve::session::route::{route, Backend, GpuState, RequestKind, RouteInput};
+use logsieve::{
+    BackendChoice, Corpus, DocHits, Document, Query, QueryBuilder, SearchOptions, Syntax, Want,
+};
 use serde_json::{json, Value};
 
 /// Bytes of one line shown in the list; the rest is elided.
@@ -145,10 +149,11 @@ impl Request {
     }
 }
 
-/// Where a prepared search runs.
+/// Where a prepared search runs: the routing point's [`Backend`], with the
+/// resident corpus the GPU route needs.
 enum Route {
     Cpu,
-    Gpu(Rc<GpuCorpus>),
+    Gpu(Rc<GpuCorpus>, GpuKernel),
 }
 
 /// A search ready to run, owning what it needs.
@@ -156,7 +161,6 @@ pub struct Prepared {
     query: Query,
     corpus: Rc<Corpus>,
     route: Route,
-    kernel: GpuKernel,
     reason: String,
     range: Option<(i64, i64)>,
 }
@@ -180,9 +184,9 @@ pub async fn run(p: Prepared) -> Outcome {
     let t0 = now_ms();
     let mut reason = p.reason;
     let mut gpu_lost = false;
-    if let Route::Gpu(g) = &p.route {
+    if let Route::Gpu(g, kernel) = &p.route {
         match g
-            .search_async(&p.corpus, &p.query, p.kernel, Want::Lines, None)
+            .search_async(&p.corpus, &p.query, *kernel, Want::Lines, None)
             .await
         {
             Ok(r) => {
@@ -190,7 +194,7 @@ pub async fn run(p: Prepared) -> Outcome {
                     range: p.range,
                     query: p.query,
                     docs: r.docs,
-                    backend: format!("gpu/{}", p.kernel.name()),
+                    backend: format!("gpu/{}", kernel.name()),
                     engine: "WebGPU",
                     reason,
                     ms: now_ms() - t0,
@@ -416,51 +420,59 @@ impl WebEngine {
         self.gpu.is_some()
     }
 
-    /// Compiles the request and chooses the backend. The error is JSON for
-    /// the page (an invalid regex, shown inline).
+    /// Compiles the request and asks the routing point
+    /// ([`logsieve::session::route::route`], the one every front end uses)
+    /// where it runs. The error is JSON for the page (an invalid regex,
+    /// shown inline).
     pub fn prepare(&self, req: &Request) -> Result<Prepared, String> {
         let query = req
             .query()
             .map_err(|e| json!({"ok": false, "kind": "query", "error": e}).to_string())?;
-        let unsupported = unsupported_reason(&query);
-        let (route, reason) = match (req.backend.as_str(), &self.gpu, unsupported) {
-            ("cpu", _, _) => (Route::Cpu, "forced: CPU".to_string()),
-            (_, None, _) if self.gpu_ctx.is_none() => {
-                (Route::Cpu, "no WebGPU: CPU engine".to_string())
+        let opts = SearchOptions {
+            backend: match req.backend.as_str() {
+                "cpu" => BackendChoice::Cpu,
+                "gpu" => BackendChoice::Gpu,
+                _ => BackendChoice::Auto,
+            },
+            threads: 1,
+            want: Want::Lines,
+            gpu_kernel: Some(req.kernel),
+            ..Default::default()
+        };
+        let gpu = self.gpu.as_ref().map(|g| {
+            let info = g.context().info();
+            GpuState {
+                class: DeviceClass::from_wgpu(&info.device_type, info.is_software),
+                name: info.name.clone(),
+                resident: true,
             }
-            (_, None, _) => (Route::Cpu, "the corpus is not on the GPU".to_string()),
-            (_, Some(_), Some(why)) => (Route::Cpu, why),
-            // The multi-pattern kernels (gpu/multi.rs) still block on a
-            // future in places, which a browser thread cannot do.
-            (_, Some(_), None) if query.literals().is_some_and(|l| l.len() > 1) => (
-                Route::Cpu,
-                "several patterns run on the CPU engine in the browser \
-                 (the multi-pattern GPU kernels are native-only for now)"
-                    .to_string(),
-            ),
-            // As the native planner: a software adapter (SwiftShader, a
-            // CPU emulating a GPU) is never chosen automatically; the CPU
-            // engine answers the same query tens of times faster.
-            ("auto", Some(g), None) if g.context().info().is_software => (
-                Route::Cpu,
-                "the WebGPU adapter is a software one (a CPU emulating a GPU): \
-                 the CPU engine is faster; choose WebGPU to force it"
-                    .to_string(),
-            ),
-            (b, Some(g), None) => (
-                Route::Gpu(g.clone()),
-                if b == "gpu" {
-                    "forced: GPU".to_string()
-                } else {
-                    "a literal query: GPU kernel".to_string()
-                },
-            ),
+        });
+        let calibration =
+            Calibration::defaults(gpu.as_ref().map_or(DeviceClass::Other, |g| g.class));
+        let routed = route(&RouteInput {
+            request: RequestKind::Search(&query),
+            opts: &opts,
+            corpus: &self.corpus,
+            gpu,
+            calibration: &calibration,
+        });
+        let (route, reason) = match (routed, &self.gpu) {
+            (Ok(r), Some(g)) => match r.backend {
+                Backend::Gpu(k) => (Route::Gpu(g.clone(), k), r.reason),
+                Backend::Cpu => (Route::Cpu, r.reason),
+            },
+            (Ok(r), None) => (Route::Cpu, r.reason),
+            // `--backend gpu` that cannot run: the page still answers, on
+            // the CPU, and says why.
+            (Err(e), _) if self.gpu_ctx.is_none() => {
+                (Route::Cpu, format!("no WebGPU: CPU engine ({e})"))
+            }
+            (Err(e), _) => (Route::Cpu, e.to_string()),
         };
         Ok(Prepared {
             query,
             corpus: self.corpus.clone(),
             route,
-            kernel: req.kernel,
             reason,
             range: req.range,
         })

@@ -16,11 +16,11 @@
 //! with atomics.
 
 use std::collections::HashMap;
-use std::time::Instant;
 
 use crate::cpu::multi::{count_doc, GroupCounts, Occurrences, PatternSet};
+use crate::error::Error;
 use crate::query::{CaseMode, Query, QueryBuilder, Syntax};
-use crate::{BackendChoice, BackendReport, Engine, Error, SearchOptions, Want};
+use crate::results::{BackendReport, Want};
 
 /// Lines and occurrences of each pattern of a query.
 #[derive(Clone, Debug)]
@@ -61,6 +61,7 @@ pub(crate) fn single(q: &Query, p: &[u8], whole_line: bool) -> Result<Query, Err
         .case_insensitive(q.case() != CaseMode::Sensitive)
         .word(q.word() && !whole_line)
         .whole_line(q.whole_line() || whole_line)
+        .cpu_multi(q.cpu_multi())
         .build(&[p])
 }
 
@@ -85,7 +86,7 @@ pub(crate) fn cpu_counts(
         let lens: Vec<usize> = set.uniq.iter().map(|p| p.len()).collect();
         let group_of = set.group_of.clone();
         let mut g = GroupCounts::zero(lens.len());
-        if let Some(occ) = Occurrences::new(set) {
+        if let Some(occ) = Occurrences::new(set, q.cpu_multi()) {
             for d in corpus.docs() {
                 g.add(&count_doc(&occ, &lens, d.data(), threads));
             }
@@ -122,107 +123,6 @@ pub(crate) fn cpu_counts(
         }
     }
     Ok((lines, occs))
-}
-
-impl Engine {
-    /// Counts, for every pattern of `query`, the lines that contain it and
-    /// its occurrences (see the [module docs](crate::pattern_counts)).
-    /// `opts.backend` picks the backend as for [`Engine::search`]
-    /// (`--backend gpu` errors when the GPU cannot run the query);
-    /// `opts.want` and `opts.max_count` are ignored.
-    pub fn count_per_pattern(
-        &self,
-        query: &Query,
-        opts: &SearchOptions,
-    ) -> Result<PatternCounts, Error> {
-        let t = Instant::now();
-        let cpu = |reason: &str| -> Result<PatternCounts, Error> {
-            let (lines, occurrences) = cpu_counts(&self.corpus, query, opts.threads)?;
-            let threads = if opts.threads == 0 {
-                std::thread::available_parallelism().map_or(1, |n| n.get())
-            } else {
-                opts.threads
-            };
-            let how = if literal_set(query).is_some() {
-                "one-pass"
-            } else {
-                "each pattern alone"
-            };
-            Ok(PatternCounts {
-                patterns: query.patterns().to_vec(),
-                lines,
-                occurrences,
-                backend: BackendReport {
-                    name: format!("cpu/{how} x{threads}"),
-                    reason: reason.to_string(),
-                    elapsed: t.elapsed(),
-                },
-            })
-        };
-        match opts.backend {
-            BackendChoice::Cpu => cpu("forced with --backend cpu"),
-            #[cfg(feature = "gpu")]
-            BackendChoice::Gpu => {
-                let Some(g) = &self.gpu else {
-                    return Err(Error::backend(
-                        "--backend gpu: no GPU attached (no adapter, or the upload failed)",
-                    ));
-                };
-                self.gpu_pattern_counts(g, query, opts, "forced with --backend gpu", t)
-            }
-            #[cfg(not(feature = "gpu"))]
-            BackendChoice::Gpu => Err(Error::backend(
-                "the GPU backend is not available in this build (feature `gpu` is off)",
-            )),
-            BackendChoice::Auto => {
-                #[cfg(feature = "gpu")]
-                if let Some(g) = &self.gpu {
-                    let mut o = opts.clone();
-                    o.want = Want::Count;
-                    let d = self.plan(query, &o);
-                    if let crate::planner::Choice::Gpu(_) = d.choice {
-                        if let Ok(r) = self.gpu_pattern_counts(g, query, opts, &d.summary(), t) {
-                            return Ok(r);
-                        }
-                    }
-                    return cpu(&d.summary());
-                }
-                cpu("no GPU attached")
-            }
-        }
-    }
-
-    #[cfg(feature = "gpu")]
-    fn gpu_pattern_counts(
-        &self,
-        g: &crate::gpu::GpuCorpus,
-        query: &Query,
-        opts: &SearchOptions,
-        reason: &str,
-        t: Instant,
-    ) -> Result<PatternCounts, Error> {
-        use crate::gpu::{GpuKernel, MultiKernel};
-        let asked = opts
-            .gpu_kernel
-            .and_then(GpuKernel::multi)
-            .unwrap_or(MultiKernel::DEFAULT);
-        let kernel = asked.for_query(query);
-        let reason = match asked.fallback_note(query) {
-            Some(n) => format!("{reason}; {n}"),
-            None => reason.to_string(),
-        };
-        let (lines, occurrences) = g.count_per_pattern(&self.corpus, query, kernel)?;
-        Ok(PatternCounts {
-            patterns: query.patterns().to_vec(),
-            lines,
-            occurrences,
-            backend: BackendReport {
-                name: format!("gpu/{}", kernel.name()),
-                reason,
-                elapsed: t.elapsed(),
-            },
-        })
-    }
 }
 
 /// Names the pattern(s) a submatch is, for `--json`: for literal queries

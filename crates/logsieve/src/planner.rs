@@ -22,40 +22,28 @@
 //! print them.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use crate::query::{CaseMode, Query, QueryKind};
-use crate::{Corpus, Want};
+use crate::corpus::Corpus;
+use crate::kernel::{Kernel, MultiKernel};
+use crate::query::{CaseMode, Query};
+use crate::results::Want;
+use crate::support::gpu_support;
 
-/// The longest pattern the GPU kernels hold in their uniform.
-pub const GPU_MAX_PATTERN: usize = 64;
-
-/// The GPU kernel for queries of several literals (`gpu::MultiKernel`'s
-/// default) when every pattern has at least [`BLOOM_MIN_PATTERN`] bytes.
-pub const MULTI_KERNEL: &str = "bloom";
-
-/// The GPU kernel for several literals when one is shorter than
-/// [`BLOOM_MIN_PATTERN`] bytes (bloom hashes 4-byte windows).
-pub const MULTI_KERNEL_SHORT: &str = "ac";
-
-/// The shortest pattern [`MULTI_KERNEL`] takes.
-pub const BLOOM_MIN_PATTERN: usize = 4;
-
-/// The multi-literal kernel for `query`, and why (for `--explain`).
-pub fn multi_kernel(query: &Query) -> (&'static str, String) {
+/// The many-literal kernel for `query`, and why (for `--explain`).
+pub fn multi_kernel(query: &Query) -> (Kernel, String) {
     let shortest = query.patterns().iter().map(|p| p.len()).min().unwrap_or(0);
-    if shortest < BLOOM_MIN_PATTERN {
-        let why = format!(
-            "{MULTI_KERNEL_SHORT} ({MULTI_KERNEL} needs >= {BLOOM_MIN_PATTERN}-byte patterns; \
-             shortest {shortest})"
-        );
-        (MULTI_KERNEL_SHORT, why)
-    } else {
-        (
-            MULTI_KERNEL,
-            format!("{MULTI_KERNEL} (shortest pattern {shortest} bytes)"),
-        )
-    }
+    let kernel = MultiKernel::DEFAULT.for_query(query);
+    let why = match MultiKernel::DEFAULT.fallback_note(query) {
+        Some(_) => format!(
+            "{} ({} needs >= {}-byte patterns; shortest {shortest})",
+            kernel.name(),
+            MultiKernel::DEFAULT.name(),
+            MultiKernel::BLOOM_MIN_LEN
+        ),
+        None => format!("{} (shortest pattern {shortest} bytes)", kernel.name()),
+    };
+    (kernel.into(), why)
 }
 
 /// Match density above which line output stays on the CPU (per line).
@@ -97,7 +85,7 @@ pub struct Calibration {
     /// CPU literal search, one thread, GB/s.
     pub cpu_gbps: f64,
     /// GPU kernel throughput over the resident corpus, GB/s, per kernel.
-    pub gpu_gbps: BTreeMap<String, f64>,
+    pub gpu_gbps: BTreeMap<Kernel, f64>,
     /// Fixed cost of one GPU query (uniform write, dispatch, readback), ms.
     pub gpu_latency_ms: f64,
     /// Host-to-GPU upload, GB/s.
@@ -119,7 +107,7 @@ impl Calibration {
             DeviceClass::Software | DeviceClass::Other => (1.0, 5.0, 1.0, 300.0, 2_000_000),
         };
         let mut gpu_gbps = BTreeMap::new();
-        gpu_gbps.insert("scan".to_string(), gbps);
+        gpu_gbps.insert(Kernel::Scan, gbps);
         Calibration {
             cpu_gbps: 8.0,
             gpu_gbps,
@@ -131,13 +119,16 @@ impl Calibration {
         }
     }
 
-    /// The fastest calibrated kernel and its throughput.
-    pub fn best_kernel(&self) -> (String, f64) {
+    /// The fastest calibrated single-literal kernel and its throughput
+    /// (the many-literal kernels' speeds are kept apart: they run other
+    /// queries).
+    pub fn best_kernel(&self) -> (Kernel, f64) {
         self.gpu_gbps
             .iter()
+            .filter(|(k, _)| Kernel::ALL.contains(k))
             .max_by(|a, b| a.1.total_cmp(b.1))
-            .map(|(k, v)| (k.clone(), *v))
-            .unwrap_or(("scan".to_string(), 1.0))
+            .map(|(k, v)| (*k, *v))
+            .unwrap_or((Kernel::Scan, 1.0))
     }
 
     /// Folds one measurement in (exponential moving average, weight 1/4),
@@ -161,7 +152,7 @@ impl Calibration {
                 let lat = self.gpu_latency_ms;
                 let body = (secs * 1e3 - lat).max(secs * 1e3 * 0.1) / 1e3;
                 let g = m.bytes as f64 / body / 1e9;
-                let e = self.gpu_gbps.entry(kernel.clone()).or_insert(g);
+                let e = self.gpu_gbps.entry(*kernel).or_insert(g);
                 *e = ema(*e, g);
             }
         }
@@ -179,7 +170,7 @@ impl Calibration {
         let kernels: Vec<String> = self
             .gpu_gbps
             .iter()
-            .map(|(k, v)| format!("\"{k}\":{v}"))
+            .map(|(k, v)| format!("\"{}\":{v}", k.name()))
             .collect();
         format!(
             "{{\"cpu_gbps\":{},\"gpu_gbps\":{{{}}},\"gpu_latency_ms\":{},\"upload_gbps\":{},\"gpu_startup_ms\":{},\"crossover_bytes\":{},\"samples\":{}}}",
@@ -211,7 +202,11 @@ impl Calibration {
         c.gpu_gbps.clear();
         for (k, x) in ks {
             let x = x.as_f64().filter(|x| x.is_finite() && *x > 0.0)?;
-            c.gpu_gbps.insert(k.clone(), x);
+            // A kernel this build does not know (an older or newer
+            // logsieve) is skipped, not an error.
+            if let Some(k) = Kernel::from_name(k) {
+                c.gpu_gbps.insert(k, x);
+            }
         }
         if c.gpu_gbps.is_empty() {
             return None;
@@ -219,28 +214,25 @@ impl Calibration {
         Some(c)
     }
 
-    /// The calibration file for a device: `$XDG_CACHE_HOME/logsieve/` (or
-    /// `~/.cache/logsieve/`), one JSON file per device name.
-    pub fn path_for(device: &str) -> Option<PathBuf> {
-        let base = std::env::var_os("LOGSIEVE_CACHE_DIR")
-            .map(PathBuf::from)
-            .or_else(|| {
-                std::env::var_os("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("logsieve"))
-            })
-            .or_else(|| {
-                std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache").join("logsieve"))
-            })?;
+    /// The calibration file for a device in the cache directory `dir`
+    /// ([`crate::Tuning::cache_dir`]), one JSON file per device name.
+    pub fn path_for(dir: &Path, device: &str) -> PathBuf {
         let safe: String = device
             .chars()
             .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
             .collect();
-        Some(base.join(format!("calibration-{safe}.json")))
+        dir.join(format!("calibration-{safe}.json"))
     }
 
-    /// Loads the calibration for `device`; a missing file gives the
-    /// defaults, a corrupt one the defaults and a warning.
-    pub fn load(device: &str, class: DeviceClass) -> (Calibration, Option<String>) {
-        let Some(path) = Calibration::path_for(device) else {
+    /// Loads the calibration for `device` from `dir`; no directory or a
+    /// missing file gives the defaults, a corrupt one the defaults and a
+    /// warning.
+    pub fn load(
+        dir: Option<&Path>,
+        device: &str,
+        class: DeviceClass,
+    ) -> (Calibration, Option<String>) {
+        let Some(path) = dir.map(|d| Calibration::path_for(d, device)) else {
             return (Calibration::defaults(class), None);
         };
         match std::fs::read_to_string(&path) {
@@ -258,14 +250,14 @@ impl Calibration {
         }
     }
 
-    /// Saves the calibration for `device` (errors are returned, not fatal).
-    pub fn save(&self, device: &str) -> std::io::Result<()> {
-        let Some(path) = Calibration::path_for(device) else {
+    /// Saves the calibration for `device` in `dir` (errors are returned,
+    /// not fatal; no directory: nothing is written).
+    pub fn save(&self, dir: Option<&Path>, device: &str) -> std::io::Result<()> {
+        let Some(dir) = dir else {
             return Ok(());
         };
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
+        let path = Calibration::path_for(dir, device);
+        std::fs::create_dir_all(dir)?;
         // Write then rename, so a crash never leaves half a file.
         let tmp = path.with_extension("json.tmp");
         std::fs::write(&tmp, self.to_json())?;
@@ -294,8 +286,8 @@ pub enum MeasuredBackend {
     },
     /// A GPU kernel.
     Gpu {
-        /// Kernel name.
-        kernel: String,
+        /// The kernel.
+        kernel: Kernel,
     },
 }
 
@@ -504,7 +496,7 @@ pub enum Choice {
     /// The CPU engine.
     Cpu,
     /// The GPU, with this kernel.
-    Gpu(String),
+    Gpu(Kernel),
 }
 
 /// The planner's decision and its reasons.
@@ -542,7 +534,7 @@ impl Decision {
         let mut s = String::new();
         let choice = match &self.choice {
             Choice::Cpu => "cpu".to_string(),
-            Choice::Gpu(k) => format!("gpu/{k}"),
+            Choice::Gpu(k) => format!("gpu/{}", k.name()),
         };
         s.push_str(&format!("plan: {choice}\n"));
         if self.inhibitors.is_empty() {
@@ -571,25 +563,15 @@ impl Decision {
     }
 }
 
-/// The categorical inhibitors for a query (empty: the GPU may run it).
+/// The categorical inhibitors for a query (empty: the GPU may run it):
+/// the query's shape ([`gpu_support`], the one support check) and, for line
+/// output, the match density.
 pub fn inhibitors(query: &Query, want: Want, sample: &SampleStats) -> Vec<String> {
     let mut out = Vec::new();
-    match query.kind() {
-        QueryKind::Regex => out.push("regex (the regex crate runs on the CPU)".to_string()),
-        QueryKind::Wildcard => out.push("wildcard pattern".to_string()),
-        QueryKind::Fuzzy => out.push("fuzzy matching".to_string()),
-        QueryKind::Literal => {}
-    }
-    let longest = query.patterns().iter().map(|p| p.len()).max().unwrap_or(0);
-    // Several literals run on the multi-literal kernels, whose patterns
-    // live in a table of any length.
-    if longest > GPU_MAX_PATTERN && query.patterns().len() == 1 {
-        out.push(format!(
-            "pattern longer than {GPU_MAX_PATTERN} bytes ({longest} bytes)"
-        ));
-    }
-    if query.case() == CaseMode::Unicode {
-        out.push("Unicode case-insensitive (-i with a non-ASCII pattern)".to_string());
+    if let Err(u) = gpu_support(query) {
+        if u.is_categorical() {
+            out.push(u.reason().to_string());
+        }
     }
     if want == Want::Lines && sample.density() > DENSITY_LIMIT {
         out.push(format!(
@@ -651,8 +633,8 @@ pub fn plan(input: &PlanInput<'_>) -> Decision {
             value: why,
             ms: (0.0, 0.0),
         });
-        let g = c.gpu_gbps.get(k).copied();
-        (k.to_string(), g.unwrap_or_else(|| c.best_kernel().1 / 10.0))
+        let g = c.gpu_gbps.get(&k).copied();
+        (k, g.unwrap_or_else(|| c.best_kernel().1 / 10.0))
     } else {
         c.best_kernel()
     };
@@ -844,11 +826,11 @@ mod tests {
     #[test]
     fn calibration_round_trips_and_corrupt_files_warn() {
         let dir = std::env::temp_dir().join(format!("logsieve-cal-{}", std::process::id()));
-        std::env::set_var("LOGSIEVE_CACHE_DIR", &dir);
+        let d = Some(dir.as_path());
         let mut c = Calibration::defaults(DeviceClass::Discrete);
         c.record(&Measurement {
             backend: MeasuredBackend::Gpu {
-                kernel: "scan".into(),
+                kernel: Kernel::Scan,
             },
             bytes: 200_000_000,
             seconds: 0.0002,
@@ -859,13 +841,13 @@ mod tests {
             seconds: 0.02,
         });
         assert_eq!(c.samples, 2);
-        c.save("Test GPU #1").unwrap();
-        let (back, warn) = Calibration::load("Test GPU #1", DeviceClass::Discrete);
+        c.save(d, "Test GPU #1").unwrap();
+        let (back, warn) = Calibration::load(d, "Test GPU #1", DeviceClass::Discrete);
         assert!(warn.is_none());
         assert_eq!(back.samples, 2);
         assert!((back.cpu_gbps - c.cpu_gbps).abs() < 1e-9);
-        std::fs::write(Calibration::path_for("Test GPU #1").unwrap(), "{not json").unwrap();
-        let (def, warn) = Calibration::load("Test GPU #1", DeviceClass::Discrete);
+        std::fs::write(Calibration::path_for(&dir, "Test GPU #1"), "{not json").unwrap();
+        let (def, warn) = Calibration::load(d, "Test GPU #1", DeviceClass::Discrete);
         assert!(warn.unwrap().contains("corrupt"));
         assert_eq!(def, Calibration::defaults(DeviceClass::Discrete));
         let _ = std::fs::remove_dir_all(dir);

@@ -6,7 +6,7 @@
 #![cfg(feature = "gpu")]
 
 use logsieve::gpu::{GpuContext, GpuKernel, MultiKernel, UploadOptions};
-use logsieve::{BackendChoice, Corpus, Engine, QueryBuilder, SearchOptions, Syntax};
+use logsieve::{BackendChoice, Corpus, QueryBuilder, SearchOptions, Session, Syntax};
 
 #[test]
 fn bloom_grid_stride_covers_every_vec4_once() {
@@ -43,13 +43,13 @@ fn bloom_grid_stride_covers_every_vec4_once() {
         corpus.push(b'\n');
     }
     // The decoys ("id-" and six hex digits) may be patterns too: count
-    // them with the CPU engine instead of by construction.
-    let mut engine = Engine::new(Corpus::from_bytes("t", corpus));
+    // them with the CPU session instead of by construction.
+    let mut session = Session::new(Corpus::from_bytes("t", corpus));
     let q = QueryBuilder::new()
         .syntax(Syntax::Fixed)
         .build(&pats)
         .unwrap();
-    let cpu = engine
+    let cpu = session
         .search(
             &q,
             &SearchOptions {
@@ -61,7 +61,7 @@ fn bloom_grid_stride_covers_every_vec4_once() {
     assert!(cpu.docs[0].count >= want_count);
     assert!(want_lines.iter().all(|l| cpu.docs[0].lines.contains(l)));
     for seg in [None, Some(100_000)] {
-        engine
+        session
             .attach_gpu_with(
                 &ctx,
                 UploadOptions {
@@ -75,11 +75,11 @@ fn bloom_grid_stride_covers_every_vec4_once() {
             gpu_kernel: Some(GpuKernel::from(MultiKernel::Bloom)),
             ..Default::default()
         };
-        let r = engine.search(&q, &o).unwrap();
+        let r = session.search(&q, &o).unwrap();
         assert_eq!(r.backend.name, "gpu/bloom");
         assert_eq!(r.docs[0].lines, cpu.docs[0].lines, "seg {seg:?}");
-        let c = engine.count_per_pattern(&q, &o).unwrap();
-        let cc = engine
+        let c = session.count_per_pattern(&q, &o).unwrap();
+        let cc = session
             .count_per_pattern(
                 &q,
                 &SearchOptions {

@@ -1,4 +1,4 @@
-//! The CPU engine against the naive oracle: the table of cases, random
+//! The CPU session against the naive oracle: the table of cases, random
 //! corpora, boundary sweeps and multi-megabyte corpora, through every CPU
 //! path (1, 2 and 4 threads; counts and line lists; `-m`; each matcher).
 
@@ -12,7 +12,7 @@ use common::{
 };
 use logsieve::cpu::{search_doc, CpuOptions};
 use logsieve::{
-    BackendChoice, Corpus, Document, Engine, ErrorKind, Query, QueryKind, SearchOptions, Syntax,
+    BackendChoice, Corpus, Document, ErrorKind, Query, QueryKind, SearchOptions, Session, Syntax,
     Want,
 };
 use proptest::prelude::*;
@@ -150,13 +150,13 @@ fn table_through_the_engine() {
         let q = build(&c.patterns(), c.syntax, c.flags()).unwrap();
         let mut corpus = Corpus::from_bytes("a", c.corpus.to_vec());
         corpus.push(Document::from_bytes("b", c.corpus.to_vec()));
-        let engine = Engine::new(corpus);
+        let session = Session::new(corpus);
         let opts = SearchOptions {
             backend: BackendChoice::Cpu,
             threads: 2,
             ..Default::default()
         };
-        let res = engine.search(&q, &opts).unwrap();
+        let res = session.search(&q, &opts).unwrap();
         assert_eq!(res.docs.len(), 2, "{}", c.name);
         for d in &res.docs {
             assert_eq!(d.lines, c.expected, "{}", c.name);

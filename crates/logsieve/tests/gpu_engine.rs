@@ -1,8 +1,8 @@
-//! The engine with a GPU attached: `--backend gpu` runs there or says why
+//! The session with a GPU attached: `--backend gpu` runs there or says why
 //! not; `--backend auto` never picks a software adapter.
 
 use logsieve::gpu::{GpuContext, GpuKernel, UploadOptions};
-use logsieve::{BackendChoice, Corpus, Engine, QueryBuilder, SearchOptions, Syntax, Want};
+use logsieve::{BackendChoice, Corpus, QueryBuilder, SearchOptions, Session, Syntax, Want};
 
 fn ctx() -> Option<GpuContext> {
     match GpuContext::shared() {
@@ -11,20 +11,20 @@ fn ctx() -> Option<GpuContext> {
             if std::env::var("LOGSIEVE_REQUIRE_GPU").as_deref() == Ok("1") {
                 panic!("LOGSIEVE_REQUIRE_GPU=1 but no GPU: {e}");
             }
-            eprintln!("\n!!!!!!!! NO GPU ADAPTER: GPU engine tests SKIPPED ({e}) !!!!!!!!\n");
+            eprintln!("\n!!!!!!!! NO GPU ADAPTER: GPU session tests SKIPPED ({e}) !!!!!!!!\n");
             None
         }
     }
 }
 
-fn engine(ctx: &GpuContext) -> Engine {
+fn session(ctx: &GpuContext) -> Session {
     let mut data = Vec::new();
     for i in 0..500 {
         data.extend_from_slice(
             format!("line {i} {}\n", if i % 7 == 0 { "ERROR_503" } else { "ok" }).as_bytes(),
         );
     }
-    let mut e = Engine::new(Corpus::from_bytes("t", data));
+    let mut e = Session::new(Corpus::from_bytes("t", data));
     e.attach_gpu_with(
         ctx,
         UploadOptions {
@@ -39,7 +39,7 @@ fn engine(ctx: &GpuContext) -> Engine {
 #[test]
 fn forced_gpu_runs_every_kernel_and_names_it() {
     let Some(ctx) = ctx() else { return };
-    let e = engine(&ctx);
+    let e = session(&ctx);
     assert!(e.gpu().unwrap().segment_count() > 1);
     let q = QueryBuilder::new()
         .syntax(Syntax::Fixed)
@@ -76,7 +76,7 @@ fn forced_gpu_runs_every_kernel_and_names_it() {
 #[test]
 fn forced_gpu_refuses_unsupported_queries_with_the_reason() {
     let Some(ctx) = ctx() else { return };
-    let e = engine(&ctx);
+    let e = session(&ctx);
     let q = QueryBuilder::new().word(true).build(&["ok"]).unwrap();
     let opts = SearchOptions {
         backend: BackendChoice::Gpu,
@@ -93,7 +93,7 @@ fn auto_never_picks_a_software_adapter() {
         eprintln!("hardware adapter: nothing to check here");
         return;
     }
-    let e = engine(&ctx);
+    let e = session(&ctx);
     let q = QueryBuilder::new()
         .syntax(Syntax::Fixed)
         .build(&["ERROR_503"])

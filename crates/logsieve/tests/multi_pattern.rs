@@ -10,8 +10,8 @@ mod common;
 
 use common::{naive, naive_find_iter, naive_lines, Flags};
 use logsieve::{
-    BackendChoice, Corpus, Engine, PatternCounts, PatternNamer, Query, QueryBuilder, SearchOptions,
-    Syntax, Want,
+    BackendChoice, Corpus, PatternCounts, PatternNamer, Query, QueryBuilder, SearchOptions,
+    Session, Syntax, Want,
 };
 
 /// SplitMix64: deterministic test data without a dependency.
@@ -141,9 +141,9 @@ fn oracle(corpus: &[u8], pats: &[Vec<u8>], fold: bool) -> (Vec<u64>, Vec<u64>) {
 }
 
 /// Checks the combined search (lines, counts, submatches, pattern names)
-/// and the per-pattern counts of `engine` with `opts` against the oracle.
-fn check(engine: &Engine, pats: &[Vec<u8>], fold: bool, opts: &SearchOptions, what: &str) {
-    let corpus: Vec<u8> = engine.corpus().docs()[0].data().to_vec();
+/// and the per-pattern counts of `session` with `opts` against the oracle.
+fn check(session: &Session, pats: &[Vec<u8>], fold: bool, opts: &SearchOptions, what: &str) {
+    let corpus: Vec<u8> = session.corpus().docs()[0].data().to_vec();
     let q = query(pats, fold);
     let flags = Flags {
         i: fold,
@@ -155,7 +155,7 @@ fn check(engine: &Engine, pats: &[Vec<u8>], fold: bool, opts: &SearchOptions, wh
             want,
             ..opts.clone()
         };
-        let r = engine
+        let r = session
             .search(&q, &o)
             .unwrap_or_else(|e| panic!("{what}: {e}"));
         assert_eq!(
@@ -198,7 +198,7 @@ fn check(engine: &Engine, pats: &[Vec<u8>], fold: bool, opts: &SearchOptions, wh
         l.iter().any(|&n| n > 0),
         "{what}: no pattern occurs (test data)"
     );
-    let c: PatternCounts = engine
+    let c: PatternCounts = session
         .count_per_pattern(&q, opts)
         .unwrap_or_else(|e| panic!("{what}: {e}"));
     for i in 0..pats.len() {
@@ -232,10 +232,10 @@ fn random_sets_cpu() {
         for fold in [false, true] {
             let pats = pattern_set(&mut rng, n, min_len);
             let corpus = corpus_for(&mut rng, &pats, 300);
-            let engine = Engine::new(Corpus::from_bytes("t", corpus));
+            let session = Session::new(Corpus::from_bytes("t", corpus));
             for threads in [1, 3] {
                 let what = format!("round {round} n {n} fold {fold} threads {threads}");
-                check(&engine, &pats, fold, &cpu_opts(threads), &what);
+                check(&session, &pats, fold, &cpu_opts(threads), &what);
             }
         }
     }
@@ -257,7 +257,7 @@ fn large_sets_pick_the_prefix_table_and_small_ones_aho_corasick() {
 #[test]
 fn per_pattern_counts_by_hand() {
     let corpus = b"aaaa x\nabab ABAB\n\nfoo aa\nzz".to_vec();
-    let engine = Engine::new(Corpus::from_bytes("t", corpus));
+    let session = Session::new(Corpus::from_bytes("t", corpus));
     let pats: Vec<Vec<u8>> = vec![
         b"aa".to_vec(),
         b"abab".to_vec(),
@@ -267,14 +267,14 @@ fn per_pattern_counts_by_hand() {
         b"".to_vec(),
     ];
     let q = query(&pats, false);
-    let c = engine.count_per_pattern(&q, &cpu_opts(1)).unwrap();
+    let c = session.count_per_pattern(&q, &cpu_opts(1)).unwrap();
     assert_eq!(c.lines, vec![2, 1, 2, 1, 0, 5]);
     // "aaaa" holds "aa" twice without overlap; the empty pattern is on
     // every line but never an occurrence.
     assert_eq!(c.occurrences, vec![3, 1, 3, 1, 0, 0]);
     assert_eq!(c.matched(), vec![0, 1, 2, 3, 5]);
     let qi = query(&pats, true);
-    let ci = engine.count_per_pattern(&qi, &cpu_opts(2)).unwrap();
+    let ci = session.count_per_pattern(&qi, &cpu_opts(2)).unwrap();
     assert_eq!(ci.lines[1], 1);
     assert_eq!(ci.occurrences[1], 2);
 }
@@ -282,12 +282,12 @@ fn per_pattern_counts_by_hand() {
 #[test]
 fn per_pattern_counts_for_regex_and_word_queries() {
     let corpus = b"error 503\nerrors 404\nERROR 500\n".to_vec();
-    let engine = Engine::new(Corpus::from_bytes("t", corpus));
+    let session = Session::new(Corpus::from_bytes("t", corpus));
     let q = QueryBuilder::new()
         .word(true)
         .build(&["error", r"\d{3}"])
         .unwrap();
-    let c = engine.count_per_pattern(&q, &cpu_opts(1)).unwrap();
+    let c = session.count_per_pattern(&q, &cpu_opts(1)).unwrap();
     assert_eq!(c.lines, vec![1, 3]);
     assert_eq!(c.occurrences, vec![1, 3]);
     let namer = PatternNamer::new(&q);
@@ -313,12 +313,12 @@ fn hundred_thousand_patterns_on_the_cpu() {
         }
         corpus.extend_from_slice(b" ok\n");
     }
-    let engine = Engine::new(Corpus::from_bytes("t", corpus));
+    let session = Session::new(Corpus::from_bytes("t", corpus));
     let q = query(&pats, false);
     assert_eq!(q.cpu_matcher_name(), "prefix-table");
-    let r = engine.search(&q, &cpu_opts(2)).unwrap();
+    let r = session.search(&q, &cpu_opts(2)).unwrap();
     assert_eq!(r.docs[0].count, 30);
-    let c = engine.count_per_pattern(&q, &cpu_opts(1)).unwrap();
+    let c = session.count_per_pattern(&q, &cpu_opts(1)).unwrap();
     assert_eq!(c.matched().len(), 30);
     assert_eq!(c.lines.iter().sum::<u64>(), 30);
 }
@@ -355,8 +355,8 @@ mod gpu {
         .as_ref()
     }
 
-    fn gpu_engine(ctx: &GpuContext, corpus: Vec<u8>, max_segment: Option<u64>) -> Engine {
-        let mut e = Engine::new(Corpus::from_bytes("t", corpus));
+    fn gpu_engine(ctx: &GpuContext, corpus: Vec<u8>, max_segment: Option<u64>) -> Session {
+        let mut e = Session::new(Corpus::from_bytes("t", corpus));
         e.attach_gpu_with(
             ctx,
             UploadOptions {
@@ -416,11 +416,11 @@ mod gpu {
                 corpus.extend_from_slice(b"\nlast ");
                 corpus.extend_from_slice(&pats[0]);
                 for seg in [None, Some(256)] {
-                    let engine = gpu_engine(ctx, corpus.clone(), seg);
+                    let session = gpu_engine(ctx, corpus.clone(), seg);
                     for k in MultiKernel::ALL {
                         let what = format!("round {round} n {n} fold {fold} seg {seg:?} {k:?}");
-                        check(&engine, &pats, fold, &opts(k), &what);
-                        let ran = engine.search(&query(&pats, fold), &opts(k)).unwrap();
+                        check(&session, &pats, fold, &opts(k), &what);
+                        let ran = session.search(&query(&pats, fold), &opts(k)).unwrap();
                         let want = match k {
                             MultiKernel::Bloom if shortest < 4 => MultiKernel::Ac,
                             _ => k,
@@ -435,7 +435,7 @@ mod gpu {
     #[test]
     fn self_overlapping_patterns_are_recounted_exactly() {
         let Some(ctx) = ctx() else { return };
-        let engine = gpu_engine(ctx, b"aaaa x\nabababab\n\nfoo aa\nzz".to_vec(), None);
+        let session = gpu_engine(ctx, b"aaaa x\nabababab\n\nfoo aa\nzz".to_vec(), None);
         let pats: Vec<Vec<u8>> = vec![
             b"aa".to_vec(),
             b"abab".to_vec(),
@@ -444,7 +444,7 @@ mod gpu {
         ];
         let q = query(&pats, false);
         for k in MultiKernel::ALL {
-            let c = engine.count_per_pattern(&q, &opts(k)).unwrap();
+            let c = session.count_per_pattern(&q, &opts(k)).unwrap();
             // bloom takes patterns of 4+ bytes: ac runs, and says why.
             assert_eq!(c.backend.name, format!("gpu/{}", k.for_query(&q).name()));
             if k == MultiKernel::Bloom {
@@ -458,7 +458,7 @@ mod gpu {
             assert_eq!(c.occurrences, vec![3, 2, 3, 1], "{k:?}");
         }
         // The same with patterns bloom takes itself.
-        let engine = gpu_engine(
+        let session = gpu_engine(
             ctx,
             b"aaaaaaa x
 abababababab
@@ -477,7 +477,7 @@ zzzz abcabcabca"
         ];
         let q = query(&pats, false);
         for k in MultiKernel::ALL {
-            let c = engine.count_per_pattern(&q, &opts(k)).unwrap();
+            let c = session.count_per_pattern(&q, &opts(k)).unwrap();
             assert_eq!(c.backend.name, format!("gpu/{}", k.name()));
             assert_eq!(c.lines, vec![2, 1, 2, 1, 1], "{k:?}");
             assert_eq!(c.occurrences, vec![2, 2, 2, 1, 1], "{k:?}");
@@ -557,9 +557,9 @@ zzzz abcabcabca"
                 corpus.extend_from_slice(b"last ");
                 corpus.extend_from_slice(&pat);
                 for seg in [None, Some(200), Some(1000)] {
-                    let engine = gpu_engine(ctx, corpus.clone(), seg);
+                    let session = gpu_engine(ctx, corpus.clone(), seg);
                     let what = format!("len {len} fold {fold} seg {seg:?}");
-                    check(&engine, &pats, fold, &opts(MultiKernel::Bloom), &what);
+                    check(&session, &pats, fold, &opts(MultiKernel::Bloom), &what);
                 }
             }
         }
@@ -571,13 +571,13 @@ zzzz abcabcabca"
     fn bloom_tables_follow_the_pattern_set() {
         let Some(ctx) = ctx() else { return };
         let corpus = b"alpha beta\ngamma DELTA\nepsilon\nzeta eta\n".to_vec();
-        let engine = gpu_engine(ctx, corpus.clone(), None);
+        let session = gpu_engine(ctx, corpus.clone(), None);
         let a: Vec<Vec<u8>> = vec![b"beta".to_vec(), b"delta".to_vec()];
         let b: Vec<Vec<u8>> = vec![b"beta".to_vec(), b"zeta".to_vec()];
         let c: Vec<Vec<u8>> = vec![b"beta".to_vec()];
         let o = opts(MultiKernel::Bloom);
         let lines = |p: &[Vec<u8>], fold: bool| {
-            let r = engine.search(&query(p, fold), &o).unwrap();
+            let r = session.search(&query(p, fold), &o).unwrap();
             assert_eq!(r.backend.name, "gpu/bloom");
             r.docs[0].lines.clone()
         };
@@ -589,26 +589,26 @@ zzzz abcabcabca"
             assert_eq!(lines(&c, false), vec![0]);
             assert_eq!(lines(&a, false), vec![0]);
             // Another kernel in between builds its own tables.
-            let r = engine
+            let r = session
                 .search(&query(&a, true), &opts(MultiKernel::Ac))
                 .unwrap();
             assert_eq!(r.docs[0].lines, vec![0, 1]);
         }
         for p in [&a, &b, &c] {
-            check(&engine, p, false, &o, "cache");
+            check(&session, p, false, &o, "cache");
         }
     }
 
     #[test]
     fn engine_names_the_kernel_and_refuses_what_it_cannot_run() {
         let Some(ctx) = ctx() else { return };
-        let engine = gpu_engine(ctx, b"alpha beta\ngamma\n".to_vec(), None);
+        let session = gpu_engine(ctx, b"alpha beta\ngamma\n".to_vec(), None);
         let q = query(&[b"beta".to_vec(), b"gamma".to_vec()], false);
         let gpu = SearchOptions {
             backend: BackendChoice::Gpu,
             ..Default::default()
         };
-        let r = engine.search(&q, &gpu).unwrap();
+        let r = session.search(&q, &gpu).unwrap();
         assert_eq!(
             r.backend.name,
             format!("gpu/{}", MultiKernel::DEFAULT.name())
@@ -616,8 +616,8 @@ zzzz abcabcabca"
         assert_eq!(r.docs[0].lines, vec![0, 1]);
         // The empty pattern stays on the CPU: forced GPU is an error.
         let e = query(&[b"beta".to_vec(), b"".to_vec()], false);
-        assert!(engine.search(&e, &gpu).is_err());
-        assert!(engine.count_per_pattern(&e, &gpu).is_err());
+        assert!(session.search(&e, &gpu).is_err());
+        assert!(session.count_per_pattern(&e, &gpu).is_err());
     }
 }
 
@@ -649,10 +649,10 @@ fn gpu_large_set_uses_wide_trie_offsets() {
         corpus.extend_from_slice(&p);
         corpus.extend_from_slice(b" ok\n");
     }
-    let mut engine = Engine::new(Corpus::from_bytes("t", corpus));
-    engine.attach_gpu_with(&ctx, Default::default()).unwrap();
+    let mut session = Session::new(Corpus::from_bytes("t", corpus));
+    session.attach_gpu_with(&ctx, Default::default()).unwrap();
     let q = query(&pats, true);
-    let cpu = engine.count_per_pattern(&q, &cpu_opts(1)).unwrap();
+    let cpu = session.count_per_pattern(&q, &cpu_opts(1)).unwrap();
     assert_eq!(cpu.matched().len(), 40);
     for k in MultiKernel::ALL {
         let o = SearchOptions {
@@ -660,9 +660,9 @@ fn gpu_large_set_uses_wide_trie_offsets() {
             gpu_kernel: Some(GpuKernel::from(k)),
             ..Default::default()
         };
-        let c = engine.count_per_pattern(&q, &o).unwrap();
+        let c = session.count_per_pattern(&q, &o).unwrap();
         assert_eq!(c.lines, cpu.lines, "{k:?}");
         assert_eq!(c.occurrences, cpu.occurrences, "{k:?}");
-        assert_eq!(engine.search(&q, &o).unwrap().docs[0].count, 40, "{k:?}");
+        assert_eq!(session.search(&q, &o).unwrap().docs[0].count, 40, "{k:?}");
     }
 }

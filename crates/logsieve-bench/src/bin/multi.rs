@@ -2,7 +2,7 @@
 //! and hashes over generated logs, about 1% of lines hit.
 //!
 //! Rows, all on the same data in the same run: each GPU multi-literal
-//! kernel (kernel time from GPU timestamps, and end to end), the CPU engine
+//! kernel (kernel time from GPU timestamps, and end to end), the CPU session
 //! on 1 thread and on all cores (its default matcher, and aho-corasick
 //! forced for comparison), then `rg -c -F -f` and `grep -c -F -f` as
 //! processes on a temp file. Every row's count must agree, or the run
@@ -23,7 +23,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use logsieve::gpu::{GpuContext, GpuCorpus, GpuKernel, MultiKernel};
-use logsieve::{BackendChoice, Corpus, Engine, QueryBuilder, SearchOptions, Syntax, Want};
+use logsieve::{BackendChoice, Corpus, QueryBuilder, SearchOptions, Session, Syntax, Want};
 
 struct Args {
     lines: u64,
@@ -237,8 +237,8 @@ fn main() {
         t.elapsed().as_secs_f64()
     );
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let mut engine = Engine::new(Corpus::from_bytes("bench.log", data.clone()));
-    let _ = engine.corpus().docs()[0].lines();
+    let mut session = Session::new(Corpus::from_bytes("bench.log", data.clone()));
+    let _ = session.corpus().docs()[0].lines();
     // The GPU: its own upload, kept resident for every set.
     let mut gpu: Option<(GpuContext, GpuCorpus)> = None;
     if a.gpu != Some(false) {
@@ -249,7 +249,7 @@ fn main() {
                     ctx.info().name
                 );
             }
-            Ok(ctx) => match GpuCorpus::upload(&ctx, engine.corpus()) {
+            Ok(ctx) => match GpuCorpus::upload(&ctx, session.corpus()) {
                 Ok(g) => {
                     eprintln!(
                         "GPU {}: uploaded at {:.1} GB/s",
@@ -267,7 +267,7 @@ fn main() {
         .as_ref()
         .map(|(c, _)| c.info().name.clone())
         .unwrap_or_else(|| "none".to_string());
-    let _ = &mut engine;
+    let _ = &mut session;
     let mut rng = Rng(7);
     let mut md = String::new();
     md.push_str(&format!(
@@ -315,7 +315,7 @@ fn main() {
                 let r = time(a.runs, || {
                     let t = Instant::now();
                     let q = build();
-                    let r = g.search(engine.corpus(), &q, GpuKernel::from(k), Want::Count);
+                    let r = g.search(session.corpus(), &q, GpuKernel::from(k), Want::Count);
                     cold.get_or_insert(t.elapsed());
                     if let Ok(r) = &r {
                         if let Some(t) = r.kernel_time {
@@ -327,7 +327,7 @@ fn main() {
                 let q = build();
                 let mut wt = Vec::new();
                 for _ in 0..a.runs.max(5) * 2 {
-                    if let Ok(r) = g.search(engine.corpus(), &q, GpuKernel::from(k), Want::Count) {
+                    if let Ok(r) = g.search(session.corpus(), &q, GpuKernel::from(k), Want::Count) {
                         wt.extend(r.kernel_time);
                     }
                 }
@@ -377,7 +377,7 @@ fn main() {
                     want: Want::Count,
                     ..Default::default()
                 };
-                let (d, r) = time(a.runs, || engine.search(&build(), &opts).expect("cpu"));
+                let (d, r) = time(a.runs, || session.search(&build(), &opts).expect("cpu"));
                 rows.push(Row {
                     name: format!("CPU {matcher}{label} x{th}"),
                     time: d,
@@ -396,7 +396,7 @@ fn main() {
         };
         if a.cpu {
             let (d, c) = time(a.runs, || {
-                engine.count_per_pattern(&build(), &opts).expect("counts")
+                session.count_per_pattern(&build(), &opts).expect("counts")
             });
             let hit = c.matched().len();
             rows.push(Row {

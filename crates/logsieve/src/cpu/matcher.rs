@@ -18,7 +18,7 @@ use regex::bytes::{Regex, RegexBuilder};
 
 use super::fuzzy::Fuzzy;
 use crate::error::Error;
-use crate::query::{Analysis, CaseMode, QueryBuilder, QueryKind, Syntax};
+use crate::query::spec::{Analysis, CaseMode, QueryBuilder, QueryKind, Syntax};
 
 /// A candidate position: where the match starts in the buffer, and whether
 /// its line must be re-checked.
@@ -117,7 +117,7 @@ impl Matcher {
                 }
                 CaseMode::Sensitive | CaseMode::Ascii => {
                     let set = super::multi::PatternSet::new(lits, a.case == CaseMode::Ascii);
-                    if super::multi::use_prefix_table(&set) {
+                    if super::multi::use_prefix_table(&set, b.cpu_multi) {
                         if let Some(t) = super::multi::PrefixTable::new(set) {
                             return Ok(Matcher::Multi(t));
                         }

@@ -16,7 +16,7 @@ use rayon::prelude::*;
 
 use crate::corpus::Document;
 use crate::query::Query;
-use crate::{DocHits, Want};
+use crate::results::{DocHits, Want};
 
 /// Options for the CPU engine.
 #[derive(Clone, Copy, Debug)]

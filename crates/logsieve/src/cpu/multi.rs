@@ -260,13 +260,26 @@ pub(crate) const PREFIX_MIN_PATTERNS: usize = 100;
 /// bytes the filter passes too many positions of ordinary text.
 pub(crate) const PREFIX_MIN_LEN: usize = 4;
 
-/// Which multi-literal matcher to use: `LOGSIEVE_CPU_MULTI=ac|prefix`
-/// forces one (benchmarks and tests); otherwise by size.
-pub(crate) fn use_prefix_table(set: &PatternSet) -> bool {
-    match std::env::var("LOGSIEVE_CPU_MULTI").as_deref() {
-        Ok("ac") => false,
-        Ok("prefix") => true,
-        _ => set.uniq.len() >= PREFIX_MIN_PATTERNS && set.min_len() >= PREFIX_MIN_LEN,
+/// Which CPU matcher runs a set of literals.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum CpuMulti {
+    /// By the size of the set (aho-corasick for small sets, the hashed
+    /// prefix table for large ones).
+    #[default]
+    Auto,
+    /// Always aho-corasick.
+    AhoCorasick,
+    /// Always the hashed-prefix table.
+    PrefixHash,
+}
+
+/// Which multi-literal matcher to use: `choice` forces one (benchmarks
+/// and tests, [`crate::Tuning::cpu_multi`]); otherwise by size.
+pub(crate) fn use_prefix_table(set: &PatternSet, choice: CpuMulti) -> bool {
+    match choice {
+        CpuMulti::AhoCorasick => false,
+        CpuMulti::PrefixHash => true,
+        CpuMulti::Auto => set.uniq.len() >= PREFIX_MIN_PATTERNS && set.min_len() >= PREFIX_MIN_LEN,
     }
 }
 
@@ -280,11 +293,11 @@ pub(crate) enum Occurrences {
 
 impl Occurrences {
     /// `None` for an empty set or when a pattern is empty.
-    pub(crate) fn new(set: PatternSet) -> Option<Occurrences> {
+    pub(crate) fn new(set: PatternSet, choice: CpuMulti) -> Option<Occurrences> {
         if set.uniq.is_empty() || set.min_len() == 0 {
             return None;
         }
-        if use_prefix_table(&set) {
+        if use_prefix_table(&set, choice) {
             return PrefixTable::new(set).map(Occurrences::Prefix);
         }
         AhoCorasick::builder()

@@ -21,143 +21,19 @@ mod multi;
 mod resident;
 
 pub use context::{GpuContext, GpuInfo};
-pub use multi::MultiKernel;
 pub use resident::{GpuCorpus, GpuSearch, UploadOptions, UploadStats};
 
-use crate::query::{CaseMode, Query};
+use crate::query::Query;
 
-/// The GPU kernels (`--gpu-kernel NAME`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum GpuKernel {
-    /// One thread per line scans its line (the naive baseline).
-    BruteLine,
-    /// One thread per byte; atomic append of match positions.
-    BruteByte,
-    /// Per-line histogram prefilter, then one thread per byte.
-    TwoPhase,
-    /// 16-byte coalesced loads, SWAR tests on two rare bytes (the fastest).
-    Scan,
-    /// A per-line presence mask built at upload as the prefilter.
-    Signature,
-    /// Many literals: a walk of the pattern trie per start position
-    /// (`gpu/multi.rs`; not in [`GpuKernel::ALL`]).
-    Trie,
-    /// Many literals: failure-free Aho-Corasick, a dense goto table.
-    Ac,
-    /// Many literals: a hash of each position's first bytes, then verify.
-    PrefixHash,
-    /// Many literals: 16-byte streaming loads, a bit filter in workgroup
-    /// memory, then a hash table and verification (patterns of at least 4
-    /// bytes; shorter sets run [`GpuKernel::Ac`]).
-    Bloom,
-}
+pub use crate::kernel::{Kernel as GpuKernel, MultiKernel};
+pub use crate::support::MAX_PATTERN;
 
-impl GpuKernel {
-    /// Every kernel, in the order benchmarks list them.
-    pub const ALL: [GpuKernel; 5] = [
-        GpuKernel::BruteLine,
-        GpuKernel::BruteByte,
-        GpuKernel::TwoPhase,
-        GpuKernel::Scan,
-        GpuKernel::Signature,
-    ];
-
-    /// The kernel's name on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            GpuKernel::BruteLine => "brute-line",
-            GpuKernel::BruteByte => "brute-byte",
-            GpuKernel::TwoPhase => "two-phase",
-            GpuKernel::Scan => "scan",
-            GpuKernel::Signature => "signature",
-            GpuKernel::Trie => "trie",
-            GpuKernel::Ac => "ac",
-            GpuKernel::PrefixHash => "prefix-hash",
-            GpuKernel::Bloom => "bloom",
-        }
-    }
-
-    /// The kernel with this name (single- or multi-literal).
-    pub fn from_name(name: &str) -> Option<GpuKernel> {
-        GpuKernel::ALL
-            .into_iter()
-            .chain(MultiKernel::ALL.map(GpuKernel::from))
-            .find(|k| k.name() == name)
-    }
-
-    /// The multi-literal kernel this is, if it is one.
-    pub fn multi(self) -> Option<MultiKernel> {
-        match self {
-            GpuKernel::Trie => Some(MultiKernel::Trie),
-            GpuKernel::Ac => Some(MultiKernel::Ac),
-            GpuKernel::PrefixHash => Some(MultiKernel::PrefixHash),
-            GpuKernel::Bloom => Some(MultiKernel::Bloom),
-            _ => None,
-        }
-    }
-
-    /// The kernel that runs `q` when `k` is asked for: the single-literal
-    /// kernels take one pattern, so a query of several literals (or a
-    /// multi-literal kernel by name) goes to a multi-literal kernel, and
-    /// `bloom` on a set with a pattern shorter than 4 bytes runs `ac`
-    /// ([`MultiKernel::for_query`]).
-    pub fn effective(k: Option<GpuKernel>, q: &Query) -> GpuKernel {
-        let many = q.literals().is_some_and(|l| l.len() > 1);
-        match k {
-            Some(k) => match k.multi() {
-                Some(mk) => mk.for_query(q).into(),
-                None if many => MultiKernel::choose(Some(k), q).into(),
-                None => k,
-            },
-            None if many => MultiKernel::choose(None, q).into(),
-            None => GpuKernel::Scan,
-        }
-    }
-}
-
-impl std::fmt::Display for GpuKernel {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// The longest pattern the kernels take (it lives in the query uniform).
-pub const MAX_PATTERN: usize = 64;
-
-/// Why the GPU cannot run `q`, or `None` when it can: non-empty literals
-/// (one of at most 64 bytes, or several of any length), case-sensitive or
-/// ASCII `-i`, without `-w` or `-x`. (`-v` and `-m` are applied on the host.)
+/// Why the GPU cannot run `q`, or `None` when it can
+/// ([`crate::support::gpu_support`], the one support check, as a string).
 pub fn unsupported_reason(q: &Query) -> Option<String> {
-    let Some(lits) = q.literals() else {
-        return Some(format!(
-            "the GPU runs literal queries only (this one is a {:?} query)",
-            q.kind()
-        ));
-    };
-    // Several literals run on the multi-literal kernels (`multi.rs`), which
-    // hold patterns of any length in a table.
-    if lits.iter().any(|l| l.is_empty()) {
-        return Some("the empty pattern matches every line (no GPU needed)".to_string());
-    }
-    let lit = &lits[0];
-    if lits.len() == 1 && lit.len() > MAX_PATTERN {
-        return Some(format!(
-            "the pattern is {} bytes; the GPU kernels take at most {MAX_PATTERN}",
-            lit.len()
-        ));
-    }
-    if q.case() == CaseMode::Unicode {
-        return Some(
-            "Unicode case folding (-i on a non-ASCII pattern) runs on the CPU".to_string(),
-        );
-    }
-    if q.word() {
-        return Some("-w (word boundaries) runs on the CPU".to_string());
-    }
-    if q.whole_line() {
-        return Some("-x (whole lines) runs on the CPU".to_string());
-    }
-    None
+    crate::support::gpu_support(q)
+        .err()
+        .map(|u| u.reason().to_string())
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use wgpu::util::DeviceExt;
 use crate::corpus::{Corpus, Document, Segment};
 use crate::error::Error;
 use crate::query::{CaseMode, Query};
-use crate::{DocHits, Want};
+use crate::results::{DocHits, Want};
 
 use super::context::{Ctx, GpuContext};
 use super::kernels::{brute_byte, params as P, plain_read, scan, signature, two_phase};
@@ -942,6 +942,11 @@ impl GpuCorpus {
         want: Want,
         max_count: Option<u64>,
     ) -> Result<GpuSearch, Error> {
+        if kernel == GpuKernel::Stats {
+            return Err(Error::backend(
+                "the stats kernel counts columns; it does not search",
+            ));
+        }
         if let Some(mk) = GpuKernel::effective(Some(kernel), q).multi() {
             return self.search_multi(corpus, q, mk, want, max_count).await;
         }
@@ -1026,6 +1031,7 @@ impl GpuCorpus {
                     GpuKernel::Trie | GpuKernel::Ac | GpuKernel::PrefixHash | GpuKernel::Bloom => {
                         unreachable!("search_max routes these to multi_hook")
                     }
+                    GpuKernel::Stats => unreachable!("search_async refuses the stats kernel"),
                 }
                 let by_word = u64::from(s.n_words).div_ceil(256);
                 if zero_after {

@@ -20,7 +20,6 @@ use super::{check_shape, Columns, Plan, Stats, StatsQuery, NO_TIME};
 use crate::corpus::Corpus;
 use crate::error::Error;
 use crate::gpu::{unsupported_reason, GpuContext, GpuCorpus};
-use crate::BackendReport;
 
 /// The kernel's WGSL.
 pub(crate) const WGSL: &str = include_str!("gpu.wgsl");
@@ -547,54 +546,6 @@ impl GpuColumns {
             end_to_end: t0.elapsed(),
         })
     }
-}
-
-/// The GPU side of [`super::run`]: a one-shot run that opens the process's
-/// GPU, uploads the corpus and the columns, and answers. `Ok(Err(reason))`
-/// means "use the CPU" (forced or not, the caller decides what that means).
-pub(crate) fn run_one_shot(
-    corpus: &Corpus,
-    cols: &Columns,
-    q: &StatsQuery,
-    forced: bool,
-) -> Result<Result<(Stats, BackendReport), String>, Error> {
-    if let Some(s) = q.search {
-        if let Some(r) = unsupported_reason(s) {
-            return Ok(Err(r));
-        }
-    }
-    let ctx = GpuContext::shared()?;
-    let info = ctx.info();
-    if info.is_software && !forced {
-        return Ok(Err(format!(
-            "the GPU adapter ({}) is a software renderer",
-            info.name
-        )));
-    }
-    let t = Instant::now();
-    let g = GpuCorpus::upload(&ctx, corpus)?;
-    let gc = GpuColumns::upload(&g, corpus, cols)?;
-    if let Some(r) = gc.unsupported(cols, q) {
-        return Ok(Err(r));
-    }
-    let r = gc.run(&g, corpus, cols, q)?;
-    let reason = if forced {
-        "forced with --backend gpu".to_string()
-    } else {
-        format!("GPU {} attached", info.name)
-    };
-    Ok(Ok((
-        r.stats,
-        BackendReport {
-            name: "gpu/pipeline".to_string(),
-            reason: format!(
-                "{reason}; upload {:.1} ms, query {:.3} ms",
-                (t.elapsed() - r.end_to_end).as_secs_f64() * 1e3,
-                r.end_to_end.as_secs_f64() * 1e3
-            ),
-            elapsed: r.end_to_end,
-        },
-    )))
 }
 
 #[cfg(test)]

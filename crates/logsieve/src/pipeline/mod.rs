@@ -752,52 +752,6 @@ fn scan_part(doc: &Document, dc: &DocColumns, plan: &Plan, q: &StatsQuery, r: Ra
     acc
 }
 
-/// Runs `q` on the backend `backend` chooses, loading what it needs (a
-/// one-shot run: the GPU path uploads the corpus and the columns first).
-/// `Auto` takes the GPU only on real hardware (never a software adapter), as
-/// the search engine does; `Gpu` fails when the GPU cannot run the query.
-pub fn run(
-    corpus: &Corpus,
-    cols: &Columns,
-    q: &StatsQuery,
-    backend: crate::BackendChoice,
-    threads: usize,
-) -> Result<(Stats, crate::BackendReport), Error> {
-    use crate::{BackendChoice, BackendReport};
-    let cpu = |reason: String| -> Result<(Stats, BackendReport), Error> {
-        let t = std::time::Instant::now();
-        let s = run_cpu(corpus, cols, q, threads)?;
-        Ok((
-            s,
-            BackendReport {
-                name: "cpu/pipeline".to_string(),
-                reason,
-                elapsed: t.elapsed(),
-            },
-        ))
-    };
-    match backend {
-        BackendChoice::Cpu => cpu("forced with --backend cpu".to_string()),
-        #[cfg(not(feature = "gpu"))]
-        BackendChoice::Gpu => Err(Error::backend(
-            "the GPU backend is not available in this build (feature `gpu` is off)",
-        )),
-        #[cfg(not(feature = "gpu"))]
-        BackendChoice::Auto => cpu("built without the GPU backend".to_string()),
-        #[cfg(feature = "gpu")]
-        BackendChoice::Gpu => match gpu::run_one_shot(corpus, cols, q, true)? {
-            Ok(r) => Ok(r),
-            Err(why) => Err(Error::backend(format!("--backend gpu: {why}"))),
-        },
-        #[cfg(feature = "gpu")]
-        BackendChoice::Auto => match gpu::run_one_shot(corpus, cols, q, false) {
-            Ok(Ok(r)) => Ok(r),
-            Ok(Err(why)) => cpu(why),
-            Err(e) => cpu(format!("GPU not used: {e}")),
-        },
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,7 +13,7 @@ use crate::error::Error;
 use crate::gpu::kernels;
 use crate::gpu::multi::{self, MultiKernel, Uploaded};
 use crate::query::Query;
-use crate::Want;
+use crate::results::Want;
 
 /// What one multi-literal run read back.
 struct Run {
@@ -73,7 +73,7 @@ impl GpuCorpus {
         // Lines too large for a binding were never uploaded: the CPU
         // counts them.
         if !self.cpu_segs.is_empty() {
-            if let Some(occ) = Occurrences::new(set.clone()) {
+            if let Some(occ) = Occurrences::new(set.clone(), q.cpu_multi()) {
                 for (di, seg) in &self.cpu_segs {
                     let hay = corpus.docs()[*di].data();
                     let r = count_range(
@@ -94,7 +94,7 @@ impl GpuCorpus {
             let sub: Vec<Vec<u8>> = flagged.iter().map(|&k| set.uniq[k].clone()).collect();
             let sub = PatternSet::new(&sub, set.fold);
             let sub_lens: Vec<usize> = sub.uniq.iter().map(|p| p.len()).collect();
-            if let Some(occ) = Occurrences::new(sub) {
+            if let Some(occ) = Occurrences::new(sub, q.cpu_multi()) {
                 let mut exact = GroupCounts::zero(sub_lens.len());
                 for d in corpus.docs() {
                     exact.add(&count_doc(&occ, &sub_lens, d.data(), 0));
@@ -128,7 +128,7 @@ impl GpuCorpus {
         lines: bool,
         per_pattern: bool,
     ) -> Result<(std::sync::Arc<Uploaded>, Run), Error> {
-        if let Some(r) = multi::unsupported(q) {
+        if let Err(r) = crate::support::kernel_support(q, Some(kernel.into())) {
             return Err(Error::backend(format!(
                 "the GPU cannot run this query: {r}"
             )));

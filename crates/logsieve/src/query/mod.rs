@@ -27,92 +27,15 @@
 use std::sync::Arc;
 
 use crate::cpu::matcher::Matcher;
+use crate::cpu::multi::CpuMulti;
 use crate::error::Error;
+use spec::Analysis;
 
-/// How patterns are read.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Syntax {
-    /// A regular expression (grep's default); literals are noticed.
-    #[default]
-    Regex,
-    /// Fixed strings (`-F`).
-    Fixed,
-    /// `*` and `?` wildcards, everything else literal.
-    Wildcard,
-    /// Lines within this edit distance (0..=3) of the pattern.
-    Fuzzy(u8),
-}
+pub(crate) mod spec;
 
-/// Which case folding a query needs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CaseMode {
-    /// Bytes compare as they are.
-    Sensitive,
-    /// ASCII letters fold (`-i` on an ASCII literal): GPU-capable.
-    Ascii,
-    /// Unicode simple case folding (`-i` on a regex or a non-ASCII literal).
-    Unicode,
-}
-
-/// The shape of a query after analysis, for the planner.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum QueryKind {
-    /// Every pattern is a plain literal (possibly after regex analysis).
-    Literal,
-    /// A real regular expression.
-    Regex,
-    /// Wildcard patterns.
-    Wildcard,
-    /// Approximate matching.
-    Fuzzy,
-}
-
-/// Builds a [`Query`].
-#[derive(Clone, Debug, Default)]
-pub struct QueryBuilder {
-    pub(crate) syntax: Syntax,
-    pub(crate) case_insensitive: bool,
-    pub(crate) word: bool,
-    pub(crate) whole_line: bool,
-    pub(crate) invert: bool,
-}
+pub use spec::{CaseMode, QueryBuilder, QueryKind, Syntax};
 
 impl QueryBuilder {
-    /// A builder for regex queries, case-sensitive, not inverted.
-    pub fn new() -> QueryBuilder {
-        QueryBuilder::default()
-    }
-
-    /// How patterns are read.
-    pub fn syntax(&mut self, syntax: Syntax) -> &mut QueryBuilder {
-        self.syntax = syntax;
-        self
-    }
-
-    /// `-i`: case-insensitive.
-    pub fn case_insensitive(&mut self, yes: bool) -> &mut QueryBuilder {
-        self.case_insensitive = yes;
-        self
-    }
-
-    /// `-w`: whole words only.
-    pub fn word(&mut self, yes: bool) -> &mut QueryBuilder {
-        self.word = yes;
-        self
-    }
-
-    /// `-x`: whole lines only.
-    pub fn whole_line(&mut self, yes: bool) -> &mut QueryBuilder {
-        self.whole_line = yes;
-        self
-    }
-
-    /// `-v`: select the lines that do not match.
-    pub fn invert(&mut self, yes: bool) -> &mut QueryBuilder {
-        self.invert = yes;
-        self
-    }
-
     /// Compiles the patterns (one or many) into a query.
     ///
     /// Errors on an invalid regex (the message shows where), a fuzzy
@@ -149,17 +72,10 @@ impl QueryBuilder {
             case: analysis.case,
             kind: analysis.kind,
             literals: analysis.literals,
+            cpu_multi: self.cpu_multi,
             matcher: Arc::new(matcher),
         })
     }
-}
-
-/// What [`analyze`] finds out about a set of patterns.
-pub(crate) struct Analysis {
-    pub(crate) kind: QueryKind,
-    pub(crate) case: CaseMode,
-    /// The literal bytes of each pattern, when `kind == Literal`.
-    pub(crate) literals: Option<Vec<Vec<u8>>>,
 }
 
 fn has_ascii_fold_exception(p: &[u8]) -> bool {
@@ -298,10 +214,16 @@ pub struct Query {
     case: CaseMode,
     kind: QueryKind,
     literals: Option<Vec<Vec<u8>>>,
+    cpu_multi: CpuMulti,
     pub(crate) matcher: Arc<Matcher>,
 }
 
 impl Query {
+    /// The CPU many-literal matcher this query was built for.
+    pub(crate) fn cpu_multi(&self) -> CpuMulti {
+        self.cpu_multi
+    }
+
     /// The patterns, after splitting on newlines.
     pub fn patterns(&self) -> &[Vec<u8>] {
         &self.patterns

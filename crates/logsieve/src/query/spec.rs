@@ -1,0 +1,107 @@
+//! The plain data of a query, before compilation: how patterns are read
+//! ([`Syntax`]), the flags ([`QueryBuilder`]) and what analysis found
+//! ([`Analysis`]). The CPU matcher is built from these; it depends on this
+//! module, not on [`crate::query`], which holds the compiled [`Query`].
+
+use crate::cpu::multi::CpuMulti;
+
+/// How patterns are read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Syntax {
+    /// A regular expression (grep's default); literals are noticed.
+    #[default]
+    Regex,
+    /// Fixed strings (`-F`).
+    Fixed,
+    /// `*` and `?` wildcards, everything else literal.
+    Wildcard,
+    /// Lines within this edit distance (0..=3) of the pattern.
+    Fuzzy(u8),
+}
+
+/// Which case folding a query needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CaseMode {
+    /// Bytes compare as they are.
+    Sensitive,
+    /// ASCII letters fold (`-i` on an ASCII literal): GPU-capable.
+    Ascii,
+    /// Unicode simple case folding (`-i` on a regex or a non-ASCII literal).
+    Unicode,
+}
+
+/// The shape of a query after analysis, for the planner.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueryKind {
+    /// Every pattern is a plain literal (possibly after regex analysis).
+    Literal,
+    /// A real regular expression.
+    Regex,
+    /// Wildcard patterns.
+    Wildcard,
+    /// Approximate matching.
+    Fuzzy,
+}
+
+/// Builds a [`Query`].
+#[derive(Clone, Debug, Default)]
+pub struct QueryBuilder {
+    pub(crate) syntax: Syntax,
+    pub(crate) case_insensitive: bool,
+    pub(crate) word: bool,
+    pub(crate) whole_line: bool,
+    pub(crate) invert: bool,
+    pub(crate) cpu_multi: CpuMulti,
+}
+
+impl QueryBuilder {
+    /// A builder for regex queries, case-sensitive, not inverted.
+    pub fn new() -> QueryBuilder {
+        QueryBuilder::default()
+    }
+
+    /// How patterns are read.
+    pub fn syntax(&mut self, syntax: Syntax) -> &mut QueryBuilder {
+        self.syntax = syntax;
+        self
+    }
+
+    /// `-i`: case-insensitive.
+    pub fn case_insensitive(&mut self, yes: bool) -> &mut QueryBuilder {
+        self.case_insensitive = yes;
+        self
+    }
+
+    /// `-w`: whole words only.
+    pub fn word(&mut self, yes: bool) -> &mut QueryBuilder {
+        self.word = yes;
+        self
+    }
+
+    /// `-x`: whole lines only.
+    pub fn whole_line(&mut self, yes: bool) -> &mut QueryBuilder {
+        self.whole_line = yes;
+        self
+    }
+
+    /// `-v`: select the lines that do not match.
+    pub fn invert(&mut self, yes: bool) -> &mut QueryBuilder {
+        self.invert = yes;
+        self
+    }
+
+    /// Which CPU matcher a set of literals compiles to (benchmarks and
+    /// tests force one; [`crate::Tuning::cpu_multi`]).
+    pub fn cpu_multi(&mut self, choice: CpuMulti) -> &mut QueryBuilder {
+        self.cpu_multi = choice;
+        self
+    }
+}
+
+/// What analysis finds out about a set of patterns.
+pub(crate) struct Analysis {
+    pub(crate) kind: QueryKind,
+    pub(crate) case: CaseMode,
+    /// The literal bytes of each pattern, when `kind == Literal`.
+    pub(crate) literals: Option<Vec<Vec<u8>>>,
+}

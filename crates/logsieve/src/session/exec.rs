@@ -1,0 +1,311 @@
+//! The executor: runs a [`Route`] for a [`Request`] on the backend it names.
+//! It decides nothing: a GPU failure on an automatic route falls back to
+//! the CPU and says so; on a forced route it is an error.
+
+use std::time::Instant;
+
+use super::{Answer, Backend, Request, Route, SearchResult, Session};
+use crate::error::Error;
+use crate::kernel::Kernel;
+use crate::options::{BackendChoice, SearchOptions};
+use crate::pattern_counts::{cpu_counts, literal_set, PatternCounts};
+use crate::pipeline::{self, Stats, StatsQuery};
+use crate::planner;
+use crate::query::Query;
+use crate::results::BackendReport;
+
+impl Session {
+    /// Runs `request` where `route` says.
+    pub fn execute(
+        &self,
+        request: &Request<'_>,
+        route: &Route,
+        opts: &SearchOptions,
+    ) -> Result<Answer, Error> {
+        match *request {
+            Request::Search(q) => self.execute_search(q, route, opts).map(Answer::Search),
+            Request::PatternCounts(q) => self
+                .execute_pattern_counts(q, route, opts)
+                .map(Answer::PatternCounts),
+            Request::Stats(s) => self
+                .execute_stats(s, route, opts)
+                .map(|(s, r)| Answer::Stats(s, r)),
+        }
+    }
+
+    fn execute_search(
+        &self,
+        q: &Query,
+        route: &Route,
+        opts: &SearchOptions,
+    ) -> Result<SearchResult, Error> {
+        let mut r = match route.backend {
+            Backend::Cpu => self.search_cpu(q, opts, &route.reason),
+            Backend::Gpu(kernel) => match self.search_gpu(q, opts, kernel, &route.reason) {
+                Ok(r) => r,
+                Err(e) if route.forced => return Err(e),
+                Err(e) => {
+                    self.search_cpu(q, opts, &format!("GPU failed ({e}); fell back to the CPU"))
+                }
+            },
+        };
+        if route.decision.is_some() {
+            self.record_result(&r, route, opts);
+        }
+        r.plan = route.decision.clone();
+        Ok(r)
+    }
+
+    /// Runs `query` on the CPU engine (what a CPU route runs).
+    pub(crate) fn search_cpu(
+        &self,
+        query: &Query,
+        opts: &SearchOptions,
+        reason: &str,
+    ) -> SearchResult {
+        let t = Instant::now();
+        let copts = crate::cpu::CpuOptions {
+            threads: opts.threads,
+            want: opts.want,
+            max_count: opts.max_count,
+        };
+        let docs = self
+            .corpus
+            .docs()
+            .iter()
+            .map(|d| crate::cpu::search_doc(d, query, &copts))
+            .collect();
+        let threads = crate::cpu::resolve_threads(opts.threads);
+        SearchResult {
+            docs,
+            backend: BackendReport {
+                name: format!("cpu/{} x{threads}", query.cpu_matcher_name()),
+                reason: reason.to_string(),
+                elapsed: t.elapsed(),
+            },
+            plan: None,
+        }
+    }
+
+    #[cfg(feature = "gpu")]
+    fn search_gpu(
+        &self,
+        q: &Query,
+        opts: &SearchOptions,
+        kernel: Kernel,
+        reason: &str,
+    ) -> Result<SearchResult, Error> {
+        let Some(g) = &self.gpu else {
+            return Err(Error::backend("no GPU attached"));
+        };
+        let t = Instant::now();
+        let r = g.search_max(&self.corpus, q, kernel, opts.want, opts.max_count)?;
+        Ok(SearchResult {
+            docs: r.docs,
+            backend: BackendReport {
+                name: format!("gpu/{}", kernel.name()),
+                reason: reason.to_string(),
+                elapsed: t.elapsed(),
+            },
+            plan: None,
+        })
+    }
+
+    #[cfg(not(feature = "gpu"))]
+    fn search_gpu(
+        &self,
+        _q: &Query,
+        _opts: &SearchOptions,
+        _kernel: Kernel,
+        _reason: &str,
+    ) -> Result<SearchResult, Error> {
+        Err(Error::backend("built without the GPU backend"))
+    }
+
+    /// Folds an automatic run's time into the calibration. Early exits
+    /// (`-m`) do not measure throughput.
+    fn record_result(&self, r: &SearchResult, route: &Route, opts: &SearchOptions) {
+        if opts.max_count.is_some() {
+            return;
+        }
+        let ran_gpu = r.backend.name.starts_with("gpu/");
+        let backend = match route.backend {
+            Backend::Gpu(kernel) if ran_gpu => planner::MeasuredBackend::Gpu { kernel },
+            _ => planner::MeasuredBackend::Cpu {
+                threads: crate::cpu::resolve_threads(opts.threads),
+            },
+        };
+        self.record(&planner::Measurement {
+            backend,
+            bytes: self.corpus.total_bytes(),
+            seconds: r.backend.elapsed.as_secs_f64(),
+        });
+    }
+
+    fn execute_pattern_counts(
+        &self,
+        q: &Query,
+        route: &Route,
+        opts: &SearchOptions,
+    ) -> Result<PatternCounts, Error> {
+        let t = Instant::now();
+        let cpu = |reason: &str| -> Result<PatternCounts, Error> {
+            let (lines, occurrences) = cpu_counts(&self.corpus, q, opts.threads)?;
+            let threads = crate::cpu::resolve_threads(opts.threads);
+            let how = if literal_set(q).is_some() {
+                "one-pass"
+            } else {
+                "each pattern alone"
+            };
+            Ok(PatternCounts {
+                patterns: q.patterns().to_vec(),
+                lines,
+                occurrences,
+                backend: BackendReport {
+                    name: format!("cpu/{how} x{threads}"),
+                    reason: reason.to_string(),
+                    elapsed: t.elapsed(),
+                },
+            })
+        };
+        match route.backend {
+            Backend::Cpu => cpu(&route.reason),
+            Backend::Gpu(kernel) => match self.pattern_counts_gpu(q, kernel, &route.reason, t) {
+                Ok(r) => Ok(r),
+                Err(e) if route.forced => Err(e),
+                Err(_) => cpu(&route.reason),
+            },
+        }
+    }
+
+    #[cfg(feature = "gpu")]
+    fn pattern_counts_gpu(
+        &self,
+        q: &Query,
+        kernel: Kernel,
+        reason: &str,
+        t: Instant,
+    ) -> Result<PatternCounts, Error> {
+        let Some(g) = &self.gpu else {
+            return Err(Error::backend("no GPU attached"));
+        };
+        let Some(mk) = kernel.multi() else {
+            return Err(Error::backend(format!(
+                "per-pattern counts run a many-literal kernel, not {kernel}"
+            )));
+        };
+        let (lines, occurrences) = g.count_per_pattern(&self.corpus, q, mk)?;
+        Ok(PatternCounts {
+            patterns: q.patterns().to_vec(),
+            lines,
+            occurrences,
+            backend: BackendReport {
+                name: format!("gpu/{}", kernel.name()),
+                reason: reason.to_string(),
+                elapsed: t.elapsed(),
+            },
+        })
+    }
+
+    #[cfg(not(feature = "gpu"))]
+    fn pattern_counts_gpu(
+        &self,
+        _q: &Query,
+        _kernel: Kernel,
+        _reason: &str,
+        _t: Instant,
+    ) -> Result<PatternCounts, Error> {
+        Err(Error::backend("built without the GPU backend"))
+    }
+
+    fn execute_stats(
+        &self,
+        q: &StatsQuery<'_>,
+        route: &Route,
+        opts: &SearchOptions,
+    ) -> Result<(Stats, BackendReport), Error> {
+        let Some(cols) = &self.columns else {
+            return Err(Error::query(
+                "stats: the session has no columns (Session::set_columns)",
+            ));
+        };
+        let cpu = |reason: String| -> Result<(Stats, BackendReport), Error> {
+            let t = Instant::now();
+            let s = pipeline::run_cpu(&self.corpus, cols, q, opts.threads)?;
+            Ok((
+                s,
+                BackendReport {
+                    name: "cpu/pipeline".to_string(),
+                    reason,
+                    elapsed: t.elapsed(),
+                },
+            ))
+        };
+        match route.backend {
+            Backend::Cpu => cpu(route.reason.clone()),
+            Backend::Gpu(_) => match self.stats_gpu(cols, q, &route.reason) {
+                Ok(Ok(r)) => Ok(r),
+                Ok(Err(why)) if route.forced || opts.backend == BackendChoice::Gpu => {
+                    Err(Error::backend(format!("--backend gpu: {why}")))
+                }
+                Ok(Err(why)) => cpu(why),
+                Err(e) if route.forced => Err(e),
+                Err(e) => cpu(format!("GPU not used: {e}")),
+            },
+        }
+    }
+
+    /// The stats kernel over the resident columns (uploaded on first use).
+    /// `Ok(Err(reason))`: the GPU cannot run this query (too many
+    /// counters, say); the caller decides what that means.
+    #[cfg(feature = "gpu")]
+    fn stats_gpu(
+        &self,
+        cols: &crate::pipeline::Columns,
+        q: &StatsQuery<'_>,
+        reason: &str,
+    ) -> Result<Result<(Stats, BackendReport), String>, Error> {
+        use crate::pipeline::gpu::GpuColumns;
+        let Some(g) = &self.gpu else {
+            return Err(Error::backend("no GPU attached"));
+        };
+        let t = Instant::now();
+        let gc = {
+            let mut slot = self.gpu_columns.lock().unwrap_or_else(|p| p.into_inner());
+            match &*slot {
+                Some(gc) => gc.clone(),
+                None => {
+                    let gc = std::sync::Arc::new(GpuColumns::upload(g, &self.corpus, cols)?);
+                    *slot = Some(gc.clone());
+                    gc
+                }
+            }
+        };
+        if let Some(r) = gc.unsupported(cols, q) {
+            return Ok(Err(r));
+        }
+        let r = gc.run(g, &self.corpus, cols, q)?;
+        Ok(Ok((
+            r.stats,
+            BackendReport {
+                name: "gpu/pipeline".to_string(),
+                reason: format!(
+                    "{reason}; upload {:.1} ms, query {:.3} ms",
+                    (t.elapsed() - r.end_to_end).as_secs_f64() * 1e3,
+                    r.end_to_end.as_secs_f64() * 1e3
+                ),
+                elapsed: r.end_to_end,
+            },
+        )))
+    }
+
+    #[cfg(not(feature = "gpu"))]
+    fn stats_gpu(
+        &self,
+        _cols: &crate::pipeline::Columns,
+        _q: &StatsQuery<'_>,
+        _reason: &str,
+    ) -> Result<Result<(Stats, BackendReport), String>, Error> {
+        Err(Error::backend("built without the GPU backend"))
+    }
+}

@@ -1,0 +1,378 @@
+//! The session: the one object a caller holds. It owns the loaded corpus,
+//! the stats columns once built, the GPU's resident corpus and columns when
+//! a GPU pays, and the calibration; it answers every request kind through
+//! one routing function ([`route::route`]) and one executor
+//! ([`Session::execute`]).
+//!
+//! A front end (the CLI, the bench, the browser page, a server) builds a
+//! [`Request`], asks [`Session::route`] (resident callers) or
+//! [`Session::prepare`] (one-shot callers, which may start a GPU when it
+//! pays for this one request), and hands the [`Route`] to
+//! [`Session::execute`]. [`Session::search`], [`Session::count_per_pattern`]
+//! and [`Session::stats`] do both steps.
+
+mod exec;
+pub mod route;
+
+use std::sync::Mutex;
+
+use crate::corpus::Corpus;
+use crate::error::Error;
+use crate::options::{SearchOptions, Tuning};
+use crate::pattern_counts::PatternCounts;
+use crate::pipeline::{Columns, Stats, StatsQuery};
+use crate::planner::{self, Calibration, DeviceClass};
+use crate::query::Query;
+use crate::results::{BackendReport, DocHits};
+
+pub use route::{Backend, GpuState, RequestKind, Route, RouteInput};
+
+/// The answer to one query.
+#[derive(Clone, Debug)]
+pub struct SearchResult {
+    /// One entry per document, in corpus order.
+    pub docs: Vec<DocHits>,
+    /// Which backend ran.
+    pub backend: BackendReport,
+    /// The planner's decision, when the planner decided.
+    pub plan: Option<planner::Decision>,
+}
+
+impl SearchResult {
+    /// Selected lines over all documents.
+    pub fn total(&self) -> u64 {
+        self.docs.iter().map(|d| d.count).sum()
+    }
+}
+
+/// One request to a [`Session`].
+#[derive(Clone, Copy, Debug)]
+pub enum Request<'a> {
+    /// Selected lines, or their count ([`SearchOptions::want`]).
+    Search(&'a Query),
+    /// Lines and occurrences of every pattern (`--count-per-pattern`).
+    PatternCounts(&'a Query),
+    /// Time window → optional search → counts by field / time bucket,
+    /// over the session's columns ([`Session::set_columns`]).
+    Stats(&'a StatsQuery<'a>),
+}
+
+impl<'a> Request<'a> {
+    fn kind(&self) -> RequestKind<'a> {
+        match *self {
+            Request::Search(q) => RequestKind::Search(q),
+            Request::PatternCounts(q) => RequestKind::PatternCounts(q),
+            Request::Stats(s) => RequestKind::Stats(s.search),
+        }
+    }
+}
+
+/// The answer to one [`Request`].
+#[derive(Debug)]
+pub enum Answer {
+    /// To [`Request::Search`].
+    Search(SearchResult),
+    /// To [`Request::PatternCounts`].
+    PatternCounts(PatternCounts),
+    /// To [`Request::Stats`].
+    Stats(Stats, BackendReport),
+}
+
+/// A corpus held for searching, and the backends that can search it.
+pub struct Session {
+    corpus: Corpus,
+    tuning: Tuning,
+    columns: Option<Columns>,
+    calibration: Mutex<Calibration>,
+    /// The device the calibration belongs to (`cpu` without a GPU).
+    calibration_device: String,
+    /// A warning from loading the calibration file, for the caller to show.
+    calibration_warning: Option<String>,
+    #[cfg(feature = "gpu")]
+    gpu: Option<crate::gpu::GpuCorpus>,
+    /// The stats columns on the GPU, uploaded by the first stats request
+    /// routed there.
+    #[cfg(feature = "gpu")]
+    gpu_columns: Mutex<Option<std::sync::Arc<crate::pipeline::gpu::GpuColumns>>>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("docs", &self.corpus.docs().len())
+            .field("bytes", &self.corpus.total_bytes())
+            .field("gpu", &self.has_gpu())
+            .finish()
+    }
+}
+
+impl Session {
+    /// A session over `corpus`, CPU only until a GPU is attached, with the
+    /// default tuning (no calibration file).
+    pub fn new(corpus: Corpus) -> Session {
+        Session::with_tuning(corpus, Tuning::default())
+    }
+
+    /// A session over `corpus` with `tuning` ([`Tuning::from_env`] in front
+    /// ends).
+    pub fn with_tuning(corpus: Corpus, tuning: Tuning) -> Session {
+        Session {
+            corpus,
+            tuning,
+            columns: None,
+            calibration: Mutex::new(Calibration::defaults(DeviceClass::Other)),
+            calibration_device: "cpu".to_string(),
+            calibration_warning: None,
+            #[cfg(feature = "gpu")]
+            gpu: None,
+            #[cfg(feature = "gpu")]
+            gpu_columns: Mutex::new(None),
+        }
+    }
+
+    /// The corpus.
+    pub fn corpus(&self) -> &Corpus {
+        &self.corpus
+    }
+
+    /// The tuning the session was made with.
+    pub fn tuning(&self) -> &Tuning {
+        &self.tuning
+    }
+
+    /// Keeps `columns` (built from this session's corpus) for stats
+    /// requests; drops GPU columns of earlier ones.
+    pub fn set_columns(&mut self, columns: Columns) {
+        self.columns = Some(columns);
+        #[cfg(feature = "gpu")]
+        {
+            *self
+                .gpu_columns
+                .get_mut()
+                .unwrap_or_else(|p| p.into_inner()) = None;
+        }
+    }
+
+    /// The stats columns, once set.
+    pub fn columns(&self) -> Option<&Columns> {
+        self.columns.as_ref()
+    }
+
+    /// True when the corpus is resident on a GPU.
+    pub fn has_gpu(&self) -> bool {
+        #[cfg(feature = "gpu")]
+        {
+            self.gpu.is_some()
+        }
+        #[cfg(not(feature = "gpu"))]
+        {
+            false
+        }
+    }
+
+    /// The GPU as the routing point sees it: resident, or `None`.
+    pub fn gpu_state(&self) -> Option<GpuState> {
+        #[cfg(feature = "gpu")]
+        if let Some(g) = &self.gpu {
+            let info = g.context().info();
+            return Some(GpuState {
+                class: DeviceClass::from_wgpu(&info.device_type, info.is_software),
+                name: info.name.clone(),
+                resident: true,
+            });
+        }
+        None
+    }
+
+    /// The one routing decision for `request` on this session as it is
+    /// now (a GPU counts only when attached).
+    pub fn route(&self, request: &Request<'_>, opts: &SearchOptions) -> Result<Route, Error> {
+        let cal = self.calibration();
+        route::route(&RouteInput {
+            request: request.kind(),
+            opts,
+            corpus: &self.corpus,
+            gpu: self.gpu_state(),
+            calibration: &cal,
+        })
+    }
+
+    /// Routes `request` for a one-shot caller: when no GPU is attached, the
+    /// routing point weighs starting one (start-up and upload count against
+    /// it); when that pays, or `--backend gpu` asks for it, the GPU is
+    /// started and the corpus uploaded, and the request routed again. A
+    /// GPU that fails to start leaves the CPU (or, when forced, an error).
+    pub fn prepare(&mut self, request: &Request<'_>, opts: &SearchOptions) -> Result<Route, Error> {
+        if self.has_gpu() || opts.backend == crate::BackendChoice::Cpu {
+            return self.route(request, opts);
+        }
+        if opts.backend == crate::BackendChoice::Gpu {
+            self.attach_gpu()
+                .map_err(|e| Error::backend(format!("--backend gpu: {e}")))?;
+            return self.route(request, opts);
+        }
+        let cold = {
+            let cpu = self.calibration().cpu_gbps;
+            let mut cal = Calibration::defaults(DeviceClass::Discrete);
+            cal.cpu_gbps = cpu;
+            route::route(&RouteInput {
+                request: request.kind(),
+                opts,
+                corpus: &self.corpus,
+                gpu: Some(GpuState {
+                    class: DeviceClass::Discrete,
+                    name: "a GPU (not started)".to_string(),
+                    resident: false,
+                }),
+                calibration: &cal,
+            })?
+        };
+        if !cold.is_gpu() {
+            return Ok(cold);
+        }
+        match self.attach_gpu() {
+            Ok(()) => self.route(request, opts),
+            Err(e) => {
+                let mut r = self.route(request, opts)?;
+                r.reason = format!("GPU not available ({e}); {}", r.reason);
+                Ok(r)
+            }
+        }
+    }
+
+    /// Selected lines (or their count) of `query` in every document.
+    pub fn search(&self, query: &Query, opts: &SearchOptions) -> Result<SearchResult, Error> {
+        let req = Request::Search(query);
+        let route = self.route(&req, opts)?;
+        match self.execute(&req, &route, opts)? {
+            Answer::Search(r) => Ok(r),
+            _ => unreachable!("a search request is answered by a search result"),
+        }
+    }
+
+    /// Counts, for every pattern of `query`, the lines that contain it and
+    /// its occurrences (see [`crate::pattern_counts`]). `opts.want` and
+    /// `opts.max_count` are ignored.
+    pub fn count_per_pattern(
+        &self,
+        query: &Query,
+        opts: &SearchOptions,
+    ) -> Result<PatternCounts, Error> {
+        let req = Request::PatternCounts(query);
+        let route = self.route(&req, opts)?;
+        match self.execute(&req, &route, opts)? {
+            Answer::PatternCounts(r) => Ok(r),
+            _ => unreachable!("a per-pattern request is answered by per-pattern counts"),
+        }
+    }
+
+    /// Runs a stats query over the session's columns.
+    pub fn stats(
+        &self,
+        query: &StatsQuery<'_>,
+        opts: &SearchOptions,
+    ) -> Result<(Stats, BackendReport), Error> {
+        let req = Request::Stats(query);
+        let route = self.route(&req, opts)?;
+        match self.execute(&req, &route, opts)? {
+            Answer::Stats(s, r) => Ok((s, r)),
+            _ => unreachable!("a stats request is answered by stats"),
+        }
+    }
+
+    /// Folds a measured run into the calibration.
+    pub fn record(&self, m: &planner::Measurement) {
+        self.calibration
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .record(m);
+    }
+
+    /// The current calibration.
+    pub fn calibration(&self) -> Calibration {
+        self.calibration
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// A warning from loading the calibration file (corrupt file ignored).
+    pub fn calibration_warning(&self) -> Option<&str> {
+        self.calibration_warning.as_deref()
+    }
+
+    /// Persists the calibration in the tuning's cache directory.
+    pub fn save_calibration(&self) -> std::io::Result<()> {
+        self.calibration()
+            .save(self.tuning.cache_dir.as_deref(), &self.calibration_device)
+    }
+}
+
+#[cfg(feature = "gpu")]
+impl Session {
+    /// Opens the process's GPU context ([`crate::gpu::GpuContext::shared_with`],
+    /// with this session's GPU tuning) and uploads the corpus. On error the
+    /// session stays CPU-only.
+    pub fn attach_gpu(&mut self) -> Result<(), Error> {
+        let ctx = crate::gpu::GpuContext::shared()?;
+        self.attach_gpu_with(&ctx, crate::gpu::UploadOptions::default())
+    }
+
+    /// Uploads the corpus to `ctx` with `opts` (e.g. a small segment size).
+    pub fn attach_gpu_with(
+        &mut self,
+        ctx: &crate::gpu::GpuContext,
+        opts: crate::gpu::UploadOptions,
+    ) -> Result<(), Error> {
+        let g = crate::gpu::GpuCorpus::upload_with(ctx, &self.corpus, opts)?;
+        self.set_gpu(g);
+        Ok(())
+    }
+
+    /// Takes a corpus already uploaded (the browser uploads without
+    /// blocking) and the device's calibration.
+    pub fn set_gpu(&mut self, g: crate::gpu::GpuCorpus) {
+        let info = g.context().info();
+        let class = DeviceClass::from_wgpu(&info.device_type, info.is_software);
+        let (mut cal, warning) =
+            Calibration::load(self.tuning.cache_dir.as_deref(), &info.name, class);
+        if cal.samples == 0 {
+            cal.upload_gbps = g.upload_gbps().max(0.1);
+        }
+        *self
+            .calibration
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner()) = cal;
+        self.calibration_device = info.name.clone();
+        self.calibration_warning = warning;
+        *self
+            .gpu_columns
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner()) = None;
+        self.gpu = Some(g);
+    }
+
+    /// Drops the GPU (a lost device): later requests run on the CPU.
+    pub fn detach_gpu(&mut self) {
+        self.gpu = None;
+        *self
+            .gpu_columns
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner()) = None;
+    }
+
+    /// The resident GPU corpus, once attached.
+    pub fn gpu(&self) -> Option<&crate::gpu::GpuCorpus> {
+        self.gpu.as_ref()
+    }
+}
+
+#[cfg(not(feature = "gpu"))]
+impl Session {
+    /// Without the `gpu` feature there is no GPU to attach.
+    pub fn attach_gpu(&mut self) -> Result<(), Error> {
+        Err(Error::backend(
+            "the GPU backend is not available in this build (feature `gpu` is off)",
+        ))
+    }
+}
