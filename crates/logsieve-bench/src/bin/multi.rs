@@ -23,7 +23,9 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use logsieve::gpu::{GpuContext, GpuCorpus, GpuKernel, MultiKernel};
-use logsieve::{BackendChoice, Corpus, QueryBuilder, SearchOptions, Session, Syntax, Want};
+use logsieve::{
+    BackendChoice, Corpus, CpuMulti, QueryBuilder, SearchOptions, Session, Syntax, Want,
+};
 
 struct Args {
     lines: u64,
@@ -301,12 +303,14 @@ fn main() {
         let mut body = pats.join(&b'\n');
         body.push(b'\n');
         std::fs::write(&pfile, &body).expect("write patterns");
-        let build = || {
+        let build_with = |m: CpuMulti| {
             QueryBuilder::new()
                 .syntax(Syntax::Fixed)
+                .cpu_multi(m)
                 .build(&pats)
                 .expect("query")
         };
+        let build = || build_with(CpuMulti::Auto);
         let mut rows: Vec<Row> = Vec::new();
         if let Some((_, g)) = &gpu {
             for &k in &a.kernels {
@@ -345,15 +349,12 @@ fn main() {
                 }
             }
         }
-        for (label, env) in [("", None), (" (forced)", Some("ac"))] {
+        for (label, forced) in [("", CpuMulti::Auto), (" (forced)", CpuMulti::AhoCorasick)] {
+            let env = (forced != CpuMulti::Auto).then_some(());
             if !a.cpu && env.is_some() {
                 continue;
             }
-            match env {
-                Some(v) => std::env::set_var("LOGSIEVE_CPU_MULTI", v),
-                None => std::env::remove_var("LOGSIEVE_CPU_MULTI"),
-            }
-            let matcher = build().cpu_matcher_name();
+            let matcher = build_with(forced).cpu_matcher_name();
             if env.is_some()
                 && matcher == "aho-corasick"
                 && rows.iter().any(|r| r.name.contains("aho-corasick"))
@@ -377,7 +378,9 @@ fn main() {
                     want: Want::Count,
                     ..Default::default()
                 };
-                let (d, r) = time(a.runs, || session.search(&build(), &opts).expect("cpu"));
+                let (d, r) = time(a.runs, || {
+                    session.search(&build_with(forced), &opts).expect("cpu")
+                });
                 rows.push(Row {
                     name: format!("CPU {matcher}{label} x{th}"),
                     time: d,
@@ -388,7 +391,6 @@ fn main() {
                 });
             }
         }
-        std::env::remove_var("LOGSIEVE_CPU_MULTI");
         let opts = SearchOptions {
             backend: BackendChoice::Cpu,
             threads,
