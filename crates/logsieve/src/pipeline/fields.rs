@@ -129,6 +129,11 @@ fn level_word(w: &[u8], any_case: bool) -> Option<&'static str> {
 /// timestamp (`Info`, Windows CBS) — lower-case `error` inside a message is
 /// prose, not a level. Returned upper-cased.
 pub fn level_of(line: &[u8], stamp: Option<Stamp>) -> Option<&'static str> {
+    if let Some(st) = stamp.filter(|s| s.format == TimeFormat::Logcat) {
+        if let Some(l) = logcat_level(&line[st.end.min(line.len())..]) {
+            return Some(l);
+        }
+    }
     let after_ts = stamp.map(|s| {
         let mut i = s.end;
         while i < line.len() && !is_word(line[i]) {
@@ -166,6 +171,31 @@ pub fn level_of(line: &[u8], stamp: Option<Stamp>) -> Option<&'static str> {
         }
     }
     None
+}
+
+/// Android logcat's priority letter, after the time, the pid and the tid
+/// (`03-17 16:13:38.811  1702  2395 D WindowManager: ...`): `V`, `D`, `I`,
+/// `W`, `E`, `F` and `A` (assert), named as the level words of other
+/// formats (`V` is `VERBOSE`, `A` is `ASSERT`).
+fn logcat_level(rest: &[u8]) -> Option<&'static str> {
+    let mut words = rest
+        .split(|b| b.is_ascii_whitespace())
+        .filter(|w| !w.is_empty());
+    let pid = words.next()?;
+    let tid = words.next()?;
+    if !pid.iter().all(u8::is_ascii_digit) || !tid.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    match words.next()? {
+        b"V" => Some("VERBOSE"),
+        b"D" => Some("DEBUG"),
+        b"I" => Some("INFO"),
+        b"W" => Some("WARN"),
+        b"E" => Some("ERROR"),
+        b"F" => Some("FATAL"),
+        b"A" => Some("ASSERT"),
+        _ => None,
+    }
 }
 
 /// The host of a line: the field right after its timestamp — always for a
@@ -227,6 +257,36 @@ mod tests {
         assert_eq!(l("2015-07-29 17:41:44,747 - WARNING [x]"), Some("WARNING"));
         assert_eq!(l("ERR: x"), Some("ERR"));
         assert_eq!(l(""), None);
+        // Android logcat: the priority letter after the pid and the tid
+        // (REGRESSION: every loghub Android line was `(none)`).
+        let logcat = |s: &str| {
+            let st = TimeFormat::Logcat
+                .parse(s.as_bytes(), 2017)
+                .map(|(ms, end)| Stamp {
+                    ms,
+                    format: TimeFormat::Logcat,
+                    end,
+                });
+            level_of(s.as_bytes(), st)
+        };
+        for (letter, level) in [
+            ("V", "VERBOSE"),
+            ("D", "DEBUG"),
+            ("I", "INFO"),
+            ("W", "WARN"),
+            ("E", "ERROR"),
+            ("F", "FATAL"),
+            ("A", "ASSERT"),
+        ] {
+            let line = format!("03-17 16:13:38.811  1702  2395 {letter} WindowManager: x");
+            assert_eq!(logcat(&line), Some(level), "{line}");
+        }
+        // Not a priority letter: the words decide as elsewhere.
+        assert_eq!(
+            logcat("03-17 16:13:38.811  1702  2395 X Tag: ERROR y"),
+            Some("ERROR")
+        );
+        assert_eq!(logcat("03-17 16:13:38.811 D Tag: y"), None);
     }
 
     #[test]

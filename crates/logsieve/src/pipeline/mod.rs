@@ -60,9 +60,16 @@ pub struct ColumnOptions {
     /// The year of year-less timestamps (syslog, logcat), for documents
     /// without an entry in `doc_years`.
     pub year: i32,
-    /// Per-document years (by document index), e.g. each file's
-    /// modification year; overrides `year`.
+    /// Per-document years (by document index), e.g. `--year`; overrides
+    /// `year` and `doc_mtimes`.
     pub doc_years: Vec<i32>,
+    /// Per-document modification times (ms since the epoch, by document
+    /// index), for documents without an entry in `doc_years`: a year-less
+    /// timestamp takes the most recent year that does not put it after the
+    /// file was last written (a day of slack, since year-less formats are
+    /// usually local time and are read as UTC). `Dec 10` in a file written
+    /// on 2026-11-24 is 2025-12-10.
+    pub doc_mtimes: Vec<Option<i64>>,
     /// The fields to extract.
     pub fields: Vec<FieldSpec>,
 }
@@ -73,6 +80,7 @@ impl Default for ColumnOptions {
             time_format: None,
             year: 1970,
             doc_years: Vec::new(),
+            doc_mtimes: Vec::new(),
             fields: Vec::new(),
         }
     }
@@ -152,6 +160,7 @@ fn build_chunk<'a>(
     doc: &'a Document,
     rules: &TimeRules,
     year: i32,
+    cutoff: Option<i64>,
     fields: &[FieldSpec],
     lines: Range<u64>,
 ) -> Chunk<'a> {
@@ -163,7 +172,12 @@ fn build_chunk<'a>(
     for l in lines {
         let line = doc.line(l);
         let line = line.strip_suffix(b"\r").unwrap_or(line);
-        let st = rules.stamp(line, year);
+        let mut st = rules.stamp(line, year);
+        if let (Some(s), Some(c)) = (st, cutoff) {
+            if s.format.yearless() && s.ms > c {
+                st = rules.stamp(line, year - 1);
+            }
+        }
         times.push(st.map_or(NO_TIME, |s| s.ms));
         for (f, spec) in fields.iter().enumerate() {
             let code = match spec.extract(line, st) {
@@ -208,7 +222,11 @@ impl Columns {
             .collect();
         let mut docs = Vec::with_capacity(corpus.docs().len());
         for (di, doc) in corpus.docs().iter().enumerate() {
-            let year = opts.doc_years.get(di).copied().unwrap_or(opts.year);
+            let (year, cutoff) = match (opts.doc_years.get(di), opts.doc_mtimes.get(di)) {
+                (Some(&y), _) => (y, None),
+                (None, Some(&Some(m))) => (time::year_of_ms(m), Some(m + 86_400_000)),
+                _ => (opts.year, None),
+            };
             let rules = TimeRules::detect(sample_lines(doc), opts.time_format, year);
             let n = doc.lines().len();
             let ranges: Vec<Range<u64>> = (0..n)
@@ -217,7 +235,7 @@ impl Columns {
                 .collect();
             let chunks: Vec<Chunk> = ranges
                 .into_par_iter()
-                .map(|r| build_chunk(doc, &rules, year, &opts.fields, r))
+                .map(|r| build_chunk(doc, &rules, year, cutoff, &opts.fields, r))
                 .collect();
             // Merge the chunk dictionaries into the corpus-wide ones, in
             // chunk order (deterministic codes).

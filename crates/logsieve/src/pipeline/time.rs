@@ -167,6 +167,11 @@ pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
+/// The UTC year of a time in ms since the epoch.
+pub fn year_of_ms(ms: i64) -> i32 {
+    civil_from_days(ms.div_euclid(86_400_000)).0 as i32
+}
+
 /// The civil date (year, month, day) of a day number.
 pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
     let z = days + 719_468;
