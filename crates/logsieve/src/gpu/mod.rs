@@ -108,7 +108,7 @@ pub enum GpuKernel {
     /// A per-line presence mask built at upload as the prefilter.
     Signature,
     /// Many literals: a walk of the pattern trie per start position
-    /// (`gpu/multi.rs`; not in [`GpuKernel::ALL`]).
+    /// (`gpu/multi.rs`, `kernels/multi_common.rs`; not in [`GpuKernel::ALL`]).
     Trie,
     /// Many literals: failure-free Aho-Corasick, a dense goto table.
     Ac,

@@ -25,7 +25,7 @@ use crate::error::Error;
 /// Bytes of '\n' after a segment's data (beyond rounding up to 16): the
 /// scan kernel reads up to 16 + 64 bytes past its own 16, and a pattern
 /// (never containing '\n') cannot match there.
-pub(crate) const TAIL_PAD: u64 = 128;
+const TAIL_PAD: u64 = 128;
 
 /// The staging chunk of the upload: each is filled on all cores and
 /// submitted on its own. 8 MiB gives the fill 32 pieces of 256 KiB.

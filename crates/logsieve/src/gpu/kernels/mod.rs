@@ -72,7 +72,7 @@ pub(crate) const MODULES: [&Module; 11] = [
     &signature::MODULE,
     &plain_read::MODULE,
     &count::MODULE,
-    // Many literals (gpu/multi.rs).
+    // Many literals (multi_common.rs and each kernel's table).
     &trie::MODULE,
     &ac::MODULE,
     &prefix_hash::MODULE,

@@ -17,7 +17,7 @@ pub(crate) const MODULE: Module = Module {
 /// longer ones one per distance between their two rare bytes modulo 16
 /// (the window's shift, a constant of the pipeline) and per way of running
 /// the second test (on every chunk, or where the first test hit). Built
-/// when first needed ([`crate::gpu::context`]).
+/// when first needed (`gpu/pipelines.rs`).
 pub(crate) const PIPELINES: usize = 1 + 2 * PER_KIND;
 
 /// Pipelines per kind of two-byte-or-longer pattern: 16 distances, each
