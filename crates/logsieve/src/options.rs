@@ -59,6 +59,9 @@ pub struct Tuning {
     /// `$XDG_CACHE_HOME/logsieve`, else `~/.cache/logsieve`); `None`: no
     /// calibration file is read or written.
     pub cache_dir: Option<std::path::PathBuf>,
+    /// The GPU backend's switches.
+    #[cfg(feature = "gpu")]
+    pub gpu: crate::gpu::GpuTuning,
 }
 
 impl Tuning {
@@ -80,6 +83,8 @@ impl Tuning {
         Tuning {
             cpu_multi,
             cache_dir,
+            #[cfg(feature = "gpu")]
+            gpu: crate::gpu::GpuTuning::from_env(),
         }
     }
 }

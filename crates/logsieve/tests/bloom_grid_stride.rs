@@ -1,17 +1,19 @@
 //! The bloom kernel's grid-stride loop: with two workgroups per dispatch
-//! (`LOGSIEVE_GPU_BLOOM_GROUPS=2`, set before anything reads it: this
-//! binary holds this one test), every thread walks the segment many
-//! times, and matches must not be missed or doubled at the stride edges.
+//! (`GpuTuning::bloom_groups`, given when the context is created), every
+//! thread walks the segment many times, and matches must not be missed or
+//! doubled at the stride edges.
 
 #![cfg(feature = "gpu")]
 
-use logsieve::gpu::{GpuContext, GpuKernel, MultiKernel, UploadOptions};
+use logsieve::gpu::{GpuContext, GpuKernel, GpuTuning, MultiKernel, UploadOptions};
 use logsieve::{BackendChoice, Corpus, QueryBuilder, SearchOptions, Session, Syntax};
 
 #[test]
 fn bloom_grid_stride_covers_every_vec4_once() {
-    std::env::set_var("LOGSIEVE_GPU_BLOOM_GROUPS", "2");
-    let ctx = match GpuContext::new() {
+    let ctx = match GpuContext::new_with(&GpuTuning {
+        bloom_groups: Some(2),
+        ..Default::default()
+    }) {
         Ok(c) => c,
         Err(e) => {
             if std::env::var("LOGSIEVE_REQUIRE_GPU").as_deref() == Ok("1") {

@@ -1,7 +1,7 @@
 //! `scan` with its parameters in the uniform buffer, as in a browser (where
 //! WebGPU has no immediate data yet) and on adapters without immediates:
-//! natively the engine passes them as immediate data, so this binary turns
-//! that off (`LOGSIEVE_NO_IMMEDIATES`, read when the context is created)
+//! natively the engine passes them as immediate data, so this test turns
+//! that off (`GpuTuning::no_immediates`, given when the context is created)
 //! and checks the case table and a boundary sweep against the CPU oracle.
 //!
 //! Runs on whatever adapter exists (lavapipe in CI); without one it says so
@@ -11,14 +11,15 @@ mod common;
 
 use common::{build, Flags, CASES};
 use logsieve::cpu::{search_doc, CpuOptions};
-use logsieve::gpu::{unsupported_reason, GpuContext, GpuCorpus, GpuKernel};
+use logsieve::gpu::{unsupported_reason, GpuContext, GpuCorpus, GpuKernel, GpuTuning};
 use logsieve::{Corpus, Syntax, Want};
 
 #[test]
 fn scan_with_uniform_parameters_matches_the_oracle() {
-    // The only test in this binary: no other thread reads the environment.
-    std::env::set_var("LOGSIEVE_NO_IMMEDIATES", "1");
-    let ctx = match GpuContext::new() {
+    let ctx = match GpuContext::new_with(&GpuTuning {
+        no_immediates: true,
+        ..Default::default()
+    }) {
         Ok(c) => c,
         Err(e) => {
             assert!(

@@ -1,12 +1,19 @@
-//! The process-wide GPU context: adapter, device, queue, the bind-group
-//! layout and every pipeline, built once (wgpu's `repeated_compute` habit).
+//! The first step: the process-wide GPU context. Opens the adapter, asks
+//! for the device with the largest buffer limits it allows, and builds the
+//! pipelines once ([`super::pipelines`]; wgpu's `repeated_compute` habit),
+//! so that a query only writes a small uniform and dispatches. It also
+//! owns what every later step needs of the device: error scopes, fault
+//! checks and the waits for submitted work.
 
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
 use crate::error::Error;
 
-use super::kernels::{self, params};
+use super::kernels::{self, params, Grid};
+use super::oneshot;
+use super::pipelines::{Pipelines, STORAGE_BUFFERS};
+use super::GpuTuning;
 
 /// What the adapter is and what it allows (`logsieve gpu-info`).
 #[derive(Clone, Debug)]
@@ -111,66 +118,6 @@ impl fmt::Display for GpuInfo {
     }
 }
 
-/// The compiled pipelines.
-pub(crate) struct Pipelines {
-    pub(crate) brute_line: wgpu::ComputePipeline,
-    pub(crate) brute_byte: wgpu::ComputePipeline,
-    pub(crate) two_phase_p1: wgpu::ComputePipeline,
-    pub(crate) two_phase_p2: wgpu::ComputePipeline,
-    /// `scan`'s pipelines, built when first needed.
-    pub(crate) scan: ScanPipes,
-    pub(crate) sig_build: wgpu::ComputePipeline,
-    pub(crate) sig_p1: wgpu::ComputePipeline,
-    pub(crate) plain_read: wgpu::ComputePipeline,
-    pub(crate) count_result: wgpu::ComputePipeline,
-    pub(crate) count_cand: wgpu::ComputePipeline,
-    pub(crate) count_result_zero: wgpu::ComputePipeline,
-}
-
-/// `scan`'s pipelines ([`kernels::scan::pipeline_for`]), each built the
-/// first time a query needs it (one compile is under a millisecond on the
-/// H100; 65 at start-up would be about 55 ms).
-pub(crate) struct ScanPipes {
-    module: wgpu::ShaderModule,
-    layout: wgpu::PipelineLayout,
-    pipes: [std::sync::OnceLock<wgpu::ComputePipeline>; kernels::scan::PIPELINES],
-}
-
-impl ScanPipes {
-    fn get(&self, device: &wgpu::Device, i: usize) -> &wgpu::ComputePipeline {
-        self.pipes[i].get_or_init(|| {
-            compute_pipeline(
-                device,
-                &self.layout,
-                &self.module,
-                "scan",
-                &kernels::scan::constants(i),
-            )
-        })
-    }
-}
-
-/// A compute pipeline of `entry` in `module`, with override `constants`.
-fn compute_pipeline(
-    device: &wgpu::Device,
-    layout: &wgpu::PipelineLayout,
-    module: &wgpu::ShaderModule,
-    entry: &str,
-    constants: &[(&str, f64)],
-) -> wgpu::ComputePipeline {
-    device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-        label: Some(entry),
-        layout: Some(layout),
-        module,
-        entry_point: Some(entry),
-        compilation_options: wgpu::PipelineCompilationOptions {
-            constants,
-            ..Default::default()
-        },
-        cache: None,
-    })
-}
-
 /// Errors reported by wgpu outside an error scope, and device loss: both
 /// make every later GPU result untrustworthy, so they are checked after
 /// each operation instead of letting wgpu's default handler panic.
@@ -180,11 +127,14 @@ pub(crate) struct Faults {
     pub(crate) uncaptured: Mutex<Option<String>>,
 }
 
+/// What a [`GpuContext`] shares: the device and what was built with it.
 pub(crate) struct Ctx {
     pub(crate) device: wgpu::Device,
     pub(crate) queue: wgpu::Queue,
     pub(crate) info: GpuInfo,
-    pub(crate) layout: wgpu::BindGroupLayout,
+    /// The switches the context was created with.
+    pub(crate) tuning: GpuTuning,
+    /// The engine's bind-group layout and pipelines.
     pub(crate) pipes: Pipelines,
     pub(crate) faults: Arc<Faults>,
     /// Nanoseconds per timestamp tick (0 without timestamps).
@@ -213,45 +163,6 @@ impl fmt::Debug for GpuContext {
     }
 }
 
-/// A compute-stage buffer binding of a bind-group layout (every layout
-/// here: the engine's, the many-literal kernels' and the pipeline's).
-pub(crate) fn buffer_entry(
-    binding: u32,
-    ty: wgpu::BufferBindingType,
-) -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding,
-        visibility: wgpu::ShaderStages::COMPUTE,
-        ty: wgpu::BindingType::Buffer {
-            ty,
-            has_dynamic_offset: false,
-            min_binding_size: None,
-        },
-        count: None,
-    }
-}
-
-/// Bindings 0..=9, as `common.wgsl` declares them.
-fn layout_entries() -> Vec<wgpu::BindGroupLayoutEntry> {
-    let entry = buffer_entry;
-    let storage = |read_only| wgpu::BufferBindingType::Storage { read_only };
-    vec![
-        entry(0, wgpu::BufferBindingType::Uniform),
-        entry(1, wgpu::BufferBindingType::Uniform),
-        entry(2, storage(true)),
-        entry(3, storage(true)),
-        entry(4, storage(true)),
-        entry(5, storage(false)),
-        entry(6, storage(false)),
-        entry(7, storage(false)),
-        entry(8, storage(false)),
-        entry(9, storage(false)),
-    ]
-}
-
-/// The storage buffers the kernels bind at once.
-const STORAGE_BUFFERS: u32 = 8;
-
 impl GpuContext {
     /// Opens the high-performance adapter, creates the device with the
     /// largest buffer limits the adapter allows, and compiles every kernel.
@@ -260,16 +171,31 @@ impl GpuContext {
     /// too small, or when device creation or compilation fails.
     ///
     /// Blocks (natively only: in a browser use [`GpuContext::new_async`]).
+    ///
+    /// Reads the environment ([`GpuTuning::from_env`]): for front ends
+    /// only; the library and its tests use [`GpuContext::new_with`].
     pub fn new() -> Result<GpuContext, Error> {
-        pollster::block_on(Self::new_async())
+        Self::new_with(&GpuTuning::from_env())
+    }
+
+    /// [`GpuContext::new`] with `tuning` instead of the environment.
+    pub fn new_with(tuning: &GpuTuning) -> Result<GpuContext, Error> {
+        pollster::block_on(Self::new_async_with(tuning))
     }
 
     /// [`GpuContext::new`] without blocking: the entry point in a browser,
     /// where wgpu runs on WebGPU and every request is a JavaScript promise.
+    /// Reads the environment ([`GpuTuning::from_env`]; in a browser there
+    /// is none, so the defaults).
+    pub async fn new_async() -> Result<GpuContext, Error> {
+        Self::new_async_with(&GpuTuning::from_env()).await
+    }
+
+    /// [`GpuContext::new_async`] with `tuning` instead of the environment.
     // On wasm32 the WebGPU handles are JavaScript objects (neither `Send`
     // nor `Sync`); the `Arc` is then only shared within the one thread.
     #[cfg_attr(target_arch = "wasm32", allow(clippy::arc_with_non_send_sync))]
-    pub async fn new_async() -> Result<GpuContext, Error> {
+    pub async fn new_async_with(tuning: &GpuTuning) -> Result<GpuContext, Error> {
         let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
         // GL has no guaranteed compute and prints noise without a display.
         if std::env::var_os("WGPU_BACKEND").is_none() {
@@ -316,7 +242,7 @@ impl GpuContext {
         let immediates = !cfg!(target_arch = "wasm32")
             && af.contains(wgpu::Features::IMMEDIATES)
             && al.max_immediate_size >= kernels::scan::IMM_SIZE
-            && std::env::var_os("LOGSIEVE_NO_IMMEDIATES").is_none();
+            && !tuning.no_immediates;
         if immediates {
             features |= wgpu::Features::IMMEDIATES;
         }
@@ -386,58 +312,7 @@ impl GpuContext {
             features: format!("{af:?}"),
         };
         let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("logsieve"),
-            entries: &layout_entries(),
-        });
-        let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("logsieve"),
-            bind_group_layouts: &[Some(&layout)],
-            immediate_size: if immediates {
-                kernels::scan::IMM_SIZE
-            } else {
-                0
-            },
-        });
-        let module = |m: &kernels::Module| {
-            device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some(m.label),
-                source: wgpu::ShaderSource::Wgsl(m.source().into()),
-            })
-        };
-        let pipe = |module: &wgpu::ShaderModule, entry: &str| {
-            compute_pipeline(&device, &pl, module, entry, &[])
-        };
-        let m_bl = module(&kernels::brute_line::MODULE);
-        let m_bb = module(&kernels::brute_byte::MODULE);
-        let m_tp = module(&kernels::two_phase::MODULE);
-        let m_sc = match immediates {
-            true => device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some("scan (immediates)"),
-                source: wgpu::ShaderSource::Wgsl(kernels::scan::source_immediate().into()),
-            }),
-            false => module(&kernels::scan::MODULE),
-        };
-        let m_sg = module(&kernels::signature::MODULE);
-        let m_pr = module(&kernels::plain_read::MODULE);
-        let m_ct = module(&kernels::count::MODULE);
-        let pipes = Pipelines {
-            brute_line: pipe(&m_bl, "brute_line"),
-            brute_byte: pipe(&m_bb, "brute_byte"),
-            two_phase_p1: pipe(&m_tp, "phase1"),
-            two_phase_p2: pipe(&m_tp, "phase2"),
-            scan: ScanPipes {
-                module: m_sc,
-                layout: pl.clone(),
-                pipes: std::array::from_fn(|_| std::sync::OnceLock::new()),
-            },
-            sig_build: pipe(&m_sg, "build"),
-            sig_p1: pipe(&m_sg, "phase1"),
-            plain_read: pipe(&m_pr, "plain_read"),
-            count_result: pipe(&m_ct, "count_result"),
-            count_cand: pipe(&m_ct, "count_cand"),
-            count_result_zero: pipe(&m_ct, "count_result_zero"),
-        };
+        let pipes = Pipelines::build(&device, immediates);
         if let Some(e) = scope.pop().await {
             return Err(Error::backend(format!(
                 "GPU kernel compilation failed on {}: {e}",
@@ -455,7 +330,7 @@ impl GpuContext {
                 device,
                 queue,
                 info,
-                layout,
+                tuning: tuning.clone(),
                 pipes,
                 faults,
                 ts_period,
@@ -467,6 +342,11 @@ impl GpuContext {
     /// What the adapter is and allows.
     pub fn info(&self) -> &GpuInfo {
         &self.inner.info
+    }
+
+    /// The switches this context was created with.
+    pub fn tuning(&self) -> &GpuTuning {
+        &self.inner.tuning
     }
 
     /// Whether waits for the GPU poll before they block (natively; on by
@@ -553,7 +433,7 @@ impl Ctx {
                     .map_err(|e| Error::backend(format!("GPU wait failed: {e}")))?;
                 polls += 1;
                 if st.is_queue_empty() {
-                    if super::resident::trace_queries() {
+                    if self.tuning.trace_queries {
                         eprintln!(
                             "logsieve: wait: {polls} polls in {:.1} us",
                             t.elapsed().as_secs_f64() * 1e6
@@ -616,38 +496,11 @@ impl Ctx {
         Ok(())
     }
 
-    /// Records a scan of a segment of `n_bytes` (its bind group set) for
-    /// the query parameters `prm`, with the query's immediate data where
-    /// scan takes its parameters that way.
-    pub(crate) fn record_scan(
-        &self,
-        pass: &mut wgpu::ComputePass<'_>,
-        n_bytes: u32,
-        prm: &[u32; params::WORDS],
-        imm: Option<&[u8]>,
-    ) {
-        let i = kernels::scan::pipeline_for(
-            prm[params::PAT_LEN] as usize,
-            prm[params::D2] as i32,
-            prm[params::DENSE] != 0,
-        );
-        pass.set_pipeline(self.pipes.scan.get(&self.device, i));
-        // Immediates are set after a pipeline (wgpu's rule).
-        if let Some(imm) = imm {
-            pass.set_immediates(0, imm);
+    /// The bound on the dispatches' workgroups per dimension.
+    pub(crate) fn grid(&self) -> Grid {
+        Grid {
+            max_per_dimension: self.info.max_compute_workgroups_per_dimension,
         }
-        let (x, y) = self.grid(kernels::scan::groups(n_bytes));
-        pass.dispatch_workgroups(x, y, 1);
-    }
-
-    /// The x, y of a 2-D dispatch of `groups` workgroups (one dimension
-    /// holds at most `max_compute_workgroups_per_dimension`).
-    pub(crate) fn grid(&self, groups: u64) -> (u32, u32) {
-        let max = u64::from(self.info.max_compute_workgroups_per_dimension.max(1));
-        let groups = groups.max(1);
-        let x = groups.min(max);
-        let y = groups.div_ceil(x);
-        (x as u32, y as u32)
     }
 }
 
@@ -659,10 +512,27 @@ static SHARED: std::sync::OnceLock<Result<GpuContext, String>> = std::sync::Once
 impl GpuContext {
     /// The process's context, created on first use; later calls return the
     /// same one (or the same error: adapters do not appear mid-run).
+    ///
+    /// Reads the environment ([`GpuTuning::from_env`]) when it creates the
+    /// context: for front ends only; the library uses
+    /// [`GpuContext::shared_with`].
     #[cfg(not(target_arch = "wasm32"))]
     pub fn shared() -> Result<GpuContext, Error> {
+        Self::shared_by(GpuTuning::from_env)
+    }
+
+    /// [`GpuContext::shared`] created with `tuning`. The first caller's
+    /// tuning wins: a later call with other switches gets the context
+    /// already made (compare [`GpuContext::tuning`] where it matters).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn shared_with(tuning: &GpuTuning) -> Result<GpuContext, Error> {
+        Self::shared_by(|| tuning.clone())
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    fn shared_by(tuning: impl FnOnce() -> GpuTuning) -> Result<GpuContext, Error> {
         SHARED
-            .get_or_init(|| GpuContext::new().map_err(|e| e.to_string()))
+            .get_or_init(|| GpuContext::new_with(&tuning()).map_err(|e| e.to_string()))
             .clone()
             .map_err(Error::backend)
     }
@@ -675,80 +545,11 @@ impl GpuContext {
             "no shared GPU context in a browser: create one with GpuContext::new_async",
         ))
     }
-}
 
-/// A one-shot channel whose receiver is a future, completed by wgpu's
-/// callbacks (buffer mapped, submitted work done). Natively the caller polls
-/// the device first, which runs the callbacks; in a browser the JavaScript
-/// event loop runs them while the future waits, since nothing there may
-/// block. (A dozen lines instead of a dependency on `futures-channel`.)
-pub(crate) mod oneshot {
-    use std::future::Future;
-    use std::pin::Pin;
-    use std::sync::{Arc, Mutex};
-    use std::task::{Context, Poll, Waker};
-
-    struct Slot<T> {
-        value: Option<T>,
-        waker: Option<Waker>,
-        closed: bool,
-    }
-
-    /// Completes the receiver once; dropped unsent (a callback that never
-    /// runs, e.g. on device loss), the receiver yields `None`.
-    pub(crate) struct Sender<T>(Arc<Mutex<Slot<T>>>);
-
-    /// Resolves to the sent value, or `None` when the sender was dropped.
-    pub(crate) struct Receiver<T>(Arc<Mutex<Slot<T>>>);
-
-    pub(crate) fn channel<T>() -> (Sender<T>, Receiver<T>) {
-        let slot = Arc::new(Mutex::new(Slot {
-            value: None,
-            waker: None,
-            closed: false,
-        }));
-        (Sender(slot.clone()), Receiver(slot))
-    }
-
-    fn close<T>(slot: &Mutex<Slot<T>>, value: Option<T>) {
-        let waker = {
-            let mut s = slot.lock().unwrap_or_else(|p| p.into_inner());
-            if value.is_some() {
-                s.value = value;
-            }
-            s.closed = true;
-            s.waker.take()
-        };
-        if let Some(w) = waker {
-            w.wake();
-        }
-    }
-
-    impl<T> Sender<T> {
-        pub(crate) fn send(self, value: T) {
-            close(&self.0, Some(value));
-        }
-    }
-
-    impl<T> Drop for Sender<T> {
-        fn drop(&mut self) {
-            close(&self.0, None);
-        }
-    }
-
-    impl<T> Future for Receiver<T> {
-        type Output = Option<T>;
-
-        fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<T>> {
-            let mut s = self.0.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some(v) = s.value.take() {
-                return Poll::Ready(Some(v));
-            }
-            if s.closed {
-                return Poll::Ready(None);
-            }
-            s.waker = Some(cx.waker().clone());
-            Poll::Pending
-        }
+    /// In a browser there is no blocking, process-wide context (see
+    /// [`GpuContext::shared`]).
+    #[cfg(target_arch = "wasm32")]
+    pub fn shared_with(_tuning: &GpuTuning) -> Result<GpuContext, Error> {
+        Self::shared()
     }
 }

@@ -8,7 +8,7 @@
 //! line (offset in ms from the oldest entry), never 64-bit integers, so the
 //! kernel stays portable to WebGPU in a browser.
 
-use crate::gpu::context::buffer_entry as entry;
+use crate::gpu::pipelines::buffer_entry as entry;
 use std::ops::Range;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};

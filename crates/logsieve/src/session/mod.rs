@@ -314,7 +314,7 @@ impl Session {
     /// with this session's GPU tuning) and uploads the corpus. On error the
     /// session stays CPU-only.
     pub fn attach_gpu(&mut self) -> Result<(), Error> {
-        let ctx = crate::gpu::GpuContext::shared()?;
+        let ctx = crate::gpu::GpuContext::shared_with(&self.tuning.gpu)?;
         self.attach_gpu_with(&ctx, crate::gpu::UploadOptions::default())
     }
 

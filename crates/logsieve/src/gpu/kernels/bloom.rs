@@ -1,7 +1,10 @@
 //! `bloom`: see `bloom.wgsl` (many literals, issue 5): 16-byte streaming
 //! loads, a two-probe bit filter in workgroup memory, then a global hash
 //! table and verification.
-use super::{Module, View};
+use super::{set_params as SP, Module, View};
+use crate::cpu::multi::{bucket_starts, PatternSet};
+use crate::error::Error;
+use crate::gpu::MultiKernel;
 
 /// The shader module (its filter at the default size; the pipeline uses
 /// [`source`]).
@@ -48,22 +51,141 @@ pub(crate) fn source(words: u32) -> String {
 /// 0.990; before the one-word filter, 512 1.37, 1024 1.40, 2048 1.49, 4096
 /// 1.41, 8192 1.54, 16384 1.78 (docs/bench/multi-h100-2026-11-22.md): a
 /// filter load per workgroup (up to 32 KiB) is worth sharing over many
-/// vec4s. `LOGSIEVE_GPU_BLOOM_GROUPS=N` overrides it (benchmarks, and tests
-/// that make the grid stride loop).
+/// vec4s. [`crate::gpu::GpuTuning::bloom_groups`] overrides it
+/// (benchmarks, and tests that make the grid stride loop).
 pub(crate) const MAX_GROUPS: u64 = 512;
 
-/// [`MAX_GROUPS`], or the override from the environment.
-pub(crate) fn max_groups() -> u64 {
-    std::env::var("LOGSIEVE_GPU_BLOOM_GROUPS")
-        .ok()
-        .and_then(|s| s.trim().parse::<u64>().ok())
-        .filter(|&n| n > 0)
-        .unwrap_or(MAX_GROUPS)
+/// [`MAX_GROUPS`], or the tuning's override (`None` or 0: the default).
+pub(crate) fn max_groups(over: Option<u32>) -> u64 {
+    over.map(u64::from).filter(|&n| n > 0).unwrap_or(MAX_GROUPS)
+}
+
+/// bloom's key of a pattern (or of a corpus position): the little-endian
+/// words of bytes [0, 4) and [l - 4, l).
+pub(crate) fn bloom_key(p: &[u8], l: usize) -> (u32, u32) {
+    let w = |b: &[u8]| u32::from_le_bytes(b.try_into().expect("4 bytes"));
+    (w(&p[..4]), w(&p[l - 4..l]))
+}
+
+/// bloom's two hashes of a key, as bloom.wgsl computes them: the first
+/// probe's, of bytes [0, 4), and the second's (also the bucket's), of the
+/// whole key.
+pub(crate) fn bloom_hash(a: u32, b: u32) -> (u32, u32) {
+    let x = a.wrapping_mul(0x9E37_79B1);
+    (x, (x ^ b).wrapping_mul(0x85EB_CA77))
+}
+
+/// bloom's workgroup filter for a key (`lb` bits in all): the word (from
+/// the first probe's hash, of bytes [0, 4)) and its three bits, one from
+/// the first hash and two from the second. All in one word: one
+/// workgroup-memory load a position.
+pub(crate) fn bloom_bits(a: u32, b: u32, lb: u32) -> (u32, u32, u32, u32) {
+    let (x, y) = bloom_hash(a, b);
+    (
+        x >> (32 - (lb - 5)),
+        (x >> (27 - (lb - 5))) & 31,
+        y >> 27,
+        (y >> 22) & 31,
+    )
+}
+
+/// bloom's third hash of a key (from the second), whose top bits index the
+/// verification filter.
+pub(crate) fn bloom_hash3(y: u32) -> u32 {
+    (y ^ (y >> 15)).wrapping_mul(0x2C1B_3C6D)
+}
+
+/// The bit filter and the hash table of L-byte keys (bloom.wgsl).
+pub(crate) fn table(
+    set: &PatternSet,
+    words: &mut Vec<u32>,
+    mpw: &mut [u32; SP::WORDS],
+    filter_words: u32,
+) -> Result<(), Error> {
+    let min = set.min_len();
+    if min < MultiKernel::BLOOM_MIN_LEN {
+        return Err(Error::backend(format!(
+            "the bloom kernel needs patterns of at least {} bytes (the shortest has {min})",
+            MultiKernel::BLOOM_MIN_LEN
+        )));
+    }
+    let l = min.min(8);
+    let keys: Vec<(u32, u32)> = set.uniq.iter().map(|p| bloom_key(p, l)).collect();
+    let mut distinct = keys.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    let n = distinct.len() as u64;
+    // About 256 filter bits per key (two set per key: < 1% of the
+    // bits set), as many as the pipeline's filter holds: 10k keys fill
+    // 32 KiB to ~6%. Simulated on the benchmark's 1M lines with its
+    // 1k and 10k sets (8-byte keys), positions passing the filter:
+    // 1k keys 0.32% with 2^15 bits, 0.013% with 2^18; 10k keys 0.53%
+    // with 2^18 (0.11% of positions hold a pattern's key). At least
+    // 2^12 bits (a load of 512 bytes per workgroup).
+    let max_lb = (filter_words.max(1) * 32).ilog2();
+    let lb = (n * 256).next_power_of_two().ilog2().max(12).min(max_lb);
+    let mut filter = vec![0u32; 1 << (lb - 5)];
+    for &(a, b) in &distinct {
+        let (w, b1, b2, b3) = bloom_bits(a, b, lb);
+        filter[w as usize] |= (1 << b1) | (1 << b2) | (1 << b3);
+    }
+    // About two buckets per key.
+    let bb = (n * 2).next_power_of_two().ilog2().clamp(1, 24);
+    let mut ents: Vec<(u32, u32, u32, u32)> = keys
+        .iter()
+        .enumerate()
+        .map(|(g, &(a, b))| (bloom_hash(a, b).1 >> (32 - bb), a, b, g as u32))
+        .collect();
+    // The pattern's bytes [l, l + 8) as two words (zero past its end)
+    // and its length: most keys that match but are not the pattern
+    // differ there, so the entry alone rejects them.
+    let next = |g: u32| -> [u32; 3] {
+        let p = &set.uniq[g as usize];
+        let mut c = [0u8; 8];
+        for (i, b) in p.iter().skip(l).take(8).enumerate() {
+            c[i] = *b;
+        }
+        [
+            u32::from_le_bytes(c[..4].try_into().expect("4")),
+            u32::from_le_bytes(c[4..].try_into().expect("4")),
+            p.len() as u32,
+        ]
+    };
+    ents.sort_unstable();
+    let start = bucket_starts(ents.iter().map(|e| e.0), 1 << bb);
+    mpw[SP::A] = words.len() as u32;
+    words.extend_from_slice(&filter);
+    mpw[SP::B] = lb;
+    mpw[SP::C] = words.len() as u32;
+    words.extend_from_slice(&start);
+    mpw[SP::D] = words.len() as u32;
+    for e in &ents {
+        let [c, d, len] = next(e.3);
+        words.extend_from_slice(&[e.1, e.2, c, d, e.3, len, 0, 0]);
+    }
+    mpw[SP::E] = bb;
+    mpw[SP::F] = l as u32;
+    // The verification filter: a bit per hash of the whole key, about
+    // 64 bits a key (2^16..2^24 bits, from L2), tested before the
+    // bucket walk so that most of the positions that only pass the
+    // workgroup filter by chance cost one load instead of several.
+    let lb2 = (n * 64).next_power_of_two().ilog2().clamp(16, 24);
+    let mut vf = vec![0u32; 1 << (lb2 - 5)];
+    for &(a, b) in &distinct {
+        let z = bloom_hash3(bloom_hash(a, b).1) >> (32 - lb2);
+        vf[(z >> 5) as usize] |= 1 << (z & 31);
+    }
+    mpw[SP::G] = words.len() as u32;
+    words.extend_from_slice(&vf);
+    mpw[SP::H] = lb2;
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::multi_common::Tables;
     use super::*;
+    use crate::query::{QueryBuilder, Syntax};
 
     #[test]
     fn filter_sizes() {
@@ -88,6 +210,84 @@ mod tests {
             )
             .validate(&module)
             .unwrap_or_else(|e| panic!("{words}: {}", e.emit_to_string(&src)));
+        }
+    }
+
+    /// bloom's tables on the host, as the kernel reads them: every
+    /// pattern's key passes the filter and its bucket lists the pattern;
+    /// random keys mostly do not pass.
+    #[test]
+    fn bloom_tables_hold_every_pattern() {
+        let many: Vec<Vec<u8>> = (0..10_000u32)
+            .map(|i| {
+                let r = i.wrapping_mul(2_654_435_761);
+                match i % 3 {
+                    0 => format!("{}.{}.{}.{}", r & 255, (r >> 8) & 255, r >> 24, i & 255),
+                    1 => format!("{r:08x}{i:08x}{:016x}", u64::from(r) << 7),
+                    _ => format!("X{r:08x}-c2.evil{}.example", i % 97),
+                }
+                .into_bytes()
+            })
+            .collect();
+        for (fold, words) in [(false, 8192), (true, 4096), (false, 64)] {
+            let t = Tables::build(
+                &QueryBuilder::new()
+                    .syntax(Syntax::Fixed)
+                    .case_insensitive(fold)
+                    .build(&many)
+                    .unwrap(),
+                MultiKernel::Bloom,
+                1 << 30,
+                words,
+            )
+            .unwrap();
+            let m = &t.mp;
+            let l = m[SP::F] as usize;
+            assert_eq!(l, 7, "the shortest IP has 7 bytes");
+            let lb = m[SP::B];
+            assert!(lb <= (words * 32).ilog2() && lb >= 5);
+            let passes = |a: u32, b: u32| {
+                let (w, b1, b2, b3) = bloom_bits(a, b, lb);
+                let word = t.words[m[SP::A] as usize + w as usize];
+                (word >> b1) & (word >> b2) & (word >> b3) & 1 == 1
+            };
+            let vbit = |a: u32, b: u32| {
+                let z = bloom_hash3(bloom_hash(a, b).1) >> (32 - m[SP::H]);
+                t.words[m[SP::G] as usize + (z >> 5) as usize] >> (z & 31) & 1
+            };
+            for (g, p) in t.set.uniq.iter().enumerate() {
+                let (a, b) = bloom_key(p, l);
+                assert!(passes(a, b), "{:?}", String::from_utf8_lossy(p));
+                assert_eq!(vbit(a, b), 1, "{:?}", String::from_utf8_lossy(p));
+                let bk = (bloom_hash(a, b).1 >> (32 - m[SP::E])) as usize;
+                let (lo, hi) = (
+                    t.words[m[SP::C] as usize + bk],
+                    t.words[m[SP::C] as usize + bk + 1],
+                );
+                assert!((lo..hi).any(|e| {
+                    let eo = m[SP::D] as usize + 8 * e as usize;
+                    t.words[eo..eo + 2] == [a, b]
+                        && t.words[eo + 4] == g as u32
+                        && t.words[eo + 5] == p.len() as u32
+                }));
+            }
+            if words == 8192 {
+                let mut x = 1u32;
+                let mut pass = 0;
+                let mut vpass = 0;
+                for _ in 0..100_000 {
+                    x ^= x << 13;
+                    x ^= x >> 17;
+                    x ^= x << 5;
+                    pass += u32::from(passes(x, x.rotate_left(11)));
+                    vpass += vbit(x, x.rotate_left(11));
+                }
+                // 64 bits a key: ~1.6% of random keys pass the
+                // verification filter.
+                assert!(vpass < 3000, "{vpass} of 100000 random keys pass");
+                // ~11% of the bits set, three in one word: ~0.2% pass.
+                assert!(pass < 1500, "{pass} of 100000 random keys pass");
+            }
         }
     }
 }

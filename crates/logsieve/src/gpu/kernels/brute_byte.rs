@@ -7,7 +7,10 @@
 //! collects the positions window by window (a window of at most `capacity`
 //! bytes cannot overflow, since a byte starts at most one match). No
 //! position is ever dropped.
-use super::{Module, View};
+use super::count::PopCount;
+use super::{Grid, KernelDriver, Module, SegmentRun, View};
+use crate::gpu::segment::ResidentSegment;
+use crate::gpu::GpuKernel;
 
 /// The shader module.
 pub(crate) const MODULE: Module = Module {
@@ -19,3 +22,30 @@ pub(crate) const MODULE: Module = Module {
 
 /// The first capacity of a segment's append buffer, in positions.
 pub(crate) const INITIAL_CAPACITY: u64 = 1 << 16;
+
+/// The driver: one thread per byte (the append buffer is bound at 9).
+pub(crate) struct BruteByte<'a> {
+    pub(crate) pipeline: &'a wgpu::ComputePipeline,
+    /// The pop-counts after it.
+    pub(crate) count: PopCount<'a>,
+    pub(crate) grid: Grid,
+}
+
+impl KernelDriver for BruteByte<'_> {
+    fn label(&self) -> &'static str {
+        GpuKernel::BruteByte.name()
+    }
+
+    fn clear(&self, enc: &mut wgpu::CommandEncoder, seg: &ResidentSegment) {
+        enc.clear_buffer(&seg.buffers.result_bits, 0, None);
+        enc.clear_buffer(&seg.buffers.counters, 0, None);
+    }
+
+    fn record(&self, pass: &mut wgpu::ComputePass<'_>, run: SegmentRun<'_>) {
+        let s = run.segment;
+        pass.set_bind_group(0, run.bind, &[]);
+        self.grid
+            .run(pass, self.pipeline, u64::from(s.n_bytes).div_ceil(256));
+        self.count.record(pass, s, self.grid);
+    }
+}

@@ -1,21 +1,32 @@
-//! The WGSL kernels, one `.rs` + `.wgsl` pair each, and what they share.
+//! The WGSL kernels, one `.rs` + `.wgsl` pair each, and what they share:
+//! each `.rs` holds its shader module and its driver, which records the
+//! kernel over the resident segments ([`KernelDriver`]).
 //!
 //! Every module is `common.wgsl` (bindings, the query uniform, helpers) +
 //! one corpus view (`bytes_u32.wgsl` or `bytes_vec4.wgsl`) + the kernel's
 //! own file. One bind-group layout serves all pipelines, so a segment has a
-//! single bind group whatever kernel runs.
+//! single bind group whatever kernel runs. The many-literal kernels (`trie`,
+//! `ac`, `prefix-hash`, `bloom`) add `multi_common.wgsl` and have their own
+//! layout, tables and driver (`multi_common.rs`).
+//!
+//! A query is one command buffer: each driver's clears, then one compute
+//! pass in which every segment gets the kernel's dispatches followed by the
+//! pop-count of its result bits (`count.rs`), then the readback copies.
 
 pub(crate) mod ac;
 pub(crate) mod bloom;
 pub(crate) mod brute_byte;
 pub(crate) mod brute_line;
 pub(crate) mod count;
+pub(crate) mod multi_common;
 pub(crate) mod plain_read;
 pub(crate) mod prefix_hash;
 pub(crate) mod scan;
 pub(crate) mod signature;
 pub(crate) mod trie;
 pub(crate) mod two_phase;
+
+use super::segment::ResidentSegment;
 
 const COMMON: &str = include_str!("common.wgsl");
 const BYTES_U32: &str = include_str!("bytes_u32.wgsl");
@@ -61,7 +72,7 @@ pub(crate) const MODULES: [&Module; 11] = [
     &signature::MODULE,
     &plain_read::MODULE,
     &count::MODULE,
-    // Many literals (gpu/multi.rs).
+    // Many literals (multi_common.rs and each kernel's table).
     &trie::MODULE,
     &ac::MODULE,
     &prefix_hash::MODULE,
@@ -88,6 +99,99 @@ pub(crate) mod params {
     pub(crate) const PATW: usize = 112;
     /// Size in u32 words (512 bytes, a multiple of 16 as uniforms need).
     pub(crate) const WORDS: usize = 128;
+}
+
+/// Field offsets of the many-literal kernels' `MParams` uniform
+/// (multi_common.wgsl); the meaning of `A`..`H` is each kernel's own.
+pub(crate) mod set_params {
+    pub(crate) const FOLD: usize = 0;
+    pub(crate) const PER_PATTERN: usize = 1;
+    pub(crate) const N_GROUPS: usize = 2;
+    pub(crate) const PAT_OFF: usize = 3;
+    pub(crate) const BYTES_OFF: usize = 4;
+    pub(crate) const A: usize = 5;
+    pub(crate) const B: usize = 6;
+    pub(crate) const C: usize = 7;
+    pub(crate) const D: usize = 8;
+    pub(crate) const E: usize = 9;
+    pub(crate) const F: usize = 10;
+    pub(crate) const DIAG: usize = 11;
+    pub(crate) const G: usize = 12;
+    pub(crate) const H: usize = 13;
+    /// Size in u32 words.
+    pub(crate) const WORDS: usize = 16;
+}
+
+/// The device's bound on workgroups per dispatch dimension: dispatches
+/// beyond it are 2-D.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Grid {
+    /// `max_compute_workgroups_per_dimension`.
+    pub(crate) max_per_dimension: u32,
+}
+
+impl Grid {
+    /// The x, y of a 2-D dispatch of `groups` workgroups.
+    pub(crate) fn dims(self, groups: u64) -> (u32, u32) {
+        let max = u64::from(self.max_per_dimension.max(1));
+        let groups = groups.max(1);
+        let x = groups.min(max);
+        let y = groups.div_ceil(x);
+        (x as u32, y as u32)
+    }
+
+    /// Records `pipeline` over `groups` workgroups.
+    pub(crate) fn run(
+        self,
+        pass: &mut wgpu::ComputePass<'_>,
+        pipeline: &wgpu::ComputePipeline,
+        groups: u64,
+    ) {
+        pass.set_pipeline(pipeline);
+        let (x, y) = self.dims(groups);
+        pass.dispatch_workgroups(x, y, 1);
+    }
+}
+
+/// One segment as a driver records it.
+pub(crate) struct SegmentRun<'a> {
+    /// The segment.
+    pub(crate) segment: &'a ResidentSegment,
+    /// Its bind group in the engine's layout.
+    pub(crate) bind: &'a wgpu::BindGroup,
+    /// Its index among the corpus's GPU segments.
+    pub(crate) index: usize,
+}
+
+/// How a kernel runs over the resident segments: what it clears, what it
+/// records per segment in the query's one compute pass, and what of its
+/// own it reads back. The corpus owns the order (clears, the pass over
+/// every segment, its counters' and bits' readback copies, then the
+/// driver's own), so that every kernel's command buffer has one shape.
+pub(crate) trait KernelDriver {
+    /// The compute pass's label (the kernel's name).
+    fn label(&self) -> &'static str;
+
+    /// Encoder commands before any segment's clears (default: none).
+    fn prepare(&self, _enc: &mut wgpu::CommandEncoder) {}
+
+    /// Clears what the kernel accumulates into on `seg` (encoder commands:
+    /// they cannot go inside the pass).
+    fn clear(&self, enc: &mut wgpu::CommandEncoder, seg: &ResidentSegment);
+
+    /// Records the kernel over one segment: bind groups, pipelines,
+    /// dispatches, then the pop-count of its result bits (if any).
+    fn record(&self, pass: &mut wgpu::ComputePass<'_>, run: SegmentRun<'_>);
+
+    /// Copies the kernel's own results to its readback, after the corpus's
+    /// readback copies (default: none).
+    fn copy_out(&self, _enc: &mut wgpu::CommandEncoder) {}
+
+    /// The kernel's own readback buffer and the bytes to map (default:
+    /// none).
+    fn readback(&self) -> Option<(&wgpu::Buffer, u64)> {
+        None
+    }
 }
 
 #[cfg(test)]

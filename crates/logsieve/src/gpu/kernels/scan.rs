@@ -1,6 +1,9 @@
 //! `scan`: 16-byte coalesced loads, SWAR tests on the pattern's two rarest
 //! bytes, exact verification of the survivors, per-line result bits.
-use super::{params as P, Module, View};
+use super::count::PopCount;
+use super::{params as P, Grid, KernelDriver, Module, SegmentRun, View};
+use crate::gpu::segment::ResidentSegment;
+use crate::gpu::GpuKernel;
 
 /// The shader module.
 pub(crate) const MODULE: Module = Module {
@@ -14,7 +17,7 @@ pub(crate) const MODULE: Module = Module {
 /// longer ones one per distance between their two rare bytes modulo 16
 /// (the window's shift, a constant of the pipeline) and per way of running
 /// the second test (on every chunk, or where the first test hit). Built
-/// when first needed ([`crate::gpu::context`]).
+/// when first needed (`gpu/pipelines.rs`).
 pub(crate) const PIPELINES: usize = 1 + 2 * PER_KIND;
 
 /// Pipelines per kind of two-byte-or-longer pattern: 16 distances, each
@@ -32,6 +35,15 @@ pub(crate) fn pipeline_for(len: usize, d2: i32, dense: bool) -> usize {
         2 => 1 + r,
         _ => 1 + PER_KIND + r,
     }
+}
+
+/// [`pipeline_for`] the query uniform `prm`.
+pub(crate) fn pipeline_of(prm: &[u32; P::WORDS]) -> usize {
+    pipeline_for(
+        prm[P::PAT_LEN] as usize,
+        prm[P::D2] as i32,
+        prm[P::DENSE] != 0,
+    )
 }
 
 /// The override constants (`SPEC`, `D2R`, `DENSE`) of pipeline `i`.
@@ -174,6 +186,48 @@ pub(crate) const VPT: u64 = 2;
 /// Workgroups of a scan dispatch over a segment of `n_bytes`.
 pub(crate) fn groups(n_bytes: u32) -> u64 {
     u64::from(n_bytes).div_ceil(16).div_ceil(256 * VPT)
+}
+
+/// The driver: one pass over every segment's 16-byte chunks.
+pub(crate) struct Scan<'a> {
+    /// The pipeline of the query ([`pipeline_of`]).
+    pub(crate) pipeline: &'a wgpu::ComputePipeline,
+    /// The query's immediate data, where scan takes its parameters that
+    /// way ([`immediates`]); else they are in the uniform.
+    pub(crate) immediates: Option<&'a [u8]>,
+    /// Clear the result bits first: not needed when a count-only scan left
+    /// them zero. (scan zeroes its own counters.)
+    pub(crate) clear_result: bool,
+    /// The pop-counts after it; `None` when another kernel consumes the
+    /// result bits in the same submission (the stats pipeline).
+    pub(crate) count: Option<PopCount<'a>>,
+    pub(crate) grid: Grid,
+}
+
+impl KernelDriver for Scan<'_> {
+    fn label(&self) -> &'static str {
+        GpuKernel::Scan.name()
+    }
+
+    fn clear(&self, enc: &mut wgpu::CommandEncoder, seg: &ResidentSegment) {
+        if self.clear_result {
+            enc.clear_buffer(&seg.buffers.result_bits, 0, None);
+        }
+    }
+
+    fn record(&self, pass: &mut wgpu::ComputePass<'_>, run: SegmentRun<'_>) {
+        pass.set_bind_group(0, run.bind, &[]);
+        pass.set_pipeline(self.pipeline);
+        // Immediates are set after a pipeline (wgpu's rule).
+        if let Some(imm) = self.immediates {
+            pass.set_immediates(0, imm);
+        }
+        let (x, y) = self.grid.dims(groups(run.segment.n_bytes));
+        pass.dispatch_workgroups(x, y, 1);
+        if let Some(count) = &self.count {
+            count.record(pass, run.segment, self.grid);
+        }
+    }
 }
 
 #[cfg(test)]

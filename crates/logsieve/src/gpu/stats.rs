@@ -1,17 +1,15 @@
-//! The columnar pipeline's (issue 6) window into the resident corpus: the
-//! per-segment line-result bit sets, and a way to run the search kernel
-//! without reading anything back, so that the pipeline's own kernel can AND
-//! the bits with its time filter and count in the same submission.
-//!
-//! A child module of `resident` so that nothing there has to change shape;
-//! only these `pub(crate)` methods are the contract.
+//! The stats pipeline's (issue 6, `pipeline/gpu.rs`) window into the
+//! resident corpus: the per-segment line-result bit sets, and the `scan`
+//! driver run without a pop-count or a readback, so that the pipeline's
+//! own kernel can AND the bits with its time filter and count in the same
+//! submission. Only these `pub(crate)` methods are the contract.
 
 use std::ops::Range;
 
-use super::{GpuCorpus, GpuKernel};
+use super::corpus::GpuCorpus;
+use super::kernels::scan::{self, Scan};
 use crate::corpus::Corpus;
 use crate::error::Error;
-use crate::gpu::kernels::scan;
 use crate::query::Query;
 
 /// One GPU segment as the pipeline sees it.
@@ -33,7 +31,7 @@ impl GpuCorpus {
             .map(|s| SegView {
                 doc: s.doc,
                 lines: s.lines.clone(),
-                result: s.buf("result").clone(),
+                result: s.buffers.result_bits.clone(),
             })
             .collect()
     }
@@ -66,30 +64,29 @@ impl GpuCorpus {
         let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
         // The scan below leaves result bits set.
         st.clean = false;
-        let mut enc = c.device.create_command_encoder(&Default::default());
-        if let Some(q) = q {
-            if let Some(r) = super::unsupported_reason(q) {
-                return Err(Error::backend(format!(
-                    "the GPU cannot run this query: {r}"
-                )));
+        let mut enc = match q {
+            Some(q) => {
+                if let Some(r) = super::unsupported_reason(q) {
+                    return Err(Error::backend(format!(
+                        "the GPU cannot run this query: {r}"
+                    )));
+                }
+                let (prm, _) = self.params_for(q);
+                let imm = c.info.scan_immediates.then(|| scan::immediates(&prm));
+                if imm.is_none() {
+                    self.write_params(&prm);
+                }
+                let driver = Scan {
+                    pipeline: c.pipes.scan.get(&c.device, scan::pipeline_of(&prm)),
+                    immediates: imm.as_deref(),
+                    clear_result: true,
+                    count: None,
+                    grid: c.grid(),
+                };
+                self.encode(&driver, &st.binds, false)
             }
-            let (prm, _) = self.params_for(q);
-            let imm = c.info.scan_immediates.then(|| scan::immediates(&prm));
-            if imm.is_none() {
-                self.write_params(&prm);
-            }
-            for s in &self.segs {
-                enc.clear_buffer(s.buf("result"), 0, None);
-            }
-            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some(GpuKernel::Scan.name()),
-                timestamp_writes: None,
-            });
-            for (s, b) in self.segs.iter().zip(&st.binds) {
-                pass.set_bind_group(0, b, &[]);
-                c.record_scan(&mut pass, s.n_bytes, &prm, imm.as_deref());
-            }
-        }
+            None => c.device.create_command_encoder(&Default::default()),
+        };
         more(&mut enc);
         c.queue.submit([enc.finish()]);
         Ok(())

@@ -1,17 +1,20 @@
-//! The multi-literal kernels' (issue 5) window into the resident corpus:
-//! a child module of `resident`, so that the segments, the result bit sets,
-//! the pop-count pipeline and the readback buffers are reused without
-//! changing their shape. The kernels and their tables are in `gpu/multi.rs`.
+//! A search for a set of literals (issue 5), and per-pattern counts: the
+//! many-literal driver ([`LiteralSet`], `kernels/multi_common.rs`) run
+//! over the resident segments like any other kernel, reusing the result
+//! bit sets, the pop-count and the readback; the per-pattern counters are
+//! the driver's own readback. Oversized lines and self-overlapping
+//! patterns' occurrences are counted on the CPU.
 
 use web_time::Instant;
-use wgpu::util::DeviceExt;
 
-use super::{GpuCorpus, GpuSearch, State};
+use super::corpus::{GpuCorpus, State};
+use super::kernels::multi_common::{self, LiteralSet, MultiPipes, Uploaded};
+use super::multi::MultiKernel;
+use super::readback::PerSegment;
+use super::search::GpuSearch;
 use crate::corpus::Corpus;
 use crate::cpu::multi::{count_doc, count_range, GroupCounts, Occurrences, PatternSet};
 use crate::error::Error;
-use crate::gpu::kernels;
-use crate::gpu::multi::{self, MultiKernel, Uploaded};
 use crate::query::Query;
 use crate::results::Want;
 
@@ -20,7 +23,7 @@ struct Run {
     /// Per segment: [matching lines, .., .., ..].
     counts: Vec<[u32; 4]>,
     /// Per segment: matching line ids (with `lines`).
-    seg_lines: Vec<Vec<u64>>,
+    seg_lines: Option<Vec<Vec<u64>>>,
     /// Per group: lines lo/hi, occurrences lo/hi; then the overlap flags.
     pcounts: Vec<u32>,
     kernel_time: Option<std::time::Duration>,
@@ -39,8 +42,12 @@ impl GpuCorpus {
         let t0 = Instant::now();
         let lines = want == Want::Lines;
         let (_, run) = self.run_multi(corpus, q, kernel, lines, false).await?;
-        let seg_matched: Vec<u64> = run.counts.iter().map(|c| u64::from(c[0])).collect();
-        let docs = self.merge_docs(corpus, q, &seg_matched, run.seg_lines, lines, max_count);
+        let docs = self.merge(
+            corpus,
+            q,
+            PerSegment::new(&run.counts, run.seg_lines),
+            max_count,
+        );
         Ok(GpuSearch {
             docs,
             kernel_time: run.kernel_time,
@@ -141,7 +148,7 @@ impl GpuCorpus {
             .max_storage_buffer_binding_size
             .min(c.info.max_buffer_size);
         let kernel = kernel.for_query(q);
-        let pipes = multi::pipes(&self.ctx)?;
+        let pipes = multi_common::pipes(&self.ctx)?;
         let st = self.lock_state()?;
         let r = c
             .scoped(async {
@@ -163,130 +170,27 @@ impl GpuCorpus {
     async fn run_multi_inner(
         &self,
         up: &Uploaded,
-        pipes: &multi::MultiPipes,
+        pipes: &MultiPipes,
         kernel: MultiKernel,
         lines: bool,
         per_pattern: bool,
         st: &State,
     ) -> Result<Run, Error> {
         let c = &*self.ctx.inner;
-        let dev = &c.device;
-        let tables = &up.tables;
-        let tbuf = &up.buf;
-        let mbuf = dev.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("multi params"),
-            contents: &tables.params(per_pattern),
-            usage: wgpu::BufferUsages::UNIFORM,
-        });
-        let g = tables.set.uniq.len() as u64;
-        let psize = (5 * g * 4).div_ceil(16).max(1) * 16;
-        let pbuf = dev.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("multi counts"),
-            size: psize,
-            usage: wgpu::BufferUsages::STORAGE
-                | wgpu::BufferUsages::COPY_SRC
-                | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        let prb = per_pattern.then(|| {
-            dev.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("readback multi counts"),
-                size: psize,
-                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            })
-        });
-        fn e(binding: u32, b: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
-            wgpu::BindGroupEntry {
-                binding,
-                resource: b.as_entire_binding(),
-            }
-        }
-        let binds: Vec<wgpu::BindGroup> = self
-            .segs
-            .iter()
-            .map(|s| {
-                dev.create_bind_group(&wgpu::BindGroupDescriptor {
-                    label: Some("multi segment"),
-                    layout: &pipes.layout,
-                    entries: &[
-                        e(1, s.buf("seg")),
-                        e(2, s.buf("data")),
-                        e(3, s.buf("starts")),
-                        e(4, s.buf("blk")),
-                        e(6, s.buf("result")),
-                        e(10, tbuf),
-                        e(11, &pbuf),
-                        e(12, &mbuf),
-                    ],
-                })
-            })
-            .collect();
-        let max_groups = kernels::bloom::max_groups();
-        let mut enc = dev.create_command_encoder(&Default::default());
-        enc.clear_buffer(&pbuf, 0, None);
-        for s in &self.segs {
-            enc.clear_buffer(s.buf("result"), 0, None);
-            enc.clear_buffer(s.buf("counters"), 0, None);
-        }
-        {
-            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some(kernel.name()),
-                timestamp_writes: self.timestamp_writes(),
-            });
-            for (i, s) in self.segs.iter().enumerate() {
-                pass.set_pipeline(pipes.pipe(kernel));
-                pass.set_bind_group(0, &binds[i], &[]);
-                let groups = match kernel {
-                    // A grid-stride loop over the segment's vec4s.
-                    MultiKernel::Bloom => u64::from(s.n_bytes).div_ceil(16 * 256).min(max_groups),
-                    _ => u64::from(s.n_bytes).div_ceil(256),
-                };
-                let (x, y) = c.grid(groups);
-                pass.dispatch_workgroups(x, y, 1);
-                // The engine's pop-count of the result bits, in its layout.
-                pass.set_pipeline(&c.pipes.count_result);
-                pass.set_bind_group(0, &st.binds[i], &[]);
-                let (x, y) = c.grid(u64::from(s.n_words).div_ceil(256));
-                pass.dispatch_workgroups(x, y, 1);
-            }
-        }
-        self.copy_readbacks(&mut enc, lines);
-        if let Some(rb) = &prb {
-            enc.copy_buffer_to_buffer(&pbuf, 0, rb, 0, psize);
-        }
-        self.resolve_timestamps(&mut enc);
+        let driver = LiteralSet::new(c, pipes, up, kernel, &self.segs, per_pattern);
+        // The many-literal kernels always measure their pass.
+        let mut enc = self.encode(&driver, &st.binds, true);
+        self.encode_readback(&mut enc, &driver, lines, true);
         c.queue.submit([enc.finish()]);
-        let mut maps = vec![(&self.rb_counts, self.segs.len() as u64 * 16)];
-        let bits_size: u64 = self.segs.iter().map(|s| u64::from(s.n_words) * 4).sum();
-        if lines {
-            maps.push((&self.rb_bits, bits_size));
-        }
-        if let Some((_, _, rb)) = &self.ts {
-            maps.push((rb, 16));
-        }
-        if let Some(rb) = &prb {
-            maps.push((rb, psize));
-        }
-        c.map_many_async(&maps).await?;
-        let counts = self.read_counts()?;
-        let kernel_time = self.read_timestamps()?;
-        let seg_lines = if lines { self.read_bits()? } else { Vec::new() };
-        let pcounts = match &prb {
-            Some(rb) => {
-                let v = {
-                    let m = rb
-                        .get_mapped_range(0..psize)
-                        .map_err(|e| Error::backend(format!("GPU readback failed: {e}")))?;
-                    m.chunks_exact(4)
-                        .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
-                        .collect()
-                };
-                rb.unmap();
-                v
-            }
-            None => Vec::new(),
+        c.map_many_async(&self.readback_maps(&driver, lines, true))
+            .await?;
+        let counts = self.readback.read_counts(&self.segs)?;
+        let kernel_time = self.readback.read_timestamps(c.ts_period)?;
+        let seg_lines = match lines {
+            true => Some(self.readback.read_bits(&self.segs)?),
+            false => None,
         };
+        let pcounts = driver.read_counts()?;
         Ok(Run {
             counts,
             seg_lines,

@@ -1,0 +1,380 @@
+//! The resident corpus: uploaded once ([`super::upload`]), searched many
+//! times. [`GpuCorpus`] owns the segments with their typed buffers, the
+//! query uniform, brute-byte's append buffers, each segment's bind group
+//! and the readback buffers; the searches themselves are in `search.rs`
+//! (one literal) and `pattern_set.rs` (many), each a kernel driver run over
+//! the segments, then merged by [`super::readback`].
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+// `std::time::Instant` panics on wasm32; this is the same type natively.
+use web_time::Instant;
+
+use super::context::{Ctx, GpuContext};
+use super::kernels::{brute_byte, params as P, plain_read, signature};
+use super::readback::{self, PerSegment, Readback};
+use super::segment::ResidentSegment;
+use super::upload::{self, round_up, UploadOptions, UploadStats};
+use crate::corpus::{Corpus, Segment};
+use crate::error::Error;
+use crate::query::Query;
+use crate::DocHits;
+
+/// What a search changes: brute-byte's append buffers grow, and with them
+/// the bind groups.
+pub(crate) struct State {
+    /// Each segment's brute-byte append buffer (binding 9).
+    pub(crate) positions: Vec<wgpu::Buffer>,
+    /// Each segment's bind group in the engine's layout.
+    pub(crate) binds: Vec<wgpu::BindGroup>,
+    /// Every segment's result bits are zero (a count-only scan zeroes them
+    /// as it counts them), so the next scan needs no clear.
+    pub(crate) clean: bool,
+    /// `clean` as [`GpuCorpus::lock_state`] found it (which marks the bits
+    /// dirty for whoever holds the lock, until they say otherwise).
+    pub(crate) was_clean: bool,
+}
+
+/// A corpus resident in GPU memory: every segment's bytes, line offsets,
+/// block hints, per-line signatures and bit sets, uploaded once.
+pub struct GpuCorpus {
+    pub(crate) ctx: GpuContext,
+    pub(crate) segs: Vec<ResidentSegment>,
+    /// Segments holding one line too large for a binding: searched on the
+    /// CPU and merged.
+    pub(crate) cpu_segs: Vec<(usize, Segment)>,
+    /// Each document's size and line count, to check that a search is given
+    /// the corpus that was uploaded.
+    shape: Vec<(u64, u64)>,
+    /// Byte frequencies of the corpus (a sample): `scan`'s rare bytes.
+    pub(crate) freq: Box<[u64; 256]>,
+    upload_time: Duration,
+    upload_stats: UploadStats,
+    index_time: Duration,
+    upload_bytes: u64,
+    /// The query uniform (binding 0).
+    pub(crate) params: wgpu::Buffer,
+    pub(crate) readback: Readback,
+    /// Whether single-literal searches bracket their pass with timestamps
+    /// (`GpuSearch::kernel_time`); see [`GpuCorpus::set_timestamps`].
+    timestamps: std::sync::atomic::AtomicBool,
+    pub(crate) state: Mutex<State>,
+}
+
+impl std::fmt::Debug for GpuCorpus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GpuCorpus")
+            .field("segments", &self.segs.len())
+            .field("cpu_segments", &self.cpu_segs.len())
+            .field("bytes", &self.upload_bytes)
+            .finish()
+    }
+}
+
+impl GpuCorpus {
+    /// Uploads `corpus` with the default segment size.
+    pub fn upload(ctx: &GpuContext, corpus: &Corpus) -> Result<GpuCorpus, Error> {
+        GpuCorpus::upload_with(ctx, corpus, UploadOptions::default())
+    }
+
+    /// Uploads `corpus`: segments, line offsets, block hints; builds the
+    /// per-line signatures on the GPU. Errors on out-of-memory or any
+    /// device error. Blocks (natively only: in a browser use
+    /// [`GpuCorpus::upload_async`]).
+    pub fn upload_with(
+        ctx: &GpuContext,
+        corpus: &Corpus,
+        opts: UploadOptions,
+    ) -> Result<GpuCorpus, Error> {
+        pollster::block_on(Self::upload_async(ctx, corpus, opts, &mut |_, _| {}))
+    }
+
+    /// [`GpuCorpus::upload_with`] without blocking, calling
+    /// `progress(bytes_staged, bytes_total)` after each staging chunk is
+    /// submitted (a browser shows it as a progress bar).
+    pub async fn upload_async(
+        ctx: &GpuContext,
+        corpus: &Corpus,
+        opts: UploadOptions,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<GpuCorpus, Error> {
+        let c = &*ctx.inner;
+        c.check_faults()?;
+        let dev = &c.device;
+        let oom = dev.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let val = dev.push_error_scope(wgpu::ErrorFilter::Validation);
+        let res = Self::upload_inner(ctx, corpus, opts, progress).await;
+        let v = val.pop().await;
+        let o = oom.pop().await;
+        if let Some(e) = o {
+            return Err(Error::backend(format!(
+                "out of GPU memory uploading {} bytes: {e}",
+                corpus.total_bytes()
+            )));
+        }
+        if let Some(e) = v {
+            return Err(Error::backend(format!("GPU upload failed: {e}")));
+        }
+        c.check_faults()?;
+        res
+    }
+
+    async fn upload_inner(
+        ctx: &GpuContext,
+        corpus: &Corpus,
+        opts: UploadOptions,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<GpuCorpus, Error> {
+        let c = &*ctx.inner;
+        let dev = &c.device;
+        let freq = upload::byte_freq(corpus);
+        let t_index = Instant::now();
+        let planned = upload::plan(c, corpus, &opts);
+        let segs = planned.segments;
+        let mut index_time = t_index.elapsed();
+        // Stage the bytes in chunks, each filled on several threads and
+        // copied while the next one fills.
+        let t0 = Instant::now();
+        let upload_stats = upload::stage(c, corpus, &segs, &opts, progress).await?;
+        let upload_time = t0.elapsed();
+        let upload_bytes = segs.iter().map(|s| u64::from(s.n_bytes)).sum();
+
+        let params = dev.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("params"),
+            size: (P::WORDS * 4) as u64,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let positions: Vec<wgpu::Buffer> = segs
+            .iter()
+            .map(|_| Self::positions_buffer(c, brute_byte::INITIAL_CAPACITY))
+            .collect();
+        let binds: Vec<wgpu::BindGroup> = segs
+            .iter()
+            .zip(&positions)
+            .map(|(s, p)| s.bind(dev, &c.pipes.layout, p, &params))
+            .collect();
+        let readback = Readback::new(dev, segs.len(), planned.bits_total, c.info.timestamps);
+
+        // The per-line signatures, built once on the GPU.
+        let t_sig = Instant::now();
+        let mut enc = dev.create_command_encoder(&Default::default());
+        {
+            let mut pass = enc.begin_compute_pass(&Default::default());
+            signature::record_build(&mut pass, &c.pipes.sig_build, &segs, &binds, c.grid());
+        }
+        c.queue.submit([enc.finish()]);
+        c.wait_async().await?;
+        index_time += t_sig.elapsed();
+
+        Ok(GpuCorpus {
+            ctx: ctx.clone(),
+            segs,
+            cpu_segs: planned.cpu_segments,
+            shape: planned.shape,
+            freq,
+            upload_time,
+            upload_stats,
+            index_time,
+            upload_bytes,
+            params,
+            readback,
+            timestamps: std::sync::atomic::AtomicBool::new(false),
+            state: Mutex::new(State {
+                positions,
+                binds,
+                // wgpu zero-initialises new buffers.
+                clean: true,
+                was_clean: true,
+            }),
+        })
+    }
+
+    /// A brute-byte append buffer of `capacity` positions.
+    pub(crate) fn positions_buffer(c: &Ctx, capacity: u64) -> wgpu::Buffer {
+        c.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("positions"),
+            size: round_up(capacity.max(4) * 4, 16),
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        })
+    }
+
+    /// Upload throughput of the corpus bytes, in GB/s (10^9 bytes/s).
+    pub fn upload_gbps(&self) -> f64 {
+        self.upload_bytes as f64 / self.upload_time.as_secs_f64().max(1e-9) / 1e9
+    }
+
+    /// Where the upload's time went.
+    pub fn upload_stats(&self) -> UploadStats {
+        self.upload_stats
+    }
+
+    /// How long the transfer of the corpus bytes took (staging, copies, the
+    /// final wait): what [`GpuCorpus::upload_gbps`] divides by.
+    pub fn upload_time(&self) -> Duration {
+        self.upload_time
+    }
+
+    /// How long the rest of the upload took: per-segment line offsets and
+    /// block hints (host), their buffers, and the signatures (GPU).
+    pub fn index_time(&self) -> Duration {
+        self.index_time
+    }
+
+    /// Corpus bytes resident on the GPU (oversized lines excluded).
+    pub fn resident_bytes(&self) -> u64 {
+        self.upload_bytes
+    }
+
+    /// The number of GPU segments.
+    pub fn segment_count(&self) -> usize {
+        self.segs.len()
+    }
+
+    /// The context this corpus lives in.
+    pub fn context(&self) -> &GpuContext {
+        &self.ctx
+    }
+
+    /// Every GPU buffer and its size, segment buffers named `segN/NAME`.
+    pub fn buffers(&self) -> Vec<(String, u64)> {
+        let st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let mut out = vec![("params".to_string(), self.params.size())];
+        for (n, b) in self.readback.named() {
+            out.push((n.to_string(), b.size()));
+        }
+        for (i, s) in self.segs.iter().enumerate() {
+            for (n, b) in s.buffers.named() {
+                out.push((format!("seg{i}/{n}"), b.size()));
+            }
+            out.push((format!("seg{i}/positions"), st.positions[i].size()));
+        }
+        out
+    }
+
+    /// Errors unless `corpus` is the corpus that was uploaded.
+    pub(crate) fn check_corpus(&self, corpus: &Corpus) -> Result<(), Error> {
+        let same = corpus.docs().len() == self.shape.len()
+            && corpus
+                .docs()
+                .iter()
+                .zip(&self.shape)
+                .all(|(d, &(bytes, _))| d.data().len() as u64 == bytes);
+        if same {
+            Ok(())
+        } else {
+            Err(Error::backend(
+                "GPU search given a corpus other than the one uploaded",
+            ))
+        }
+    }
+
+    /// Writes the query uniform.
+    pub(crate) fn write_params(&self, p: &[u32; P::WORDS]) {
+        let bytes: Vec<u8> = p.iter().flat_map(|w| w.to_le_bytes()).collect();
+        self.ctx.inner.queue.write_buffer(&self.params, 0, &bytes);
+    }
+
+    /// Timestamps on: single-literal searches report their kernel time
+    /// (`GpuSearch::kernel_time`), at the price of the timestamp writes,
+    /// their resolve and one more readback (0.02-0.03 ms a query on the
+    /// H100; docs/bench). Off by default: a search that only wants its
+    /// answer does not pay for a profile. The plain-read ceiling and the
+    /// many-literal kernels always use them.
+    pub fn set_timestamps(&self, on: bool) {
+        self.timestamps
+            .store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether a single-literal search brackets its pass with timestamps:
+    /// asked for, and the adapter has them.
+    pub(crate) fn timestamps_on(&self) -> bool {
+        self.readback.timestamps.is_some()
+            && self.timestamps.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Runs the plain-read bandwidth kernel over every segment and returns
+    /// its GPU time (timestamps), or the wall time of the submission when
+    /// the adapter has no timestamps.
+    pub fn plain_read(&self) -> Result<Duration, Error> {
+        let c = &*self.ctx.inner;
+        c.check_faults()?;
+        let st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let mut p = [0u32; P::WORDS];
+        p[P::MAGIC] = plain_read::MAGIC;
+        self.write_params(&p);
+        let t = Instant::now();
+        let mut enc = c.device.create_command_encoder(&Default::default());
+        {
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("plain-read"),
+                timestamp_writes: self.readback.timestamp_writes(),
+            });
+            plain_read::record(
+                &mut pass,
+                &c.pipes.plain_read,
+                &self.segs,
+                &st.binds,
+                c.grid(),
+            );
+        }
+        self.readback.resolve_timestamps(&mut enc);
+        c.queue.submit([enc.finish()]);
+        c.wait()?;
+        let wall = t.elapsed();
+        if let Some(ts) = self.readback.timestamps_map() {
+            c.map_many(&[ts])?;
+        }
+        let kt = self.readback.read_timestamps(c.ts_period)?;
+        c.check_faults()?;
+        Ok(kt.unwrap_or(wall))
+    }
+
+    /// Per-document hits from what the GPU found per segment, merged with
+    /// the CPU's oversized segments, with `-v` and `-m` applied.
+    pub(crate) fn merge(
+        &self,
+        corpus: &Corpus,
+        q: &Query,
+        found: PerSegment,
+        max_count: Option<u64>,
+    ) -> Vec<DocHits> {
+        readback::merge_docs(
+            corpus,
+            q,
+            &self.segs,
+            &self.cpu_segs,
+            &self.shape,
+            found,
+            max_count,
+        )
+    }
+
+    /// The per-corpus scratch state. Natively a search waits for another
+    /// one on the same corpus; in a browser nothing may block, so a second
+    /// concurrent search is an error. The holder is assumed to leave result
+    /// bits set (`clean` false) unless it says otherwise.
+    pub(crate) fn lock_state(&self) -> Result<std::sync::MutexGuard<'_, State>, Error> {
+        fn mark(mut st: std::sync::MutexGuard<'_, State>) -> std::sync::MutexGuard<'_, State> {
+            st.was_clean = st.clean;
+            st.clean = false;
+            st
+        }
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            Ok(mark(self.state.lock().unwrap_or_else(|p| p.into_inner())))
+        }
+        #[cfg(target_arch = "wasm32")]
+        {
+            match self.state.try_lock() {
+                Ok(st) => Ok(mark(st)),
+                Err(std::sync::TryLockError::Poisoned(p)) => Ok(mark(p.into_inner())),
+                Err(std::sync::TryLockError::WouldBlock) => Err(Error::backend(
+                    "a GPU search of this corpus is already running",
+                )),
+            }
+        }
+    }
+}

@@ -1,0 +1,446 @@
+//! The many-literal kernels' (`trie`, `ac`, `prefix-hash`, `bloom`) shared
+//! host side, beside `multi_common.wgsl`: their pattern tables, uniform,
+//! pipelines and driver.
+//!
+//! A query's patterns become one table buffer (built on the host: tens of
+//! ms for 10k patterns, then kept with its upload for as long as the same
+//! set is searched again): the distinct patterns (folded under `-i`) with
+//! their bytes, then the kernel's structure (each kernel's `table` in its
+//! own file) — a compact trie, a dense goto table over byte classes, hashed
+//! 4-byte prefixes, or a bit filter and a hash table of L-byte keys.
+//! `trie`, `ac` and `prefix-hash` run one thread per start position of
+//! every resident segment; `bloom` streams 16 bytes per thread and tests
+//! all 16 positions from registers. Each sets the per-line result bits the
+//! single-literal kernels use (so the same pop-count and readback give
+//! counts and line ids), and with per-pattern counts adds to 64-bit
+//! (two-word) counters per pattern with atomics. The bind-group layout is
+//! their own (the segment's bytes, line offsets and result bits, plus the
+//! table, the counters and a small uniform); pipelines are built once per
+//! context and thread.
+
+// In a browser (one thread) wgpu's handles are neither `Send` nor `Sync`,
+// so these `Arc`s are only shared within the thread there; natively they
+// are `Send + Sync`.
+#![cfg_attr(target_arch = "wasm32", allow(clippy::arc_with_non_send_sync))]
+
+use std::cell::RefCell;
+use std::sync::{Arc, Mutex, Weak};
+
+use wgpu::util::DeviceExt;
+
+use super::count::PopCount;
+use super::{ac, bloom, prefix_hash, set_params as SP, trie, Grid, KernelDriver, SegmentRun};
+use crate::cpu::multi::PatternSet;
+use crate::error::Error;
+use crate::gpu::context::{Ctx, GpuContext};
+use crate::gpu::multi::MultiKernel;
+use crate::gpu::pipelines::LiteralSetPipes;
+use crate::gpu::segment::{entry, ResidentSegment};
+use crate::query::{CaseMode, Query};
+
+/// A query's pattern tables, ready to upload.
+#[derive(Debug)]
+pub(crate) struct Tables {
+    /// The distinct (folded) patterns: group `g` is `set.uniq[g]`.
+    pub(crate) set: PatternSet,
+    /// The table buffer's words.
+    pub(crate) words: Vec<u32>,
+    /// The uniform (without `per_pattern`, set per run).
+    pub(crate) mp: [u32; SP::WORDS],
+}
+
+impl Tables {
+    /// Builds the tables of `q` for `kernel`; errors when they would not
+    /// fit one storage binding of `max_binding` bytes, or when `bloom` is
+    /// asked for patterns shorter than 4 bytes (callers resolve the kernel
+    /// with [`MultiKernel::for_query`] first). `bloom_words`: the words of
+    /// the bloom pipeline's filter.
+    pub(crate) fn build(
+        q: &Query,
+        kernel: MultiKernel,
+        max_binding: u64,
+        bloom_words: u32,
+    ) -> Result<Tables, Error> {
+        if let Err(r) = crate::support::kernel_support(q, Some(kernel.into())) {
+            return Err(Error::backend(format!(
+                "the GPU cannot run this query: {r}"
+            )));
+        }
+        let lits = q.literals().expect("checked by kernel_support");
+        let fold = q.case() == CaseMode::Ascii;
+        let set = PatternSet::new(lits, fold);
+        let g = set.uniq.len();
+        if g >= 1 << 23 {
+            return Err(Error::backend(format!(
+                "{g} distinct patterns: the GPU tables hold at most {}",
+                (1 << 23) - 1
+            )));
+        }
+        let mut mpw = [0u32; SP::WORDS];
+        mpw[SP::FOLD] = u32::from(fold);
+        mpw[SP::N_GROUPS] = g as u32;
+        // The pattern table and the bytes.
+        let mut words: Vec<u32> = Vec::new();
+        let mut bytes: Vec<u8> = Vec::new();
+        for p in &set.uniq {
+            words.push(bytes.len() as u32);
+            words.push(p.len() as u32);
+            bytes.extend_from_slice(p);
+        }
+        mpw[SP::PAT_OFF] = 0;
+        mpw[SP::BYTES_OFF] = words.len() as u32;
+        bytes.resize(bytes.len().div_ceil(4) * 4, 0);
+        words.extend(
+            bytes
+                .chunks_exact(4)
+                .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes"))),
+        );
+        let base = words.len();
+        match kernel {
+            MultiKernel::Trie => trie::table(&set, &mut words, &mut mpw),
+            MultiKernel::Ac => ac::table(&set, &mut words, &mut mpw, max_binding)?,
+            MultiKernel::PrefixHash => prefix_hash::table(&set, &mut words, &mut mpw),
+            MultiKernel::Bloom => bloom::table(&set, &mut words, &mut mpw, bloom_words)?,
+        }
+        let size = words.len() as u64 * 4;
+        if size > max_binding || words.len() > u32::MAX as usize / 2 {
+            return Err(Error::backend(format!(
+                "the {} tables of {g} patterns take {:.1} MB, more than one GPU binding ({:.1} MB)",
+                kernel.name(),
+                size as f64 / 1e6,
+                max_binding as f64 / 1e6
+            )));
+        }
+        debug_assert!(words.len() >= base);
+        Ok(Tables {
+            set,
+            words,
+            mp: mpw,
+        })
+    }
+
+    /// The uniform for one run; `diag` is bloom's diagnostic switch
+    /// ([`crate::gpu::GpuTuning::bloom_diag`]).
+    pub(crate) fn params(&self, per_pattern: bool, diag: u32) -> Vec<u8> {
+        let mut m = self.mp;
+        m[SP::PER_PATTERN] = u32::from(per_pattern);
+        m[SP::DIAG] = diag;
+        m.iter().flat_map(|w| w.to_le_bytes()).collect()
+    }
+}
+
+/// A pattern set's tables, uploaded, with what they were built from.
+pub(crate) struct Uploaded {
+    kernel: MultiKernel,
+    fold: bool,
+    lits: Vec<Vec<u8>>,
+    pub(crate) tables: Tables,
+    pub(crate) buf: wgpu::Buffer,
+}
+
+/// The many-literal kernels' pipelines of one context, and the last
+/// pattern set's tables.
+pub(crate) struct MultiPipes {
+    pub(crate) pipes: LiteralSetPipes,
+    /// The last pattern set's uploaded tables: an IOC list is typically
+    /// searched again and again, and 10k patterns cost tens of ms to
+    /// build and upload. One set at a time, so that at most one table
+    /// stays resident.
+    last: Mutex<Option<Arc<Uploaded>>>,
+}
+
+impl MultiPipes {
+    /// The tables of `q` for `kernel`, uploaded: the last ones when `q`
+    /// has the same patterns and case mode, else built and uploaded (and
+    /// kept in their place). `kernel` must be resolved already
+    /// ([`MultiKernel::for_query`]).
+    pub(crate) fn tables(
+        &self,
+        c: &Ctx,
+        q: &Query,
+        kernel: MultiKernel,
+        max_binding: u64,
+    ) -> Result<Arc<Uploaded>, Error> {
+        let lits = q.literals().unwrap_or_default();
+        let fold = q.case() == CaseMode::Ascii;
+        let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(u) = last.as_ref() {
+            if u.kernel == kernel && u.fold == fold && u.lits[..] == *lits {
+                return Ok(u.clone());
+            }
+        }
+        // Drop the old table before the new one is uploaded.
+        *last = None;
+        let tables = Tables::build(q, kernel, max_binding, self.pipes.bloom_words)?;
+        let words: Vec<u8> = tables.words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let buf = c
+            .device
+            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("multi tables"),
+                contents: if words.is_empty() { &[0; 4] } else { &words },
+                usage: wgpu::BufferUsages::STORAGE,
+            });
+        let u = Arc::new(Uploaded {
+            kernel,
+            fold,
+            lits: lits.to_vec(),
+            tables,
+            buf,
+        });
+        *last = Some(u.clone());
+        Ok(u)
+    }
+
+    /// Drops the kept tables (after a failed run).
+    pub(crate) fn forget_tables(&self) {
+        *self.last.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+}
+
+thread_local! {
+    /// Built once per context (and thread: WebGPU handles are not `Send`).
+    static PIPES: RefCell<Vec<(Weak<Ctx>, Arc<MultiPipes>)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The layout and pipelines for `ctx`, built on first use.
+pub(crate) fn pipes(ctx: &GpuContext) -> Result<Arc<MultiPipes>, Error> {
+    let found = PIPES.with(|p| {
+        let mut p = p.borrow_mut();
+        p.retain(|(w, _)| w.strong_count() > 0);
+        p.iter()
+            .find(|(w, _)| std::ptr::eq(w.as_ptr(), Arc::as_ptr(&ctx.inner)))
+            .map(|(_, m)| m.clone())
+    });
+    if let Some(m) = found {
+        return Ok(m);
+    }
+    let m = Arc::new(build_pipes(&ctx.inner)?);
+    PIPES.with(|p| p.borrow_mut().push((Arc::downgrade(&ctx.inner), m.clone())));
+    Ok(m)
+}
+
+fn build_pipes(c: &Ctx) -> Result<MultiPipes, Error> {
+    let scope = c.device.push_error_scope(wgpu::ErrorFilter::Validation);
+    let pipes = LiteralSetPipes::build(&c.device, c.info.max_compute_workgroup_storage_size);
+    if let Some(e) = pollster::block_on(scope.pop()) {
+        return Err(Error::backend(format!(
+            "GPU multi-literal kernel compilation failed: {e}"
+        )));
+    }
+    Ok(MultiPipes {
+        pipes,
+        last: Mutex::new(None),
+    })
+}
+
+/// The driver of the many-literal kernels: `kernel`'s pipeline over each
+/// segment in the set's own bind group, then the engine's pop-count of the
+/// result bits in the segment's engine bind group; with per-pattern counts,
+/// their buffer cleared first and read back last.
+pub(crate) struct LiteralSet<'a> {
+    /// The kernel, resolved ([`MultiKernel::for_query`]).
+    pub(crate) kernel: MultiKernel,
+    pipeline: &'a wgpu::ComputePipeline,
+    /// Each segment's bind group in the many-literal layout.
+    binds: Vec<wgpu::BindGroup>,
+    /// Per pattern: lines lo/hi, occurrences lo/hi; then the overlap flags.
+    counts: wgpu::Buffer,
+    counts_size: u64,
+    /// Where `counts` is read back (with per-pattern counts only).
+    counts_readback: Option<wgpu::Buffer>,
+    /// `count_result`, in the engine's layout.
+    count: PopCount<'a>,
+    /// Workgroups per `bloom` dispatch at most.
+    max_groups: u64,
+    grid: Grid,
+}
+
+impl<'a> LiteralSet<'a> {
+    /// The driver of `kernel` with the uploaded tables `up` over
+    /// `segments`, counting per pattern when `per_pattern`.
+    pub(crate) fn new(
+        c: &'a Ctx,
+        pipes: &'a MultiPipes,
+        up: &Uploaded,
+        kernel: MultiKernel,
+        segments: &[ResidentSegment],
+        per_pattern: bool,
+    ) -> LiteralSet<'a> {
+        let dev = &c.device;
+        let tables = &up.tables;
+        let mbuf = dev.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("multi params"),
+            contents: &tables.params(per_pattern, c.tuning.bloom_diag),
+            usage: wgpu::BufferUsages::UNIFORM,
+        });
+        let g = tables.set.uniq.len() as u64;
+        let psize = (5 * g * 4).div_ceil(16).max(1) * 16;
+        let pbuf = dev.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("multi counts"),
+            size: psize,
+            usage: wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::COPY_SRC
+                | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let prb = per_pattern.then(|| {
+            dev.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("readback multi counts"),
+                size: psize,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            })
+        });
+        let binds = segments
+            .iter()
+            .map(|s| {
+                let b = &s.buffers;
+                dev.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some("multi segment"),
+                    layout: &pipes.pipes.layout,
+                    entries: &[
+                        entry(1, &b.params),
+                        entry(2, &b.data),
+                        entry(3, &b.starts),
+                        entry(4, &b.block_hints),
+                        entry(6, &b.result_bits),
+                        entry(10, &up.buf),
+                        entry(11, &pbuf),
+                        entry(12, &mbuf),
+                    ],
+                })
+            })
+            .collect();
+        LiteralSet {
+            kernel,
+            pipeline: pipes.pipes.pipe(kernel),
+            binds,
+            counts: pbuf,
+            counts_size: psize,
+            counts_readback: prb,
+            count: PopCount {
+                result: &c.pipes.count_result,
+                candidates: None,
+            },
+            max_groups: bloom::max_groups(c.tuning.bloom_groups),
+            grid: c.grid(),
+        }
+    }
+
+    /// The per-pattern counters as words, from their mapped readback
+    /// (unmapped after); empty without per-pattern counts.
+    pub(crate) fn read_counts(&self) -> Result<Vec<u32>, Error> {
+        let Some(rb) = &self.counts_readback else {
+            return Ok(Vec::new());
+        };
+        let v = {
+            let m = rb
+                .get_mapped_range(0..self.counts_size)
+                .map_err(|e| Error::backend(format!("GPU readback failed: {e}")))?;
+            m.chunks_exact(4)
+                .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
+                .collect()
+        };
+        rb.unmap();
+        Ok(v)
+    }
+}
+
+impl KernelDriver for LiteralSet<'_> {
+    fn label(&self) -> &'static str {
+        self.kernel.name()
+    }
+
+    fn prepare(&self, enc: &mut wgpu::CommandEncoder) {
+        enc.clear_buffer(&self.counts, 0, None);
+    }
+
+    fn clear(&self, enc: &mut wgpu::CommandEncoder, seg: &ResidentSegment) {
+        enc.clear_buffer(&seg.buffers.result_bits, 0, None);
+        enc.clear_buffer(&seg.buffers.counters, 0, None);
+    }
+
+    fn record(&self, pass: &mut wgpu::ComputePass<'_>, run: SegmentRun<'_>) {
+        let s = run.segment;
+        pass.set_pipeline(self.pipeline);
+        pass.set_bind_group(0, &self.binds[run.index], &[]);
+        let groups = match self.kernel {
+            // A grid-stride loop over the segment's vec4s.
+            MultiKernel::Bloom => u64::from(s.n_bytes).div_ceil(16 * 256).min(self.max_groups),
+            _ => u64::from(s.n_bytes).div_ceil(256),
+        };
+        let (x, y) = self.grid.dims(groups);
+        pass.dispatch_workgroups(x, y, 1);
+        // The engine's pop-count of the result bits, in its layout.
+        pass.set_pipeline(self.count.result);
+        pass.set_bind_group(0, run.bind, &[]);
+        let (x, y) = self.grid.dims(u64::from(s.n_words).div_ceil(256));
+        pass.dispatch_workgroups(x, y, 1);
+    }
+
+    fn copy_out(&self, enc: &mut wgpu::CommandEncoder) {
+        if let Some(rb) = &self.counts_readback {
+            enc.copy_buffer_to_buffer(&self.counts, 0, rb, 0, self.counts_size);
+        }
+    }
+
+    fn readback(&self) -> Option<(&wgpu::Buffer, u64)> {
+        self.counts_readback
+            .as_ref()
+            .map(|rb| (rb, self.counts_size))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::query::{QueryBuilder, Syntax};
+
+    fn q(p: &[&[u8]], ci: bool) -> Query {
+        QueryBuilder::new()
+            .syntax(Syntax::Fixed)
+            .case_insensitive(ci)
+            .build(p)
+            .unwrap()
+    }
+
+    #[test]
+    fn trie_is_narrow_when_small_and_wide_when_large() {
+        let t = Tables::build(
+            &q(&[b"ab", b"abc", b"b"], false),
+            MultiKernel::Trie,
+            1 << 30,
+            4096,
+        )
+        .unwrap();
+        assert_eq!(t.mp[SP::B], 1);
+        assert_eq!(t.set.uniq.len(), 3);
+        let many: Vec<Vec<u8>> = (0..20_000u32)
+            .map(|i| format!("{:08x}{i}", i.wrapping_mul(2_654_435_761)).into_bytes())
+            .collect();
+        let big = QueryBuilder::new()
+            .syntax(Syntax::Fixed)
+            .build(&many)
+            .unwrap();
+        let t = Tables::build(&big, MultiKernel::Trie, 1 << 30, 4096).unwrap();
+        assert_eq!(t.mp[SP::B], 0);
+    }
+
+    #[test]
+    fn oversized_tables_are_an_error_not_a_panic() {
+        let e = Tables::build(&q(&[b"abc", b"abd"], false), MultiKernel::Ac, 64, 4096).unwrap_err();
+        assert!(e.to_string().contains("trie"), "{e}");
+        assert!(
+            Tables::build(&q(&[b"", b"abd"], false), MultiKernel::Trie, 1 << 30, 4096).is_err()
+        );
+        // bloom refuses what it cannot hold (callers resolve to ac first).
+        let e = Tables::build(
+            &q(&[b"abc", b"abcd"], false),
+            MultiKernel::Bloom,
+            1 << 30,
+            4096,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("at least 4 bytes"), "{e}");
+    }
+}

@@ -1,0 +1,347 @@
+//! A search for one literal: the query uniform, one kernel driver run over
+//! every resident segment in one command buffer, one wait for every
+//! readback, then the merge.
+//!
+//! Data flow: the host folds the pattern (`-i`), picks the rare bytes from
+//! the byte frequencies gathered at upload and writes the uniform (or,
+//! natively, hands `scan` its parameters as immediate data); one command
+//! buffer clears the per-line bit sets, runs the kernel on every segment
+//! and pop-counts the result bits; the host reads back 16 bytes per
+//! segment (and the bit sets when line ids are wanted), applies `-v` and
+//! `-m`, and merges the oversized segments that the CPU searched.
+
+use std::time::Duration;
+
+// `std::time::Instant` panics on wasm32; this is the same type natively.
+use web_time::Instant;
+
+use super::corpus::{GpuCorpus, State};
+use super::kernels::brute_byte::BruteByte;
+use super::kernels::brute_line::BruteLine;
+use super::kernels::count::PopCount;
+use super::kernels::scan::{self, Scan};
+use super::kernels::signature::{self, Signature};
+use super::kernels::two_phase::{self, TwoPhase};
+use super::kernels::{params as P, plain_read, KernelDriver, SegmentRun};
+use super::readback::PerSegment;
+use super::{unsupported_reason, GpuKernel};
+use crate::corpus::Corpus;
+use crate::error::Error;
+use crate::query::{CaseMode, Query};
+use crate::{DocHits, Want};
+
+/// The result of one GPU search.
+#[derive(Clone, Debug)]
+pub struct GpuSearch {
+    /// One entry per document, as the CPU engine returns them.
+    pub docs: Vec<DocHits>,
+    /// GPU time of the query's compute pass (timestamps), when supported.
+    pub kernel_time: Option<Duration>,
+    /// Wall time from writing the parameters to the answer on the host.
+    pub end_to_end: Duration,
+    /// Lines that survived phase 1 (two-phase, signature): the elimination
+    /// rate is `1 - candidates / lines`.
+    pub candidates: Option<u64>,
+    /// Byte offsets in the document of every match start (overlapping
+    /// matches included), per document, ascending: brute-byte with
+    /// [`Want::Lines`] only.
+    pub positions: Option<Vec<Vec<u64>>>,
+}
+
+impl GpuCorpus {
+    /// Searches the uploaded `corpus` (the same one that was uploaded) for
+    /// `q` with `kernel`. Errors when the query is unsupported
+    /// ([`unsupported_reason`]), the corpus differs, or the device fails;
+    /// a result is never silently wrong.
+    pub fn search(
+        &self,
+        corpus: &Corpus,
+        q: &Query,
+        kernel: GpuKernel,
+        want: Want,
+    ) -> Result<GpuSearch, Error> {
+        self.search_max(corpus, q, kernel, want, None)
+    }
+
+    /// [`GpuCorpus::search`] with `-m`: at most `max_count` selected lines
+    /// per document. Blocks (natively only: in a browser use
+    /// [`GpuCorpus::search_async`]).
+    pub fn search_max(
+        &self,
+        corpus: &Corpus,
+        q: &Query,
+        kernel: GpuKernel,
+        want: Want,
+        max_count: Option<u64>,
+    ) -> Result<GpuSearch, Error> {
+        pollster::block_on(self.search_async(corpus, q, kernel, want, max_count))
+    }
+
+    /// [`GpuCorpus::search_max`] without blocking. Natively, searches of
+    /// one corpus from several threads take turns; in a browser (one
+    /// thread) a search started while another awaits the GPU is an error.
+    // The state lock is held across the awaits on purpose: it serialises
+    // searches of this corpus (they share the parameter and readback
+    // buffers). Natively the future runs on the caller's thread under
+    // `block_on`; on wasm32 the lock is only ever tried.
+    #[allow(clippy::await_holding_lock)]
+    pub async fn search_async(
+        &self,
+        corpus: &Corpus,
+        q: &Query,
+        kernel: GpuKernel,
+        want: Want,
+        max_count: Option<u64>,
+    ) -> Result<GpuSearch, Error> {
+        if kernel == GpuKernel::Stats {
+            return Err(Error::backend(
+                "the stats kernel counts columns; it does not search",
+            ));
+        }
+        if let Some(mk) = GpuKernel::effective(Some(kernel), q).multi() {
+            return self.search_multi(corpus, q, mk, want, max_count).await;
+        }
+        if let Some(r) = unsupported_reason(q) {
+            return Err(Error::backend(format!(
+                "the GPU cannot run this query: {r}"
+            )));
+        }
+        self.check_corpus(corpus)?;
+        let c = &*self.ctx.inner;
+        c.check_faults()?;
+        let mut st = self.lock_state()?;
+        c.scoped(self.search_inner(corpus, q, kernel, want, max_count, &mut st))
+            .await
+    }
+
+    async fn search_inner(
+        &self,
+        corpus: &Corpus,
+        q: &Query,
+        kernel: GpuKernel,
+        want: Want,
+        max_count: Option<u64>,
+        st: &mut State,
+    ) -> Result<GpuSearch, Error> {
+        let c = &*self.ctx.inner;
+        let t0 = Instant::now();
+        let use_ts = self.timestamps_on();
+        let (prm, folded) = self.params_for(q);
+        let t_params = Instant::now();
+        let is_scan = kernel == GpuKernel::Scan;
+        // Natively scan's parameters travel as immediate data.
+        let imm = (is_scan && c.info.scan_immediates).then(|| scan::immediates(&prm));
+        if imm.is_none() {
+            self.write_params(&prm);
+        }
+        let t_write = t_params.elapsed();
+        let phased = matches!(kernel, GpuKernel::TwoPhase | GpuKernel::Signature);
+        let lines = want == Want::Lines;
+        // scan zeroes its counters itself, and its result bits are already
+        // zero after a count-only scan (whose pop-count zeroes them).
+        let skip_result = is_scan && st.was_clean;
+        let zero_after = is_scan && !lines;
+        let p = &c.pipes;
+        let grid = c.grid();
+        let count = PopCount {
+            result: if zero_after {
+                &p.count_result_zero
+            } else {
+                &p.count_result
+            },
+            candidates: phased.then_some(&p.count_cand),
+        };
+        let driver: Box<dyn KernelDriver + '_> = match kernel {
+            GpuKernel::BruteLine => Box::new(BruteLine {
+                pipeline: &p.brute_line,
+                count,
+                grid,
+            }),
+            GpuKernel::BruteByte => Box::new(BruteByte {
+                pipeline: &p.brute_byte,
+                count,
+                grid,
+            }),
+            GpuKernel::TwoPhase => Box::new(TwoPhase {
+                phase1: &p.two_phase_p1,
+                phase2: &p.two_phase_p2,
+                count,
+                grid,
+            }),
+            GpuKernel::Scan => Box::new(Scan {
+                pipeline: p.scan.get(&c.device, scan::pipeline_of(&prm)),
+                immediates: imm.as_deref(),
+                clear_result: !skip_result,
+                count: Some(count),
+                grid,
+            }),
+            GpuKernel::Signature => Box::new(Signature {
+                phase1: &p.sig_p1,
+                phase2: &p.two_phase_p2,
+                count,
+                grid,
+            }),
+            GpuKernel::Trie | GpuKernel::Ac | GpuKernel::PrefixHash | GpuKernel::Bloom => {
+                unreachable!("search_async routes these to search_multi")
+            }
+            GpuKernel::Stats => unreachable!("search_async refuses the stats kernel"),
+        };
+        let mut enc = self.encode(driver.as_ref(), &st.binds, use_ts);
+        self.encode_readback(&mut enc, driver.as_ref(), lines, use_ts);
+        let t_enc = t0.elapsed();
+        c.queue.submit([enc.finish()]);
+        let t_sub = t0.elapsed();
+
+        // One wait for every readback this query needs.
+        c.map_many_async(&self.readback_maps(driver.as_ref(), lines, use_ts))
+            .await?;
+        if c.tuning.trace_queries {
+            eprintln!(
+                "logsieve: {} query: params {:.1} us, encoded at {:.1} us, submitted at {:.1} us, mapped at {:.1} us",
+                kernel.name(),
+                t_write.as_secs_f64() * 1e6,
+                t_enc.as_secs_f64() * 1e6,
+                t_sub.as_secs_f64() * 1e6,
+                t0.elapsed().as_secs_f64() * 1e6
+            );
+        }
+        let counts = self.readback.read_counts(&self.segs)?;
+        let kernel_time = match use_ts {
+            true => self.readback.read_timestamps(c.ts_period)?,
+            false => None,
+        };
+        let seg_lines = match lines {
+            true => Some(self.readback.read_bits(&self.segs)?),
+            false => None,
+        };
+        let positions = match kernel {
+            GpuKernel::BruteByte => {
+                self.brute_byte_positions(corpus, q, st, &counts, &prm, &folded, lines)
+                    .await?
+            }
+            _ => None,
+        };
+
+        // Merge per document: GPU segments, then the CPU's oversized ones.
+        let docs = self.merge(corpus, q, PerSegment::new(&counts, seg_lines), max_count);
+        let candidates = phased.then(|| {
+            counts.iter().map(|c| u64::from(c[1])).sum::<u64>() + self.cpu_segs.len() as u64
+        });
+        // The pop-count zeroed the result bits.
+        st.clean = zero_after;
+        Ok(GpuSearch {
+            docs,
+            kernel_time,
+            end_to_end: t0.elapsed(),
+            candidates,
+            positions,
+        })
+    }
+
+    /// Records `driver` over every segment: its clears, then one compute
+    /// pass (bracketed by timestamps when `timestamps`) in which each
+    /// segment gets its dispatches. `binds`: each segment's bind group in
+    /// the engine's layout.
+    pub(crate) fn encode(
+        &self,
+        driver: &dyn KernelDriver,
+        binds: &[wgpu::BindGroup],
+        timestamps: bool,
+    ) -> wgpu::CommandEncoder {
+        let c = &*self.ctx.inner;
+        let mut enc = c.device.create_command_encoder(&Default::default());
+        driver.prepare(&mut enc);
+        for s in &self.segs {
+            driver.clear(&mut enc, s);
+        }
+        {
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some(driver.label()),
+                timestamp_writes: self.readback.timestamp_writes().filter(|_| timestamps),
+            });
+            for (index, (segment, bind)) in self.segs.iter().zip(binds).enumerate() {
+                driver.record(
+                    &mut pass,
+                    SegmentRun {
+                        segment,
+                        bind,
+                        index,
+                    },
+                );
+            }
+        }
+        enc
+    }
+
+    /// Records the readback copies after [`GpuCorpus::encode`]: every
+    /// segment's counters (and with `lines` its result bits), the driver's
+    /// own, and with `timestamps` the pass's times.
+    pub(crate) fn encode_readback(
+        &self,
+        enc: &mut wgpu::CommandEncoder,
+        driver: &dyn KernelDriver,
+        lines: bool,
+        timestamps: bool,
+    ) {
+        self.readback.copy(enc, &self.segs, lines);
+        driver.copy_out(enc);
+        if timestamps {
+            self.readback.resolve_timestamps(enc);
+        }
+    }
+
+    /// What to map after the submission of [`GpuCorpus::encode_readback`]'s
+    /// copies.
+    pub(crate) fn readback_maps<'a>(
+        &'a self,
+        driver: &'a dyn KernelDriver,
+        lines: bool,
+        timestamps: bool,
+    ) -> Vec<(&'a wgpu::Buffer, u64)> {
+        let mut maps = self.readback.maps(&self.segs, lines, timestamps);
+        maps.extend(driver.readback());
+        maps
+    }
+
+    /// The query uniform.
+    pub(crate) fn params_for(&self, q: &Query) -> ([u32; P::WORDS], Vec<u8>) {
+        let lit = &q.literals().expect("checked by unsupported_reason")[0];
+        let fold = q.case() == CaseMode::Ascii;
+        let folded = if fold {
+            lit.to_ascii_lowercase()
+        } else {
+            lit.clone()
+        };
+        let mut p = [0u32; P::WORDS];
+        for (i, &b) in folded.iter().enumerate() {
+            p[P::PAT + i] = u32::from(b);
+            p[P::PATW + i / 4] |= u32::from(b) << ((i % 4) * 8);
+        }
+        p[P::NEED..P::NEED + 32].copy_from_slice(&two_phase::need_counts(&folded));
+        p[P::SIG..P::SIG + 4].copy_from_slice(&signature::query_mask(&folded));
+        p[P::PAT_LEN] = folded.len() as u32;
+        p[P::FOLD] = u32::from(fold);
+        let pick = scan::pick_rare(&folded, fold, &self.freq);
+        let bcast = |b: u8| u32::from(b) * 0x0101_0101;
+        let or_mask = |b: u8| {
+            if fold && b.is_ascii_lowercase() {
+                0x2020_2020
+            } else {
+                0
+            }
+        };
+        p[P::R1] = pick.r1 as u32;
+        p[P::B1] = bcast(folded[pick.r1]);
+        p[P::OR1] = or_mask(folded[pick.r1]);
+        p[P::DENSE] = u32::from(pick.dense);
+        if let Some(r2) = pick.r2 {
+            p[P::D2] = (r2 as i32 - pick.r1 as i32) as u32;
+            p[P::B2] = bcast(folded[r2]);
+            p[P::OR2] = or_mask(folded[r2]);
+        }
+        p[P::WIN_LO] = 0;
+        p[P::WIN_HI] = u32::MAX;
+        p[P::MAGIC] = plain_read::MAGIC;
+        (p, folded)
+    }
+}
