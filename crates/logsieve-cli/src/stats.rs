@@ -247,15 +247,17 @@ pub fn run_search(a: &SearchArgs) -> i32 {
 }
 
 /// The year of a file's modification time (UTC), or of now.
-fn mtime_year(path: &Path) -> i32 {
+/// A file's modification time in ms since the epoch (now for stdin or an
+/// unreadable time): year-less timestamps take the most recent year that
+/// does not put them after it.
+fn mtime_ms(path: &Path) -> i64 {
     let t = std::fs::metadata(path)
         .and_then(|m| m.modified())
         .unwrap_or_else(|_| std::time::SystemTime::now());
-    let secs = match t.duration_since(std::time::UNIX_EPOCH) {
-        Ok(d) => d.as_secs() as i64,
-        Err(e) => -(e.duration().as_secs() as i64),
-    };
-    pipeline::time::civil_from_days(secs.div_euclid(86_400)).0 as i32
+    match t.duration_since(std::time::UNIX_EPOCH) {
+        Ok(d) => d.as_millis() as i64,
+        Err(e) => -(e.duration().as_millis() as i64),
+    }
 }
 
 fn parse_bucket(s: &str) -> Result<i64, String> {
@@ -361,16 +363,20 @@ fn execute(job: Job) -> i32 {
 
     // Load.
     let (corpus, mut had_error) = load(&job.paths, job.load);
-    let years: Vec<i32> = corpus
+    // `--year` decides for every file; otherwise each file's
+    // modification time does.
+    let years: Vec<i32> = job
+        .pipe
+        .year
+        .map_or_else(Vec::new, |y| vec![y; corpus.docs().len()]);
+    let mtimes: Vec<Option<i64>> = corpus
         .docs()
         .iter()
         .map(|d| {
-            job.pipe.year.unwrap_or_else(|| {
-                if d.name() == "<stdin>" {
-                    mtime_year(Path::new(""))
-                } else {
-                    mtime_year(Path::new(d.name()))
-                }
+            Some(if d.name() == "<stdin>" {
+                mtime_ms(Path::new(""))
+            } else {
+                mtime_ms(Path::new(d.name()))
             })
         })
         .collect();
@@ -383,6 +389,7 @@ fn execute(job: Job) -> i32 {
             time_format,
             year: pipe.year.unwrap_or(1970),
             doc_years: years,
+            doc_mtimes: mtimes,
             fields,
         },
     );
