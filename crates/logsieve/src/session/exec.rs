@@ -39,18 +39,19 @@ impl Session {
         route: &Route,
         opts: &SearchOptions,
     ) -> Result<SearchResult, Error> {
-        let mut r = match route.backend {
-            Backend::Cpu => self.search_cpu(q, opts, &route.reason),
+        let (mut r, ran) = match route.backend {
+            Backend::Cpu => (self.search_cpu(q, opts, &route.reason), Backend::Cpu),
             Backend::Gpu(kernel) => match self.search_gpu(q, opts, kernel, &route.reason) {
-                Ok(r) => r,
+                Ok(r) => (r, route.backend),
                 Err(e) if route.forced => return Err(e),
-                Err(e) => {
-                    self.search_cpu(q, opts, &format!("GPU failed ({e}); fell back to the CPU"))
-                }
+                Err(e) => (
+                    self.search_cpu(q, opts, &format!("GPU failed ({e}); fell back to the CPU")),
+                    Backend::Cpu,
+                ),
             },
         };
         if route.decision.is_some() {
-            self.record_result(&r, route, opts);
+            self.record_result(&r, ran, opts);
         }
         r.plan = route.decision.clone();
         Ok(r)
@@ -124,14 +125,13 @@ impl Session {
 
     /// Folds an automatic run's time into the calibration. Early exits
     /// (`-m`) do not measure throughput.
-    fn record_result(&self, r: &SearchResult, route: &Route, opts: &SearchOptions) {
+    fn record_result(&self, r: &SearchResult, ran: Backend, opts: &SearchOptions) {
         if opts.max_count.is_some() {
             return;
         }
-        let ran_gpu = r.backend.name.starts_with("gpu/");
-        let backend = match route.backend {
-            Backend::Gpu(kernel) if ran_gpu => planner::MeasuredBackend::Gpu { kernel },
-            _ => planner::MeasuredBackend::Cpu {
+        let backend = match ran {
+            Backend::Gpu(kernel) => planner::MeasuredBackend::Gpu { kernel },
+            Backend::Cpu => planner::MeasuredBackend::Cpu {
                 threads: crate::cpu::resolve_threads(opts.threads),
             },
         };
