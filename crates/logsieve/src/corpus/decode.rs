@@ -131,7 +131,7 @@ pub fn detect(head: &[u8], path: &Path) -> Detected {
 /// error is returned; the caller decides what a prefix is worth.
 pub fn decode_into<R: Read>(format: Format, src: R, out: &mut Vec<u8>) -> io::Result<()> {
     let src = io::BufReader::with_capacity(1 << 16, src);
-    match format {
+    let res = match format {
         Format::Gzip => flate2::bufread::MultiGzDecoder::new(src).read_to_end(out),
         Format::Bzip2 => bzip2::bufread::MultiBzDecoder::new(src).read_to_end(out),
         Format::Xz => lzma_rust2::XzReader::new(src, true).read_to_end(out),
@@ -139,13 +139,38 @@ pub fn decode_into<R: Read>(format: Format, src: R, out: &mut Vec<u8>) -> io::Re
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?
             .read_to_end(out),
         Format::Lzip => lzma_rust2::LzipReader::new(src).read_to_end(out),
-        Format::Zstd => return zstd_frames(src, out),
-        Format::Lz4 => return lz4_frames(src, out),
-    }
-    .map(|_| ())
+        Format::Zstd => zstd_frames(src, out).map(|_| 0),
+        Format::Lz4 => lz4_frames(src, out).map(|_| 0),
+    };
+    res.map(|_| ()).map_err(cut_or_corrupt)
 }
 
-/// Every frame of a zstd stream (`StreamingDecoder` decodes one).
+/// The error with kind `UnexpectedEof` when the input ran out, wherever
+/// the decoder put that fact: ruzstd wraps the io error of its source in
+/// its own (kind `Other`), sometimes only in the message.
+fn cut_or_corrupt(e: io::Error) -> io::Error {
+    if e.kind() == io::ErrorKind::UnexpectedEof {
+        return e;
+    }
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = e.get_ref().map(|r| r as _);
+    let mut cut = false;
+    while let Some(c) = cause {
+        cut |= c
+            .downcast_ref::<io::Error>()
+            .is_some_and(|io| io.kind() == io::ErrorKind::UnexpectedEof);
+        cause = c.source();
+    }
+    if cut || e.to_string().contains("UnexpectedEof") {
+        io::Error::new(io::ErrorKind::UnexpectedEof, e.to_string())
+    } else {
+        e
+    }
+}
+
+/// Every frame of a zstd stream (`StreamingDecoder` decodes one). ruzstd
+/// keeps the last window (up to a few MiB) of a frame until the frame ends,
+/// and has no call that hands it over early: from a cut frame, the prefix
+/// we get stops a window short of the cut.
 fn zstd_frames<R: BufRead>(mut src: R, out: &mut Vec<u8>) -> io::Result<()> {
     use ruzstd::decoding::errors::{FrameDecoderError, ReadFrameHeaderError};
     use ruzstd::decoding::StreamingDecoder;

@@ -265,21 +265,32 @@ impl Document {
                     let mut out = Vec::new();
                     let res =
                         decode::decode_into(format, io::Cursor::new(head).chain(file), &mut out);
-                    let warning = match res {
-                        Ok(()) => None,
-                        Err(e) if out.is_empty() => {
+                    // A cut stream (the usual case: a log copied while it
+                    // was written) and corrupt data read differently; the
+                    // decoders report both as errors.
+                    let warning = res.err().map(|e| {
+                        let what = match e.kind() {
+                            io::ErrorKind::UnexpectedEof => "stream cut short",
+                            _ => "data corrupt",
+                        };
+                        let msg = format!("{} {what} ({e})", format.name());
+                        (e.kind(), msg)
+                    });
+                    let warning = match warning {
+                        None => None,
+                        // Nothing decoded: an error, the file is not searched.
+                        Some((kind, msg)) if out.is_empty() => {
                             return Err(Error::io(
                                 &name,
-                                io::Error::new(e.kind(), format!("{}: {e}", format.name())),
+                                io::Error::new(kind, format!("{msg}: nothing could be decoded")),
                             ));
                         }
-                        Err(e) => Some(Error::io(
+                        Some((kind, msg)) => Some(Error::io(
                             &name,
                             io::Error::new(
-                                e.kind(),
+                                kind,
                                 format!(
-                                    "{} stream cut short ({e}): searched the {} bytes decoded before it",
-                                    format.name(),
+                                    "{msg}: searched the {} bytes decoded before it",
                                     out.len()
                                 ),
                             ),
