@@ -217,6 +217,10 @@ pub struct SearchArgs {
     /// of lines.
     #[command(flatten)]
     pub pipeline: crate::stats::PipelineArgs,
+
+    /// Which files are read (--hidden, --no-ignore, -L, -g, -t, --files, ...).
+    #[command(flatten)]
+    pub walk: crate::walk_args::WalkArgs,
 }
 
 #[derive(Args, Debug)]

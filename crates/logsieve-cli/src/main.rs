@@ -8,6 +8,7 @@ mod json;
 mod patterns;
 mod search;
 mod stats;
+mod walk_args;
 mod web;
 
 use std::io::Write;

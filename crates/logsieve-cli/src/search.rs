@@ -105,6 +105,9 @@ fn plan(a: &SearchArgs) -> Result<Plan, String> {
 
 /// Runs `logsieve search`; returns the exit code.
 pub fn run(a: &SearchArgs) -> i32 {
+    if a.walk.lists() {
+        return crate::walk_args::list(&a.positional, &a.walk);
+    }
     if a.pipeline.active() {
         return crate::stats::run_search(a);
     }
@@ -121,7 +124,7 @@ pub fn run(a: &SearchArgs) -> i32 {
         search_zip: a.search_zip,
     };
     let explicit_many = plan.paths.len() > 1 || plan.paths.iter().any(|p| p.is_dir());
-    let (corpus, had_error) = crate::stats::load(&plan.paths, opts);
+    let (corpus, had_error) = crate::stats::load(&plan.paths, opts, &a.walk);
     let many = explicit_many || corpus.docs().len() > 1;
     let stdout_tty = io::stdout().is_terminal();
     let color = match a.color {

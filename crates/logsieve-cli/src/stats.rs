@@ -7,16 +7,18 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use clap::Args;
+use logsieve::corpus::Walker;
 use logsieve::pipeline::{
     self, format_ms, ColumnOptions, Columns, FieldSpec, Stats, StatsQuery, TimeFormat,
 };
 use logsieve::{
-    corpus, Answer, BackendChoice, Corpus, Document, LoadOptions, Query, QueryBuilder, Request,
+    Answer, BackendChoice, Corpus, Document, LoadOptions, Query, QueryBuilder, Request,
     SearchOptions, Session, Syntax, Tuning, Want,
 };
 
 use crate::args::{BackendArg, SearchArgs};
 use crate::search::{err, EXIT_ERROR, EXIT_MATCH, EXIT_NO_MATCH};
+use crate::walk_args::WalkArgs;
 
 /// The pipeline flags, shared by `search` and `stats`.
 #[derive(Args, Debug, Default, Clone)]
@@ -100,6 +102,10 @@ pub struct StatsArgs {
     #[command(flatten)]
     pub pipeline: PipelineArgs,
 
+    /// Which files are read (--hidden, --no-ignore, -L, -g, -t, --files, ...).
+    #[command(flatten)]
+    pub walk: WalkArgs,
+
     /// Print the result as one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -135,6 +141,7 @@ struct Job<'a> {
     threads: usize,
     backend: BackendArg,
     load: LoadOptions,
+    walk: &'a WalkArgs,
     explain: bool,
 }
 
@@ -152,6 +159,9 @@ fn os_bytes(s: &OsString) -> Vec<u8> {
 
 /// `logsieve stats`; returns the exit code.
 pub fn run(a: &StatsArgs) -> i32 {
+    if a.walk.lists() {
+        return crate::walk_args::list(&a.paths, &a.walk);
+    }
     let mut b = QueryBuilder::new();
     b.syntax(if a.fixed_strings {
         Syntax::Fixed
@@ -173,6 +183,7 @@ pub fn run(a: &StatsArgs) -> i32 {
             no_mmap: a.no_mmap,
             search_zip: a.search_zip,
         },
+        walk: &a.walk,
         explain: a.explain,
     })
 }
@@ -242,6 +253,7 @@ pub fn run_search(a: &SearchArgs) -> i32 {
             no_mmap: a.no_mmap,
             search_zip: a.search_zip,
         },
+        walk: &a.walk,
         explain: a.explain,
     })
 }
@@ -362,7 +374,7 @@ fn execute(job: Job) -> i32 {
     }
 
     // Load.
-    let (corpus, mut had_error) = load(&job.paths, job.load);
+    let (corpus, mut had_error) = load(&job.paths, job.load, job.walk);
     // `--year` decides for every file; otherwise each file's
     // modification time does.
     let years: Vec<i32> = job
@@ -488,9 +500,10 @@ fn execute(job: Job) -> i32 {
 }
 
 /// Loads the paths (stdin when none and piped, `-` for stdin, directories
-/// walked); errors are reported and flagged, the rest is loaded. Shared by
-/// `search` and `stats`.
-pub(crate) fn load(paths: &[PathBuf], opts: LoadOptions) -> (Corpus, bool) {
+/// walked as `walk` says, files a walk finds binary skipped as rg does);
+/// errors and incomplete files (cut streams, files that shrank) are
+/// reported and flagged, the rest is loaded. Shared by `search` and `stats`.
+pub(crate) fn load(paths: &[PathBuf], opts: LoadOptions, walk: &WalkArgs) -> (Corpus, bool) {
     let mut corpus = Corpus::new();
     let mut had_error = false;
     let read_stdin = paths.is_empty() && !io::stdin().is_terminal();
@@ -504,21 +517,38 @@ pub(crate) fn load(paths: &[PathBuf], opts: LoadOptions) -> (Corpus, bool) {
         }
         return (corpus, had_error);
     }
+    let walker = match Walker::new(&walk.options()) {
+        Ok(w) => w,
+        Err(e) => {
+            err(e);
+            return (corpus, true);
+        }
+    };
     let paths = if paths.is_empty() {
         vec![PathBuf::from("./")]
     } else {
         paths.to_vec()
     };
-    for p in corpus::expand_paths(&paths) {
-        let loaded = p.and_then(|p| {
-            if p.as_os_str() == "-" {
-                Document::stdin()
+    for found in walker.walk(&paths) {
+        let loaded = found.and_then(|f| {
+            if f.path.as_os_str() == "-" {
+                Document::stdin().map(Some)
+            } else if f.explicit {
+                Document::open(&f.path, opts).map(Some)
             } else {
-                Document::open(&p, opts)
+                Document::open_found(&f.path, opts)
             }
         });
         match loaded {
-            Ok(d) => corpus.push(d),
+            Ok(Some(d)) => {
+                if let Some(w) = d.warning() {
+                    err(w);
+                    had_error = true;
+                }
+                corpus.push(d);
+            }
+            // Binary, found by the walk: skipped without a word (rg).
+            Ok(None) => {}
             Err(e) => {
                 err(e);
                 had_error = true;

@@ -1,0 +1,178 @@
+//! The flags that choose which files are read (ripgrep's names and
+//! meanings), shared by `search` and `stats`, and `--files` /
+//! `--type-list`, which print instead of searching.
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use clap::{ArgAction, Args, ValueEnum};
+use logsieve::corpus::{walk, SortBy, WalkOptions, Walker};
+
+use crate::search::{err, EXIT_ERROR, EXIT_MATCH, EXIT_NO_MATCH};
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum SortArg {
+    /// By path (the default here: the same search prints the same bytes).
+    #[default]
+    Path,
+    /// In directory order.
+    None,
+}
+
+#[derive(Args, Debug, Default, Clone)]
+pub struct WalkArgs {
+    /// Search hidden files and directories.
+    #[arg(long)]
+    pub hidden: bool,
+
+    /// Honour no ignore file (.gitignore, .ignore, .logsieveignore).
+    #[arg(long = "no-ignore")]
+    pub no_ignore: bool,
+
+    /// Do not honour .gitignore, .git/info/exclude and git's global excludes.
+    #[arg(long = "no-ignore-vcs")]
+    pub no_ignore_vcs: bool,
+
+    /// Do not honour .ignore and .logsieveignore files.
+    #[arg(long = "no-ignore-dot")]
+    pub no_ignore_dot: bool,
+
+    /// Do not read ignore files in the parents of a searched directory.
+    #[arg(long = "no-ignore-parent")]
+    pub no_ignore_parent: bool,
+
+    /// -u: --no-ignore; -uu: also --hidden.
+    #[arg(short = 'u', long = "unrestricted", action = ArgAction::Count)]
+    pub unrestricted: u8,
+
+    /// Follow symbolic links (a link loop is reported and skipped).
+    #[arg(short = 'L', long = "follow")]
+    pub follow: bool,
+
+    /// Only search files matching GLOB; `!GLOB` excludes (repeatable, as rg).
+    #[arg(
+        short = 'g',
+        long = "glob",
+        value_name = "GLOB",
+        allow_hyphen_values = true
+    )]
+    pub glob: Vec<String>,
+
+    /// Only search files of TYPE (repeatable; see --type-list; `log` also
+    /// matches rotated and compressed logs).
+    #[arg(short = 't', long = "type", value_name = "TYPE")]
+    pub types: Vec<String>,
+
+    /// Do not search files of TYPE (repeatable).
+    #[arg(short = 'T', long = "type-not", value_name = "TYPE")]
+    pub type_not: Vec<String>,
+
+    /// Print the file types -t knows, and their globs, then exit.
+    #[arg(long = "type-list")]
+    pub type_list: bool,
+
+    /// Descend at most NUM directories below each path given.
+    #[arg(long = "max-depth", alias = "maxdepth", value_name = "NUM")]
+    pub max_depth: Option<usize>,
+
+    /// Print the files that would be searched, then exit (every positional
+    /// argument is a path).
+    #[arg(long)]
+    pub files: bool,
+
+    /// The order of the files found in directories.
+    #[arg(long, value_enum, default_value_t = SortArg::Path, value_name = "SORTBY")]
+    pub sort: SortArg,
+}
+
+impl WalkArgs {
+    /// The library's walk options for these flags.
+    pub fn options(&self) -> WalkOptions {
+        WalkOptions {
+            hidden: self.hidden || self.unrestricted >= 2,
+            no_ignore: self.no_ignore || self.unrestricted >= 1,
+            no_ignore_dot: self.no_ignore_dot,
+            no_ignore_vcs: self.no_ignore_vcs,
+            no_ignore_parent: self.no_ignore_parent,
+            follow: self.follow,
+            max_depth: self.max_depth,
+            globs: self.glob.clone(),
+            types: self.types.clone(),
+            type_not: self.type_not.clone(),
+            sort: match self.sort {
+                SortArg::Path => SortBy::Path,
+                SortArg::None => SortBy::None,
+            },
+            // As rg: `--files > list` lists `list` too.
+            skip_stdout: !self.files,
+        }
+    }
+
+    /// True when a flag asks for a listing instead of a search.
+    pub fn lists(&self) -> bool {
+        self.files || self.type_list
+    }
+}
+
+/// `--type-list` or `--files`: prints, returns the exit code (as rg: 0
+/// when something was listed, 1 when nothing, 2 after an error).
+pub fn list<P: AsRef<Path>>(paths: &[P], a: &WalkArgs) -> i32 {
+    let out = io::stdout();
+    let mut out = io::BufWriter::new(out.lock());
+    let mut had_error = false;
+    let mut listed = false;
+    let mut res = Ok(());
+    if a.type_list {
+        for (name, globs) in walk::type_list() {
+            res = res.and_then(|_| writeln!(out, "{name}: {}", globs.join(", ")));
+        }
+        listed = true;
+    } else {
+        let walker = match Walker::new(&a.options()) {
+            Ok(w) => w,
+            Err(e) => {
+                err(e);
+                return EXIT_ERROR;
+            }
+        };
+        // No path: the current directory, printed without `./` (as rg).
+        let implicit = paths.is_empty();
+        let paths: Vec<PathBuf> = if implicit {
+            vec![PathBuf::from("./")]
+        } else {
+            paths.iter().map(|p| p.as_ref().to_path_buf()).collect()
+        };
+        for found in walker.walk(&paths) {
+            match found {
+                Ok(f) => {
+                    let p = match f.path.strip_prefix("./") {
+                        Ok(rest) if implicit => rest,
+                        _ => &f.path,
+                    };
+                    listed = true;
+                    res = res.and_then(|_| {
+                        out.write_all(p.as_os_str().as_encoded_bytes())?;
+                        out.write_all(b"\n")
+                    });
+                }
+                Err(e) => {
+                    err(e);
+                    had_error = true;
+                }
+            }
+        }
+    }
+    if let Err(e) = res.and_then(|_| out.flush()) {
+        if e.kind() != io::ErrorKind::BrokenPipe {
+            err(e);
+            had_error = true;
+        }
+    }
+    if had_error {
+        EXIT_ERROR
+    } else if listed {
+        EXIT_MATCH
+    } else {
+        EXIT_NO_MATCH
+    }
+}

@@ -1,0 +1,636 @@
+//! Loading logs: which files ([`walk`]: ripgrep's directory walk), how they
+//! are read (memory-mapped when stable, read otherwise, decompressed by
+//! [`decode`] with `-z`), stdin; the line index; segments for backends with
+//! a bounded buffer size.
+//!
+//! A [`Corpus`] is a list of [`Document`]s, one per input. A document's bytes
+//! are never copied after loading; its [`LineIndex`] is built once, lazily,
+//! by the first consumer that needs line numbers (a CPU count never does).
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::ops::{Deref, Range};
+use std::path::Path;
+use std::sync::OnceLock;
+use std::time::{Duration, SystemTime};
+
+use crate::error::Error;
+
+pub mod decode;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod walk;
+
+use decode::Detected;
+#[cfg(not(target_arch = "wasm32"))]
+pub use walk::{expand_paths, expand_paths_with, Found, SortBy, WalkOptions, Walker};
+
+/// How many leading bytes decide that a file found by a walk is binary:
+/// ripgrep's buffer size, the bytes it looks at before it skips a file.
+pub const BINARY_SNIFF: usize = 64 * 1024;
+
+/// A file modified this recently may still be written to (or truncated by
+/// logrotate's `copytruncate`): it is read, not mapped.
+const SETTLED: Duration = Duration::from_secs(2);
+
+fn is_binary(data: &[u8]) -> bool {
+    memchr::memchr(0, &data[..data.len().min(BINARY_SNIFF)]).is_some()
+}
+
+/// True when the file was last modified long enough ago that nobody seems
+/// to be writing it (an mtime in the future is not settled).
+fn stable(meta: &std::fs::Metadata) -> bool {
+    meta.modified()
+        .ok()
+        .and_then(|m| SystemTime::now().duration_since(m).ok())
+        .is_some_and(|age| age >= SETTLED)
+}
+
+/// Maps `file` if it still has the size and mtime of `before` once mapped.
+/// MAP_POPULATE pre-faults the pages in one kernel call: a search reads
+/// every page anyway, and 47k single page faults for 195 MB cost more than
+/// the search (measured on the build machine, 2026-11-21).
+fn map_stable(file: &File, before: &std::fs::Metadata, size: u64) -> Option<memmap2::Mmap> {
+    // SAFETY: the map is read-only, and only made of a regular file that
+    // had not been modified for SETTLED and kept its size and mtime across
+    // the map (checked below). What remains: a process that truncates the
+    // file after that check, while we search it, makes our reads past the
+    // new end fault with SIGBUS — the trade-off ripgrep and GNU grep make
+    // for speed. A file that is being written or rotated is read instead,
+    // and `--no-mmap` reads every file.
+    let map = unsafe { memmap2::MmapOptions::new().populate().map(file) }.ok()?;
+    let after = file.metadata().ok()?;
+    let same = after.len() == size
+        && map.len() as u64 == size
+        && after.modified().ok() == before.modified().ok();
+    same.then_some(map)
+}
+
+/// The bytes of one document: a memory map or an owned buffer.
+pub enum Bytes {
+    /// A read-only memory map of a file.
+    Mmap(memmap2::Mmap),
+    /// Bytes read into memory (stdin, `--no-mmap`, a file still being
+    /// written, decompressed data, generated).
+    Owned(Vec<u8>),
+}
+
+impl Deref for Bytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Bytes::Mmap(m) => m,
+            Bytes::Owned(v) => v,
+        }
+    }
+}
+
+impl std::fmt::Debug for Bytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind = match self {
+            Bytes::Mmap(_) => "mmap",
+            Bytes::Owned(_) => "owned",
+        };
+        write!(f, "Bytes::{kind}({} bytes)", self.len())
+    }
+}
+
+/// How files are read.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LoadOptions {
+    /// Read files into memory instead of memory-mapping them.
+    pub no_mmap: bool,
+    /// Decompress compressed files (`-z`): gzip, bzip2, xz, lzma, lzip,
+    /// zstd and lz4, recognised by their magic bytes ([`decode`]).
+    pub search_zip: bool,
+}
+
+/// The start offset of every line of a document.
+///
+/// `starts` holds one entry per line plus a final entry one past the last
+/// line's terminator, so that line `i` is always
+/// `data[starts[i] .. starts[i + 1] - 1]` — the `\n` excluded, a `\r` before
+/// it kept (as ripgrep does). A last line without a trailing newline gets a
+/// virtual terminator at `data.len()`. Offsets are `u64`: documents past
+/// 4 GiB work.
+#[derive(Clone, Debug, Default)]
+pub struct LineIndex {
+    starts: Vec<u64>,
+}
+
+impl LineIndex {
+    /// Builds the index of `data` with one pass of `memchr`.
+    pub fn new(data: &[u8]) -> LineIndex {
+        let mut starts = Vec::with_capacity(data.len() / 64 + 2);
+        starts.push(0u64);
+        for nl in memchr::memchr_iter(b'\n', data) {
+            starts.push(nl as u64 + 1);
+        }
+        if data.last().is_some_and(|&b| b != b'\n') {
+            // The last line has no terminator: a virtual one at data.len().
+            starts.push(data.len() as u64 + 1);
+        }
+        if data.is_empty() {
+            // No lines at all: keep only the sentinel.
+            starts.truncate(1);
+        }
+        LineIndex { starts }
+    }
+
+    /// The number of lines.
+    pub fn len(&self) -> u64 {
+        self.starts.len() as u64 - 1
+    }
+
+    /// True when the document has no lines (it is empty).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The byte range of line `i`, terminator excluded.
+    pub fn line_range(&self, i: u64) -> Range<u64> {
+        let i = i as usize;
+        self.starts[i]..self.starts[i + 1] - 1
+    }
+
+    /// The raw start offsets (one per line, plus the end sentinel).
+    pub fn starts(&self) -> &[u64] {
+        &self.starts
+    }
+
+    /// The line containing byte `offset` (the line whose range or terminator
+    /// holds it).
+    pub fn line_of(&self, offset: u64) -> u64 {
+        (self.starts.partition_point(|&s| s <= offset) - 1) as u64
+    }
+}
+
+/// A run of whole lines of one document, small enough for one buffer binding.
+///
+/// A line never spans two segments. A single line longer than the maximum
+/// gets a segment of its own that is larger than the maximum
+/// ([`Segment::oversized`]); a backend that cannot hold it must hand it to
+/// another (the GPU backend hands it to the CPU).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Segment {
+    /// Lines `lines.start .. lines.end` of the document.
+    pub lines: Range<u64>,
+    /// Byte range in the document, terminators included (the last line's
+    /// terminator may be virtual, so `bytes.end <= data.len()`).
+    pub bytes: Range<u64>,
+    /// True when this segment is larger than the requested maximum.
+    pub oversized: bool,
+}
+
+/// One searched input: a file, stdin, or generated data.
+pub struct Document {
+    name: String,
+    data: Bytes,
+    lines: OnceLock<LineIndex>,
+    warning: Option<Error>,
+}
+
+impl std::fmt::Debug for Document {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Document")
+            .field("name", &self.name)
+            .field("data", &self.data)
+            .finish()
+    }
+}
+
+impl Document {
+    /// A document over bytes already in memory.
+    pub fn from_bytes(name: impl Into<String>, data: Vec<u8>) -> Document {
+        Document::new(name.into(), Bytes::Owned(data))
+    }
+
+    fn new(name: String, data: Bytes) -> Document {
+        Document {
+            name,
+            data,
+            lines: OnceLock::new(),
+            warning: None,
+        }
+    }
+
+    /// Loads one file given by name: read whatever it is (a FIFO too),
+    /// decompressed when [`LoadOptions::search_zip`] is set and its magic
+    /// bytes say so. A file cut short (it shrank while being read, or its
+    /// compressed stream ends early) still loads, with what could be read,
+    /// and [`Document::warning`] says what is missing.
+    pub fn open(path: &Path, opts: LoadOptions) -> Result<Document, Error> {
+        Ok(Document::load(path, opts, false)?.expect("only a walk skips binary files"))
+    }
+
+    /// Loads one file found by a directory walk: as [`Document::open`], but
+    /// `None` when it is binary, i.e. a NUL byte in its first
+    /// [`BINARY_SNIFF`] bytes (after decompression) — ripgrep's rule for
+    /// files it was not asked for by name.
+    pub fn open_found(path: &Path, opts: LoadOptions) -> Result<Option<Document>, Error> {
+        Document::load(path, opts, true)
+    }
+
+    fn load(path: &Path, opts: LoadOptions, skip_binary: bool) -> Result<Option<Document>, Error> {
+        let name = path.display().to_string();
+        let io_err = |e: io::Error| Error::io(&name, e);
+        let mut file = File::open(path).map_err(io_err)?;
+        let meta = file.metadata().map_err(io_err)?;
+        if meta.is_dir() {
+            return Err(Error::io(
+                &name,
+                io::Error::other("is a directory (pass files, or use `search_paths`)"),
+            ));
+        }
+        // The size seen at open: a regular file is read up to it, never
+        // past (a log that grows while we read it is searched as it was).
+        let size = meta.is_file().then_some(meta.len());
+        let sniff = if skip_binary || opts.search_zip {
+            BINARY_SNIFF
+        } else {
+            decode::MAGIC_LEN
+        };
+        let head_len = size.map_or(sniff, |s| (s as usize).min(sniff));
+        let mut head = Vec::with_capacity(head_len);
+        (&mut file)
+            .take(head_len as u64)
+            .read_to_end(&mut head)
+            .map_err(io_err)?;
+        if opts.search_zip {
+            match decode::detect(&head, path) {
+                Detected::Plain => {}
+                Detected::Unsupported(why) => {
+                    return Err(Error::io(&name, io::Error::other(why)));
+                }
+                Detected::Compressed(format) => {
+                    let mut out = Vec::new();
+                    let res =
+                        decode::decode_into(format, io::Cursor::new(head).chain(file), &mut out);
+                    // A cut stream (the usual case: a log copied while it
+                    // was written) and corrupt data read differently; the
+                    // decoders report both as errors.
+                    let warning = res.err().map(|e| {
+                        let what = match e.kind() {
+                            io::ErrorKind::UnexpectedEof => "stream cut short",
+                            _ => "data corrupt",
+                        };
+                        let msg = format!("{} {what} ({e})", format.name());
+                        (e.kind(), msg)
+                    });
+                    let warning = match warning {
+                        None => None,
+                        // Nothing decoded: an error, the file is not searched.
+                        Some((kind, msg)) if out.is_empty() => {
+                            return Err(Error::io(
+                                &name,
+                                io::Error::new(kind, format!("{msg}: nothing could be decoded")),
+                            ));
+                        }
+                        Some((kind, msg)) => Some(Error::io(
+                            &name,
+                            io::Error::new(
+                                kind,
+                                format!(
+                                    "{msg}: searched the {} bytes decoded before it",
+                                    out.len()
+                                ),
+                            ),
+                        )),
+                    };
+                    if skip_binary && is_binary(&out) {
+                        return Ok(None);
+                    }
+                    let mut doc = Document::new(name, Bytes::Owned(out));
+                    doc.warning = warning;
+                    return Ok(Some(doc));
+                }
+            }
+        }
+        if skip_binary && is_binary(&head) {
+            return Ok(None);
+        }
+        if let Some(size) = size.filter(|&s| s > 0 && !opts.no_mmap && stable(&meta)) {
+            if let Some(map) = map_stable(&file, &meta, size) {
+                return Ok(Some(Document::new(name, Bytes::Mmap(map))));
+            }
+        }
+        let mut out = head;
+        match size {
+            Some(size) => {
+                out.reserve_exact((size as usize).saturating_sub(out.len()));
+                let rest = size.saturating_sub(out.len() as u64);
+                (&mut file)
+                    .take(rest)
+                    .read_to_end(&mut out)
+                    .map_err(io_err)?;
+            }
+            None => {
+                file.read_to_end(&mut out).map_err(io_err)?;
+            }
+        }
+        let mut doc = Document::new(name, Bytes::Owned(out));
+        if let Some(size) = size.filter(|&s| (doc.data.len() as u64) < s) {
+            doc.warning = Some(Error::io(
+                &doc.name,
+                io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    format!(
+                        "file shrank while being read ({} of {size} bytes)",
+                        doc.data.len()
+                    ),
+                ),
+            ));
+        }
+        Ok(Some(doc))
+    }
+
+    /// What is missing from this document, when it could be loaded only in
+    /// part (the file shrank while being read; a compressed stream was cut
+    /// short). The bytes that could be read are searched; a caller reports
+    /// this and exits with an error status, as `zcat` does.
+    pub fn warning(&self) -> Option<&Error> {
+        self.warning.as_ref()
+    }
+
+    /// Reads all of standard input. Named `<stdin>` as ripgrep does.
+    pub fn stdin() -> Result<Document, Error> {
+        let mut out = Vec::new();
+        io::stdin()
+            .lock()
+            .read_to_end(&mut out)
+            .map_err(|e| Error::io("<stdin>", e))?;
+        Ok(Document::new("<stdin>".to_string(), Bytes::Owned(out)))
+    }
+
+    /// The display name (path as given, or `<stdin>`).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The document's bytes.
+    pub fn data(&self) -> &[u8] {
+        &self.data
+    }
+
+    /// The line index, built on first use.
+    pub fn lines(&self) -> &LineIndex {
+        self.lines.get_or_init(|| LineIndex::new(&self.data))
+    }
+
+    /// True once the line index exists (no index work will happen).
+    pub fn has_line_index(&self) -> bool {
+        self.lines.get().is_some()
+    }
+
+    /// The bytes of line `i`, terminator excluded.
+    pub fn line(&self, i: u64) -> &[u8] {
+        let r = self.lines().line_range(i);
+        &self.data[r.start as usize..r.end as usize]
+    }
+
+    /// The offset of the first NUL byte, if any: such a document is binary
+    /// (ripgrep's rule); it is searched, but lines are not printed.
+    pub fn binary_offset(&self) -> Option<u64> {
+        memchr::memchr(0, &self.data).map(|o| o as u64)
+    }
+
+    /// Splits the document into segments of at most `max_bytes` bytes at line
+    /// boundaries.
+    pub fn segments(&self, max_bytes: u64) -> Vec<Segment> {
+        let max_bytes = max_bytes.max(1);
+        let idx = self.lines();
+        let starts = idx.starts();
+        let n = idx.len();
+        let len = self.data.len() as u64;
+        let mut out = Vec::new();
+        let mut first = 0u64;
+        while first < n {
+            let base = starts[first as usize];
+            // The furthest line end (exclusive, terminator included) within
+            // base + max_bytes.
+            let limit = base.saturating_add(max_bytes);
+            // Number of lines whose end (starts[i+1]) is <= limit; a virtual
+            // terminator counts as one byte past the data, which is harmless.
+            let ends = &starts[first as usize + 1..];
+            let fit = ends.partition_point(|&e| e.min(len) <= limit) as u64;
+            let (last, oversized) = if fit == 0 {
+                (first + 1, true)
+            } else {
+                (first + fit, false)
+            };
+            out.push(Segment {
+                lines: first..last,
+                bytes: base..starts[last as usize].min(len),
+                oversized,
+            });
+            first = last;
+        }
+        out
+    }
+}
+
+/// All the documents of one search.
+#[derive(Debug, Default)]
+pub struct Corpus {
+    docs: Vec<Document>,
+}
+
+impl Corpus {
+    /// An empty corpus.
+    pub fn new() -> Corpus {
+        Corpus::default()
+    }
+
+    /// A corpus of one in-memory document.
+    pub fn from_bytes(name: impl Into<String>, data: Vec<u8>) -> Corpus {
+        Corpus {
+            docs: vec![Document::from_bytes(name, data)],
+        }
+    }
+
+    /// Adds a document.
+    pub fn push(&mut self, doc: Document) {
+        self.docs.push(doc);
+    }
+
+    /// The documents, in the order they were added.
+    pub fn docs(&self) -> &[Document] {
+        &self.docs
+    }
+
+    /// Total bytes over all documents.
+    pub fn total_bytes(&self) -> u64 {
+        self.docs.iter().map(|d| d.data().len() as u64).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines_of(data: &[u8]) -> Vec<Vec<u8>> {
+        let d = Document::from_bytes("t", data.to_vec());
+        (0..d.lines().len()).map(|i| d.line(i).to_vec()).collect()
+    }
+
+    #[test]
+    fn line_index_conventions() {
+        assert!(lines_of(b"").is_empty());
+        assert_eq!(lines_of(b"\n"), vec![b"".to_vec()]);
+        assert_eq!(lines_of(b"a"), vec![b"a".to_vec()]);
+        assert_eq!(lines_of(b"a\n"), vec![b"a".to_vec()]);
+        assert_eq!(lines_of(b"a\nb"), vec![b"a".to_vec(), b"b".to_vec()]);
+        assert_eq!(
+            lines_of(b"a\r\n\nb\r"),
+            vec![b"a\r".to_vec(), b"".to_vec(), b"b\r".to_vec()]
+        );
+    }
+
+    #[test]
+    fn line_of_maps_every_byte() {
+        let data = b"ab\n\ncd\r\nef";
+        let d = Document::from_bytes("t", data.to_vec());
+        let idx = d.lines();
+        let want = [0, 0, 0, 1, 2, 2, 2, 2, 3, 3];
+        for (off, w) in want.iter().enumerate() {
+            assert_eq!(idx.line_of(off as u64), *w, "offset {off}");
+        }
+    }
+
+    #[test]
+    fn segments_cover_all_lines_and_respect_max() {
+        let mut data = Vec::new();
+        for i in 0..200 {
+            data.extend(std::iter::repeat_n(b'a', i % 17));
+            data.push(b'\n');
+        }
+        data.extend_from_slice(b"tail");
+        let d = Document::from_bytes("t", data.clone());
+        for max in [1u64, 5, 16, 17, 18, 64, 1000, 1 << 20] {
+            let segs = d.segments(max);
+            let mut next_line = 0;
+            let mut next_byte = 0;
+            for s in &segs {
+                assert_eq!(s.lines.start, next_line);
+                assert_eq!(s.bytes.start, next_byte);
+                assert!(s.lines.end > s.lines.start);
+                let size = s.bytes.end - s.bytes.start;
+                assert_eq!(s.oversized, size > max, "max {max} seg {s:?}");
+                if s.oversized {
+                    assert_eq!(s.lines.end - s.lines.start, 1);
+                }
+                next_line = s.lines.end;
+                next_byte = s.bytes.end;
+            }
+            assert_eq!(next_line, d.lines().len());
+            assert_eq!(next_byte, data.len() as u64);
+        }
+    }
+
+    /// A file in a fresh temporary directory, removed on drop.
+    struct TempFile(std::path::PathBuf);
+
+    impl TempFile {
+        fn new(name: &str, data: &[u8]) -> TempFile {
+            use std::sync::atomic::{AtomicUsize, Ordering};
+            static N: AtomicUsize = AtomicUsize::new(0);
+            let dir = std::env::temp_dir().join(format!(
+                "logsieve-corpus-{}-{}",
+                std::process::id(),
+                N.fetch_add(1, Ordering::Relaxed)
+            ));
+            std::fs::create_dir_all(&dir).unwrap();
+            let p = dir.join(name);
+            std::fs::write(&p, data).unwrap();
+            TempFile(p)
+        }
+
+        /// Makes the file look untouched for a minute.
+        fn settle(&self) {
+            let f = File::options().write(true).open(&self.0).unwrap();
+            f.set_modified(SystemTime::now() - Duration::from_secs(60))
+                .unwrap();
+        }
+    }
+
+    impl Drop for TempFile {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(self.0.parent().unwrap());
+        }
+    }
+
+    #[test]
+    fn only_settled_files_are_mapped() {
+        let f = TempFile::new("a.log", b"one\ntwo\n");
+        let kind = |opts| format!("{:?}", Document::open(&f.0, opts).unwrap());
+        assert!(
+            kind(LoadOptions::default()).contains("owned"),
+            "fresh file mapped"
+        );
+        f.settle();
+        assert!(kind(LoadOptions::default()).contains("mmap"));
+        let no_mmap = LoadOptions {
+            no_mmap: true,
+            ..Default::default()
+        };
+        assert!(kind(no_mmap).contains("owned"));
+        let d = Document::open(&f.0, LoadOptions::default()).unwrap();
+        assert_eq!(d.data(), b"one\ntwo\n");
+        assert!(d.warning().is_none());
+    }
+
+    #[test]
+    fn a_walk_skips_files_binary_in_their_first_bytes() {
+        let early = TempFile::new("early.log", b"x\0y\nneedle\n");
+        let mut late_data = vec![b'a'; BINARY_SNIFF];
+        late_data.extend_from_slice(b"\n\0needle\n");
+        let late = TempFile::new("app.log.1", &late_data);
+        let opts = LoadOptions::default();
+        assert!(Document::open_found(&early.0, opts).unwrap().is_none());
+        // Named on the command line, the same file is read.
+        assert!(Document::open(&early.0, opts).unwrap().binary_offset() == Some(1));
+        // A NUL past the first bytes does not skip the file (it is binary
+        // for the printer, as any file).
+        let d = Document::open_found(&late.0, opts).unwrap().unwrap();
+        assert_eq!(d.binary_offset(), Some(BINARY_SNIFF as u64 + 1));
+    }
+
+    #[test]
+    fn compressed_files_with_z_and_cut_streams() {
+        use std::io::Write;
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        let text: Vec<u8> = (0..20_000)
+            .flat_map(|i| format!("line {i} {}\n", i * 7919 % 10007).into_bytes())
+            .collect();
+        e.write_all(&text).unwrap();
+        let gz = e.finish().unwrap();
+        let z = LoadOptions {
+            search_zip: true,
+            ..Default::default()
+        };
+        let whole = TempFile::new("a.log.gz", &gz);
+        let d = Document::open(&whole.0, z).unwrap();
+        assert!(d.data() == &text[..] && d.warning().is_none());
+        // Without -z, the compressed bytes; a walk skips them as binary.
+        let d = Document::open(&whole.0, LoadOptions::default()).unwrap();
+        assert_eq!(d.data(), &gz[..]);
+        assert!(Document::open_found(&whole.0, LoadOptions::default())
+            .unwrap()
+            .is_none());
+        // Cut: the prefix zcat would print, and a warning naming the file.
+        let cut = TempFile::new("cut.log.gz", &gz[..gz.len() / 2]);
+        let d = Document::open(&cut.0, z).unwrap();
+        assert!(!d.data().is_empty() && text.starts_with(d.data()));
+        let w = d.warning().expect("a warning").to_string();
+        assert!(
+            w.contains("cut.log.gz") && w.contains("gzip stream cut short"),
+            "{w}"
+        );
+        // Nothing decodable: an error, as before.
+        let bad = TempFile::new("bad.log.gz", b"\x1f\x8b\x08\x00garbage");
+        assert!(Document::open(&bad.0, z).is_err());
+        // A compression we do not decode: an error, not binary noise.
+        let unix_z = TempFile::new("old.log.Z", b"\x1f\x9d\x90abcdef");
+        let e = Document::open(&unix_z.0, z).unwrap_err().to_string();
+        assert!(e.contains("old.log.Z") && e.contains("compress"), "{e}");
+    }
+}
