@@ -132,6 +132,22 @@ pub fn kernel_support(q: &Query, asked: Option<Kernel>) -> Result<GpuPlan, Unsup
     Ok(GpuPlan { kernel, note })
 }
 
+/// Whether the stats kernel runs with `search` as its text filter: it takes
+/// the line bits of one `scan`, so the search must be one literal the GPU
+/// runs (several literals, which `scan` does not take, stay on the CPU).
+pub fn stats_support(search: Option<&Query>) -> Result<(), Unsupported> {
+    let Some(q) = search else {
+        return Ok(());
+    };
+    let plan = gpu_support(q)?;
+    if plan.kernel != Kernel::Scan {
+        return Err(Unsupported::shape(
+            "the stats kernel filters by one literal (several run on the CPU)".to_string(),
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -166,6 +182,17 @@ mod tests {
         assert!(gpu_support(&one_long).is_err());
         let bloom = kernel_support(&one_long, Some(Kernel::Bloom)).unwrap();
         assert_eq!(bloom.kernel, Kernel::Bloom);
+    }
+
+    #[test]
+    fn stats_take_one_literal() {
+        assert!(stats_support(None).is_ok());
+        assert!(stats_support(Some(&fixed(b"error", &|_| {}))).is_ok());
+        // REGRESSION: two literals reached the GPU stats path, which
+        // filtered by the first one only.
+        assert!(stats_support(Some(&fixed(b"error\nwarn", &|_| {}))).is_err());
+        let re = QueryBuilder::new().build(&["a+b"]).unwrap();
+        assert!(stats_support(Some(&re)).is_err());
     }
 
     #[test]

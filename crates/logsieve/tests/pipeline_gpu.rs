@@ -193,6 +193,32 @@ fn gpu_columns_reject_what_they_cannot_run() {
     };
     assert!(gc.unsupported(&cols, &q).is_some());
     assert!(gc.run(&g, &c, &cols, &q).is_err());
+    // REGRESSION: two literals were filtered by the first one only; the
+    // GPU now refuses them, and a session answers them on the CPU.
+    let two = QueryBuilder::new()
+        .syntax(Syntax::Fixed)
+        .build(&["ERROR", "WARN"])
+        .unwrap();
+    let q2 = StatsQuery {
+        search: Some(&two),
+        ..Default::default()
+    };
+    assert!(gc.unsupported(&cols, &q2).is_some());
+    assert!(gc.run(&g, &c, &cols, &q2).is_err());
+    let mut session = logsieve::Session::new(gen_corpus(2_000, 1));
+    session.attach_gpu_with(&ctx, Default::default()).unwrap();
+    session.set_columns(build(session.corpus(), vec![FieldSpec::host()]));
+    let cpu =
+        logsieve::pipeline::run_cpu(session.corpus(), session.columns().unwrap(), &q2, 1).unwrap();
+    let forced = logsieve::SearchOptions {
+        backend: logsieve::BackendChoice::Gpu,
+        ..Default::default()
+    };
+    assert!(session.stats(&q2, &forced).is_err());
+    let (auto, report) = session.stats(&q2, &Default::default()).unwrap();
+    assert_eq!(auto.selected, cpu.selected);
+    assert_eq!(auto.groups.len(), cpu.groups.len());
+    assert!(report.name.starts_with("cpu/"), "{}", report.name);
     // Columns of another corpus.
     let other = gen_corpus(100, 2);
     let other_cols = build(&other, vec![FieldSpec::host()]);

@@ -66,7 +66,7 @@ impl GpuCorpus {
         st.clean = false;
         let mut enc = match q {
             Some(q) => {
-                if let Some(r) = super::unsupported_reason(q) {
+                if let Err(r) = crate::support::stats_support(Some(q)) {
                     return Err(Error::backend(format!(
                         "the GPU cannot run this query: {r}"
                     )));

@@ -19,7 +19,7 @@ use wgpu::util::DeviceExt;
 use super::{check_shape, Columns, Plan, Stats, StatsQuery, NO_TIME};
 use crate::corpus::Corpus;
 use crate::error::Error;
-use crate::gpu::{unsupported_reason, GpuContext, GpuCorpus};
+use crate::gpu::{GpuContext, GpuCorpus};
 
 /// The kernel's WGSL.
 pub(crate) const WGSL: &str = include_str!("gpu.wgsl");
@@ -329,8 +329,8 @@ impl GpuColumns {
     /// Why the GPU cannot run `q`, or `None` when it can.
     pub fn unsupported(&self, cols: &Columns, q: &StatsQuery) -> Option<String> {
         if let Some(s) = q.search {
-            if let Some(r) = unsupported_reason(s) {
-                return Some(r);
+            if let Err(r) = crate::support::stats_support(Some(s)) {
+                return Some(r.to_string());
             }
         }
         if q.count_by.len() > MAX_BY {

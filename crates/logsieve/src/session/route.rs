@@ -14,7 +14,7 @@ use crate::options::{BackendChoice, SearchOptions};
 use crate::planner::{self, Calibration, Choice, Decision, DeviceClass};
 use crate::query::Query;
 use crate::results::Want;
-use crate::support::kernel_support;
+use crate::support::{kernel_support, stats_support};
 use crate::Error;
 
 /// What is asked, without the data it is asked of.
@@ -132,7 +132,7 @@ fn gpu_kernel(
                 .map(|p| (p.kernel, p.note))
                 .map_err(|u| u.to_string())
         }
-        RequestKind::Stats(Some(q)) => kernel_support(q, None)
+        RequestKind::Stats(Some(q)) => stats_support(Some(q))
             .map(|_| (Kernel::Stats, None))
             .map_err(|u| u.to_string()),
         RequestKind::Stats(None) => Ok((Kernel::Stats, None)),
