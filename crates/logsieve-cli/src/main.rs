@@ -1,43 +1,17 @@
-//! The `logsieve` command. It parses flags and prints; the search itself
-//! lives in the `logsieve` library.
+//! The `logsieve` command: parses flags and dispatches to a subcommand. The
+//! search itself lives in the `logsieve` library, the benchmarks in
+//! `logsieve-bench`.
 
-mod args;
-mod bench;
-mod demo;
-mod json;
-mod patterns;
-mod search;
-mod stats;
-mod walk_args;
-mod web;
-
-use std::io::Write;
+mod cmd;
+mod exit;
+mod flags;
+mod input;
+mod printer;
 
 use clap::Parser;
 
-use args::{Cli, Command, GenArgs};
-use search::{err, EXIT_ERROR};
-
-fn gen(a: &GenArgs) -> i32 {
-    let data = logsieve::gen::generate(&logsieve::gen::GenOptions {
-        lines: a.lines,
-        seed: a.seed,
-        ..Default::default()
-    });
-    let res = if a.output.as_os_str() == "-" {
-        std::io::stdout().lock().write_all(&data)
-    } else {
-        std::fs::write(&a.output, &data)
-    };
-    match res {
-        Ok(()) => 0,
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
-        Err(e) => {
-            err(format!("{}: {e}", a.output.display()));
-            EXIT_ERROR
-        }
-    }
-}
+use exit::EXIT_ERROR;
+use flags::{Cli, Command};
 
 fn main() {
     let cli = match Cli::try_parse() {
@@ -49,14 +23,17 @@ fn main() {
             std::process::exit(code);
         }
     };
+    // The environment's tuning (LOGSIEVE_CPU_MULTI, the calibration cache)
+    // is read here, once, and passed down.
+    let tuning = logsieve::Tuning::from_env();
     let code = match &cli.command {
-        Command::Search(a) => search::run(a),
-        Command::Gen(a) => gen(a),
-        Command::Demo(a) => demo::run(a),
-        Command::GpuInfo => demo::gpu_info(),
-        Command::Web(a) => web::run(a),
-        Command::Stats(a) => stats::run(a),
-        Command::Bench(a) => bench::run(a),
+        Command::Search(a) => cmd::search::run(a, &tuning),
+        Command::Gen(a) => cmd::gen::run(a),
+        Command::Demo(a) => cmd::demo::run(a, &tuning),
+        Command::GpuInfo => cmd::gpu_info::run(),
+        Command::Web(a) => cmd::web::run(a),
+        Command::Stats(a) => cmd::stats::run(a, &tuning),
+        Command::Bench(a) => cmd::bench::run(a, &tuning),
     };
     std::process::exit(code);
 }

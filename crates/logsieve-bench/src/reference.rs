@@ -1,5 +1,5 @@
-//! `logsieve bench`: the reference tables, reproduced on whatever machine
-//! runs it, with ripgrep and grep measured in the same run.
+//! The reference tables (`logsieve bench`), reproduced on whatever machine
+//! runs them, with ripgrep and grep measured in the same run.
 //!
 //! 1. End-to-end per query: CPU 1 thread, CPU all cores, every GPU kernel,
 //!    auto; `rg -c -F` and `grep -c -F` on the same bytes (as processes).
@@ -10,7 +10,8 @@
 //!    GPU start-up alone.
 //!
 //! Every row's count is checked against the CPU's; a disagreement makes the
-//! run fail (exit 1), so `--quick` doubles as a smoke test in CI.
+//! run fail (`logsieve bench` exits 1), so `--quick` doubles as a smoke
+//! test in CI.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -18,20 +19,52 @@ use std::time::{Duration, Instant};
 
 use logsieve::gen::{generate, GenOptions};
 use logsieve::gpu::{GpuContext, GpuKernel};
-use logsieve::{BackendChoice, Corpus, QueryBuilder, SearchOptions, Session, Syntax, Want};
-use serde_json::json;
+use logsieve::{BackendChoice, Corpus, QueryBuilder, SearchOptions, Session, Syntax, Tuning, Want};
+use serde_json::{json, Value};
 
-use crate::args::BenchArgs;
-use crate::demo::QUERIES;
-use crate::search::err;
+use crate::{median, ms, today, warn as err, QUERIES};
 
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
+/// What to run (the flags of `logsieve bench`).
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Lines to generate.
+    pub lines: u64,
+    /// Timed runs per row (the median is reported); at least 1.
+    pub runs: usize,
+    /// Skip the GPU rows.
+    pub no_gpu: bool,
+    /// The `logsieve` executable timed in the cold one-shot table.
+    pub logsieve_exe: PathBuf,
+    /// The commit named in the report; `None`: asks `git rev-parse`.
+    pub commit: Option<String>,
+    /// The tuning of the in-process session and its queries.
+    pub tuning: Tuning,
 }
 
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e3
+impl Options {
+    /// The defaults of `logsieve bench` (1M lines, 15 runs), or with
+    /// `quick` of `logsieve bench --quick` (100k lines, 3 runs).
+    pub fn new(quick: bool, logsieve_exe: PathBuf) -> Options {
+        Options {
+            lines: if quick { 100_000 } else { 1_000_000 },
+            runs: if quick { 3 } else { 15 },
+            no_gpu: false,
+            logsieve_exe,
+            commit: None,
+            tuning: Tuning::default(),
+        }
+    }
+}
+
+/// The tables of one run.
+#[derive(Clone, Debug)]
+pub struct Report {
+    /// The tables as markdown (what `docs/bench/` holds).
+    pub markdown: String,
+    /// The same rows as one JSON object.
+    pub json: Value,
+    /// True when every row of every query found the same count.
+    pub counts_agree: bool,
 }
 
 struct Row {
@@ -67,11 +100,8 @@ fn time_process(argv: &[&str], runs: usize) -> Option<(Duration, String)> {
     Some((median(times), out))
 }
 
-fn commit() -> String {
-    // A copy of the tree without .git (the GPU machine) passes it in.
-    if let Ok(c) = std::env::var("LOGSIEVE_COMMIT") {
-        return c;
-    }
+/// `git rev-parse --short HEAD`, or "unknown".
+fn git_commit() -> String {
     Command::new("git")
         .args(["rev-parse", "--short", "HEAD"])
         .output()
@@ -81,16 +111,19 @@ fn commit() -> String {
         .unwrap_or_else(|| "unknown".into())
 }
 
-pub fn run(a: &BenchArgs) -> i32 {
-    let lines = a.lines.unwrap_or(if a.quick { 100_000 } else { 1_000_000 });
-    let runs = a.runs.unwrap_or(if a.quick { 3 } else { 15 }).max(1);
+/// Generates the corpus, times every row and builds the tables. Count
+/// mismatches and failed rows are reported on stderr and clear
+/// [`Report::counts_agree`]; `Err` is a set-up failure (the scratch files).
+pub fn run(a: &Options) -> Result<Report, String> {
+    let lines = a.lines;
+    let runs = a.runs.max(1);
+    let commit = a.commit.clone().unwrap_or_else(git_commit);
     let mut ok = true;
     let mut md = String::new();
-    let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("logsieve"));
+    let exe = &a.logsieve_exe;
     let dir = std::env::temp_dir().join(format!("logsieve-bench-{}", std::process::id()));
     if let Err(e) = std::fs::create_dir_all(&dir) {
-        err(format!("{}: {e}", dir.display()));
-        return 2;
+        return Err(format!("{}: {e}", dir.display()));
     }
     let data = generate(&GenOptions {
         lines,
@@ -105,8 +138,7 @@ pub fn run(a: &BenchArgs) -> i32 {
         ..Default::default()
     });
     if let Err(e) = std::fs::write(&big, &data).and_then(|_| std::fs::write(&small, &small_data)) {
-        err(format!("{}: {e}", dir.display()));
-        return 2;
+        return Err(format!("{}: {e}", dir.display()));
     }
     let bytes = data.len() as u64;
 
@@ -130,7 +162,7 @@ pub fn run(a: &BenchArgs) -> i32 {
         })
         .unwrap_or_else(|| "none".into());
     drop(fresh);
-    let mut session = Session::new(Corpus::from_bytes("bench", data));
+    let mut session = Session::with_tuning(Corpus::from_bytes("bench", data), a.tuning.clone());
     let n_lines = session.corpus().docs()[0].lines().len();
     let upload = if startup.is_some() {
         match session.attach_gpu() {
@@ -147,7 +179,7 @@ pub fn run(a: &BenchArgs) -> i32 {
     md.push_str(&format!(
         "# logsieve bench\n\n- date: {}\n- commit: {}\n- CPU: {} cores\n- GPU: {}\n- corpus: {} lines, {:.1} MB (logsieve gen --seed 42)\n- runs: median of {runs}\n",
         today(),
-        commit(),
+        commit,
         cores,
         gpu_name,
         n_lines,
@@ -170,6 +202,7 @@ pub fn run(a: &BenchArgs) -> i32 {
     for q in QUERIES {
         let query = QueryBuilder::new()
             .syntax(Syntax::Fixed)
+            .cpu_multi(a.tuning.cpu_multi)
             .build(&[q])
             .expect("reference query");
         let mut configs: Vec<(String, SearchOptions)> = vec![
@@ -217,8 +250,13 @@ pub fn run(a: &BenchArgs) -> i32 {
                 let t = Instant::now();
                 let res = match o.backend {
                     BackendChoice::Gpu => {
+                        // The GPU rows measure one kernel in isolation, on
+                        // purpose: they report the kernel's own time (GPU
+                        // timestamps), which only `GpuCorpus::search`
+                        // returns, so they call it directly instead of
+                        // going through the session's routing point (the
+                        // auto row does).
                         let g = session.gpu().expect("attached");
-                        // The table shows kernel times.
                         g.set_timestamps(true);
                         let k = o.gpu_kernel.expect("kernel");
                         g.search(session.corpus(), &query, k, Want::Count).map(|s| {
@@ -331,6 +369,7 @@ pub fn run(a: &BenchArgs) -> i32 {
     for (kind, q) in types {
         let query = QueryBuilder::new()
             .syntax(Syntax::Fixed)
+            .cpu_multi(a.tuning.cpu_multi)
             .build(&[q])
             .expect("query");
         let model = logsieve::planner::histogram_elimination(session.corpus(), &query);
@@ -338,6 +377,8 @@ pub fn run(a: &BenchArgs) -> i32 {
             .iter()
             .find(|r| r.query == q)
             .map_or(0.0, |r| r.count as f64 / n_lines as f64);
+        // Phase 1's survivors (`candidates`) are a kernel detail only
+        // `GpuCorpus::search` reports: a direct call, on purpose.
         let gpu = session.gpu().and_then(|g| {
             g.search(session.corpus(), &query, GpuKernel::TwoPhase, Want::Count)
                 .ok()
@@ -450,30 +491,19 @@ pub fn run(a: &BenchArgs) -> i32 {
             "MISMATCH (see stderr)"
         }
     ));
-    if a.json {
-        let v = json!({
-            "date": today(), "commit": commit(), "cores": cores, "gpu": gpu_name,
-            "lines": n_lines, "bytes": bytes, "runs": runs,
-            "gpu_startup_ms": startup.map(|s| ms(s.0)),
-            "upload": upload.map(|(t, g)| json!({"ms": ms(t), "gbps": g})),
-            "end_to_end": jrows, "elimination": jelim, "memory": jmem,
-            "auto_regret": jregret, "cold": jcold, "counts_agree": ok,
-        });
-        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
-    } else {
-        print!("{md}");
-    }
-    if let Some(p) = &a.out {
-        if let Err(e) = std::fs::write(p, &md) {
-            err(format!("{}: {e}", p.display()));
-            return 2;
-        }
-    }
-    if ok {
-        0
-    } else {
-        1
-    }
+    let json = json!({
+        "date": today(), "commit": commit, "cores": cores, "gpu": gpu_name,
+        "lines": n_lines, "bytes": bytes, "runs": runs,
+        "gpu_startup_ms": startup.map(|s| ms(s.0)),
+        "upload": upload.map(|(t, g)| json!({"ms": ms(t), "gbps": g})),
+        "end_to_end": jrows, "elimination": jelim, "memory": jmem,
+        "auto_regret": jregret, "cold": jcold, "counts_agree": ok,
+    });
+    Ok(Report {
+        markdown: md,
+        json,
+        counts_agree: ok,
+    })
 }
 
 fn opts(backend: BackendChoice, threads: usize, kernel: Option<GpuKernel>) -> SearchOptions {
@@ -494,13 +524,4 @@ fn check(ok: &mut bool, reference: &mut Option<u64>, q: &str, name: &str, count:
         ));
         *ok = false;
     }
-}
-
-/// Today's date (UTC) as YYYY-MM-DD, from the system clock.
-pub fn today() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64);
-    let (y, m, d) = logsieve::gen::civil_from_days(secs.div_euclid(86_400));
-    format!("{y:04}-{m:02}-{d:02}")
 }

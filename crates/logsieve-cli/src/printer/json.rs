@@ -12,6 +12,7 @@ use base64::Engine as _;
 use logsieve::{Corpus, Query, SearchResult};
 use serde_json::{json, Value};
 
+/// Prints a search result as `rg --json` would.
 pub struct JsonPrinter<'a> {
     query: &'a Query,
     /// Names the pattern(s) of each submatch (index and text).
@@ -74,6 +75,7 @@ fn emit<W: Write>(out: &mut W, v: &Value) -> io::Result<u64> {
 }
 
 impl<'a> JsonPrinter<'a> {
+    /// A printer naming the submatches of `query`.
     pub fn new(query: &'a Query) -> JsonPrinter<'a> {
         JsonPrinter {
             query,
@@ -81,6 +83,7 @@ impl<'a> JsonPrinter<'a> {
         }
     }
 
+    /// Writes `begin`/`match`/`end` per file with a hit, then the summary.
     pub fn print<W: Write>(
         &self,
         out: &mut W,

@@ -1,27 +1,28 @@
-//! `logsieve demo`: generate 1M lines in memory, load them, and time the
-//! reference queries on every backend that exists here.
+//! The demo (`logsieve demo`): generate lines in memory, load them, and
+//! time the reference queries on every backend that exists here, through
+//! the session (each row forces a backend or a GPU kernel).
 
 use std::time::{Duration, Instant};
 
 use logsieve::gen::{generate, GenOptions};
-use logsieve::gpu::{GpuContext, GpuKernel};
-use logsieve::{BackendChoice, Corpus, QueryBuilder, SearchOptions, Session, Syntax, Want};
+use logsieve::gpu::GpuKernel;
+use logsieve::{BackendChoice, Corpus, QueryBuilder, SearchOptions, Session, Syntax, Tuning, Want};
 
-use crate::args::DemoArgs;
-use crate::search::{err, EXIT_ERROR};
+use crate::{median, QUERIES};
 
-/// The reference queries (all fixed strings).
-pub const QUERIES: [&str; 5] = [
-    "ERROR_503",
-    "192.168.1",
-    "error",
-    "NullPointerException",
-    "x",
-];
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
+/// What to run (the flags of `logsieve demo`).
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Number of lines to generate.
+    pub lines: u64,
+    /// Runs per query (the median is shown).
+    pub runs: usize,
+    /// Skip the GPU rows even when an adapter exists.
+    pub no_gpu: bool,
+    /// Run every GPU kernel even on a software adapter.
+    pub all_kernels: bool,
+    /// The tuning of the session and its queries.
+    pub tuning: Tuning,
 }
 
 struct Row {
@@ -31,7 +32,9 @@ struct Row {
     time: Duration,
 }
 
-pub fn run(a: &DemoArgs) -> i32 {
+/// Runs the demo, printing as it goes on stdout; `Err` names the row that
+/// failed or disagreed with the first row's count.
+pub fn run(a: &Options) -> Result<(), String> {
     let t = Instant::now();
     let data = generate(&GenOptions {
         lines: a.lines,
@@ -44,7 +47,7 @@ pub fn run(a: &DemoArgs) -> i32 {
         bytes as f64 / 1e6,
         t.elapsed().as_secs_f64()
     );
-    let mut session = Session::new(Corpus::from_bytes("demo", data));
+    let mut session = Session::with_tuning(Corpus::from_bytes("demo", data), a.tuning.clone());
     let t = Instant::now();
     let lines = session.corpus().docs()[0].lines().len();
     println!(
@@ -118,13 +121,11 @@ pub fn run(a: &DemoArgs) -> i32 {
         },
     ));
     for q in QUERIES {
-        let query = match QueryBuilder::new().syntax(Syntax::Fixed).build(&[q]) {
-            Ok(q) => q,
-            Err(e) => {
-                err(e);
-                return EXIT_ERROR;
-            }
-        };
+        let query = QueryBuilder::new()
+            .syntax(Syntax::Fixed)
+            .cpu_multi(a.tuning.cpu_multi)
+            .build(&[q])
+            .map_err(|e| e.to_string())?;
         let mut reference = None;
         for (label, opts) in &configs {
             let mut times = Vec::new();
@@ -137,18 +138,14 @@ pub fn run(a: &DemoArgs) -> i32 {
                         count = r.total();
                         name = format!("{label} [{}]", r.backend.name);
                     }
-                    Err(e) => {
-                        err(format!("{label}: {e}"));
-                        return EXIT_ERROR;
-                    }
+                    Err(e) => return Err(format!("{label}: {e}")),
                 }
             }
             if *reference.get_or_insert(count) != count {
-                err(format!(
+                return Err(format!(
                     "{label} found {count} lines for {q:?}, the first backend found {}",
                     reference.unwrap()
                 ));
-                return EXIT_ERROR;
             }
             rows.push(Row {
                 query: q,
@@ -182,18 +179,5 @@ pub fn run(a: &DemoArgs) -> i32 {
         "\n(median of {} runs; matching-line counts agree across backends)",
         a.runs
     );
-    0
-}
-
-pub fn gpu_info() -> i32 {
-    match GpuContext::new() {
-        Ok(c) => {
-            println!("{}", c.info());
-            0
-        }
-        Err(e) => {
-            err(e);
-            EXIT_ERROR
-        }
-    }
+    Ok(())
 }

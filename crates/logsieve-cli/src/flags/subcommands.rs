@@ -1,81 +1,18 @@
-//! Command-line flags. Names follow ripgrep (and grep where rg agrees).
+//! Each subcommand's flags: the shared groups flattened in, and the flags
+//! only one subcommand has.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::Args;
 
-/// GPU-accelerated log search.
-#[derive(Parser, Debug)]
-// A flag given twice is not an error, the last one wins (as rg: `alias
-// g='logsieve search -F'` then `g -F ...` must work).
-#[command(
-    name = "logsieve",
-    version,
-    about,
-    long_about = None,
-    args_override_self = true
-)]
-pub struct Cli {
-    #[command(subcommand)]
-    pub command: Command,
-}
+use super::walk::WalkArgs;
 
-#[derive(Subcommand, Debug)]
-pub enum Command {
-    /// Search files (or stdin) for lines matching a pattern.
-    Search(SearchArgs),
-    /// Write deterministic synthetic logs.
-    Gen(GenArgs),
-    /// Generate 1M lines in memory and time the reference queries.
-    Demo(DemoArgs),
-    /// Print the GPU adapter, its limits and features.
-    GpuInfo,
-    /// Serve the browser page (built by scripts/build-web.sh) on 127.0.0.1.
-    Web(crate::web::WebArgs),
-    /// Count lines in a time window by field or time bucket (optionally
-    /// only those matching -e PATTERN).
-    Stats(crate::stats::StatsArgs),
-    /// Reproduce the reference tables (CPU, GPU kernels, auto, rg, grep).
-    Bench(BenchArgs),
-}
+use super::shared::{
+    ColorChoice, EngineArgs, InputArgs, MatchArgs, PerPatternArgs, PipelineArgs, ReportArgs,
+};
 
-#[derive(Args, Debug)]
-pub struct BenchArgs {
-    /// A small run (100k lines, 3 runs): under a minute on 2 cores.
-    #[arg(long)]
-    pub quick: bool,
-    /// Lines to generate (default 1M, or 100k with --quick).
-    #[arg(long)]
-    pub lines: Option<u64>,
-    /// Timed runs per row (the median is reported).
-    #[arg(long)]
-    pub runs: Option<usize>,
-    /// Print JSON instead of markdown.
-    #[arg(long)]
-    pub json: bool,
-    /// Also write the markdown report to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub out: Option<PathBuf>,
-    /// Skip the GPU rows.
-    #[arg(long)]
-    pub no_gpu: bool,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ColorChoice {
-    Auto,
-    Always,
-    Never,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum BackendArg {
-    Auto,
-    Cpu,
-    Gpu,
-}
-
+/// `logsieve search`.
 #[derive(Args, Debug)]
 pub struct SearchArgs {
     /// The pattern, then the paths. With -e or -f, every positional
@@ -84,22 +21,13 @@ pub struct SearchArgs {
     #[arg(value_name = "PATTERN [PATH]")]
     pub positional: Vec<OsString>,
 
-    /// A pattern to search for (repeatable).
-    #[arg(
-        short = 'e',
-        long = "regexp",
-        value_name = "PATTERN",
-        allow_hyphen_values = true
-    )]
-    pub regexp: Vec<OsString>,
+    /// -e, -F, -i, -w, -v.
+    #[command(flatten)]
+    pub matching: MatchArgs,
 
     /// Read patterns from FILE, one per line (repeatable; `-` is stdin).
     #[arg(short = 'f', long = "file", value_name = "FILE")]
     pub file: Vec<PathBuf>,
-
-    /// Treat patterns as literal strings.
-    #[arg(short = 'F', long = "fixed-strings")]
-    pub fixed_strings: bool,
 
     /// Patterns are wildcards: `*` any run of bytes, `?` one byte.
     #[arg(long, conflicts_with_all = ["fixed_strings", "fuzzy"])]
@@ -109,21 +37,9 @@ pub struct SearchArgs {
     #[arg(long, value_name = "K", conflicts_with = "fixed_strings")]
     pub fuzzy: Option<u8>,
 
-    /// Case-insensitive search (Unicode-aware; ASCII folding for ASCII literals).
-    #[arg(short = 'i', long = "ignore-case")]
-    pub ignore_case: bool,
-
-    /// Only match whole words.
-    #[arg(short = 'w', long = "word-regexp")]
-    pub word_regexp: bool,
-
     /// Only match whole lines.
     #[arg(short = 'x', long = "line-regexp")]
     pub line_regexp: bool,
-
-    /// Select non-matching lines.
-    #[arg(short = 'v', long = "invert-match")]
-    pub invert_match: bool,
 
     /// Print the number of selected lines per file.
     #[arg(short = 'c', long = "count")]
@@ -169,9 +85,9 @@ pub struct SearchArgs {
     #[arg(short = 'C', long = "context", value_name = "NUM")]
     pub context: Option<u64>,
 
-    /// Print results as JSON Lines (ripgrep's schema).
-    #[arg(long)]
-    pub json: bool,
+    /// --json, --explain.
+    #[command(flatten)]
+    pub report: ReportArgs,
 
     /// When to use colours.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
@@ -181,48 +97,79 @@ pub struct SearchArgs {
     #[arg(short = 'q', long = "quiet")]
     pub quiet: bool,
 
-    /// Threads for one file: 0 = all cores (the default; a file is split
-    /// into chunks of at least 4 MiB, so small files use one thread).
-    #[arg(short = 'j', long = "threads", value_name = "N", default_value_t = 0)]
-    pub threads: usize,
+    /// -j, --backend.
+    #[command(flatten)]
+    pub engine: EngineArgs,
 
-    /// Read files instead of memory-mapping them.
-    #[arg(long = "no-mmap")]
-    pub no_mmap: bool,
-
-    /// Search inside .gz files (multi-member gzip).
-    #[arg(short = 'z', long = "search-zip")]
-    pub search_zip: bool,
-
-    /// Which backend runs the search.
-    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
-    pub backend: BackendArg,
+    /// --no-mmap, -z.
+    #[command(flatten)]
+    pub input: InputArgs,
 
     /// GPU kernel (brute-line, brute-byte, two-phase, scan, signature; for
     /// several literals: trie, ac, prefix-hash, bloom).
     #[arg(long = "gpu-kernel", value_name = "NAME")]
     pub gpu_kernel: Option<String>,
 
-    /// Print the planner's decision and timing on stderr.
-    #[arg(long)]
-    pub explain: bool,
-
     /// --count-per-pattern, --patterns-matched: a per-pattern report
     /// instead of lines.
     #[command(flatten)]
-    pub per_pattern: crate::patterns::PatternArgs,
+    pub per_pattern: PerPatternArgs,
 
     /// Time window and aggregation (--since, --until, --count-by,
     /// --histogram, --field, --time-format, --year): print counts instead
     /// of lines.
     #[command(flatten)]
-    pub pipeline: crate::stats::PipelineArgs,
+    pub pipeline: PipelineArgs,
 
     /// Which files are read (--hidden, --no-ignore, -L, -g, -t, --files, ...).
     #[command(flatten)]
-    pub walk: crate::walk_args::WalkArgs,
+    pub walk: WalkArgs,
 }
 
+/// `logsieve stats`: the shared flags, some worded for counting.
+#[derive(Args, Debug)]
+#[command(
+    mut_arg("regexp", |a| a.help("Only lines matching PATTERN (repeatable: any of them)")),
+    mut_arg("ignore_case", |a| a.help("Case-insensitive search")),
+    mut_arg("invert_match", |a| a.help("Select lines NOT matching the patterns")),
+    mut_arg("json", |a| a.help("Print the result as one JSON object")),
+    mut_arg("threads", |a| a.help("Threads (0 = all cores)")),
+    mut_arg("backend", |a| a.help("Which backend runs the pipeline")),
+    mut_arg("search_zip", |a| a.help("Read .gz files (multi-member gzip)")),
+    mut_arg("explain", |a| a.help("Print the backend, the detected formats and timings on stderr")),
+)]
+pub struct StatsArgs {
+    /// Files or directories (default: stdin when piped, else `./`).
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+
+    /// -e, -F, -i, -w, -v.
+    #[command(flatten)]
+    pub matching: MatchArgs,
+
+    /// --since, --until, --count-by, --histogram, --field, --time-format,
+    /// --year.
+    #[command(flatten)]
+    pub pipeline: PipelineArgs,
+
+    /// --json, --explain.
+    #[command(flatten)]
+    pub report: ReportArgs,
+
+    /// -j, --backend.
+    #[command(flatten)]
+    pub engine: EngineArgs,
+
+    /// --no-mmap, -z.
+    #[command(flatten)]
+    pub input: InputArgs,
+
+    /// Which files are read (--hidden, --no-ignore, -L, -g, -t, --files, ...).
+    #[command(flatten)]
+    pub walk: WalkArgs,
+}
+
+/// `logsieve gen`.
 #[derive(Args, Debug)]
 pub struct GenArgs {
     /// Number of lines.
@@ -236,6 +183,7 @@ pub struct GenArgs {
     pub output: PathBuf,
 }
 
+/// `logsieve demo`.
 #[derive(Args, Debug)]
 pub struct DemoArgs {
     /// Number of lines to generate.
@@ -251,4 +199,39 @@ pub struct DemoArgs {
     /// the baselines at ~0.1 GB/s).
     #[arg(long)]
     pub all_kernels: bool,
+}
+
+/// `logsieve bench`.
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// A small run (100k lines, 3 runs): under a minute on 2 cores.
+    #[arg(long)]
+    pub quick: bool,
+    /// Lines to generate (default 1M, or 100k with --quick).
+    #[arg(long)]
+    pub lines: Option<u64>,
+    /// Timed runs per row (the median is reported).
+    #[arg(long)]
+    pub runs: Option<usize>,
+    /// Print JSON instead of markdown.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write the markdown report to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Skip the GPU rows.
+    #[arg(long)]
+    pub no_gpu: bool,
+}
+
+/// `logsieve web`.
+#[derive(Args, Debug)]
+pub struct WebArgs {
+    /// The built page (default: $LOGSIEVE_WEB_DIR, else target/web next to
+    /// this executable's target folder, else ./target/web).
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// Port on 127.0.0.1 (0: any free port).
+    #[arg(long, default_value_t = 8787)]
+    pub port: u16,
 }

@@ -8,21 +8,8 @@ use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Component, Path, PathBuf};
 
-use clap::Args;
-
-use crate::search::{err, EXIT_ERROR};
-
-/// `logsieve web` flags.
-#[derive(Args, Debug)]
-pub struct WebArgs {
-    /// The built page (default: $LOGSIEVE_WEB_DIR, else target/web next to
-    /// this executable's target folder, else ./target/web).
-    #[arg(long, value_name = "DIR")]
-    pub dir: Option<PathBuf>,
-    /// Port on 127.0.0.1 (0: any free port).
-    #[arg(long, default_value_t = 8787)]
-    pub port: u16,
-}
+use crate::exit::{err, EXIT_ERROR};
+use crate::flags::WebArgs;
 
 /// Where the page is looked for when `--dir` is not given.
 fn default_dirs() -> Vec<PathBuf> {
@@ -44,6 +31,7 @@ fn is_built(dir: &Path) -> bool {
     dir.join("index.html").is_file() && dir.join("pkg/logsieve_web_bg.wasm").is_file()
 }
 
+/// Runs `logsieve web` until killed; returns the exit code on a set-up error.
 pub fn run(a: &WebArgs) -> i32 {
     let candidates = match &a.dir {
         Some(d) => vec![d.clone()],

@@ -1,0 +1,12 @@
+//! One module per subcommand: each turns its flags into library calls and
+//! hands the result to a printer. Lower modules (`flags`, `input`,
+//! `printer`) never import these.
+
+pub mod bench;
+pub mod demo;
+pub mod files;
+pub mod gen;
+pub mod gpu_info;
+pub mod search;
+pub mod stats;
+pub mod web;

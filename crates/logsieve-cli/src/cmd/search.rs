@@ -1,0 +1,256 @@
+//! `logsieve search`: load, plan, search, print — ripgrep's conventions.
+//! With a stats flag it hands over to [`super::stats`]; with
+//! `--count-per-pattern` / `--patterns-matched` it prints the per-pattern
+//! report instead of lines.
+
+use std::io::{self, IsTerminal, Write};
+use std::path::PathBuf;
+use std::time::Instant;
+
+use logsieve::{
+    Answer, Kernel, Query, QueryBuilder, Request, SearchOptions, Session, Syntax, Tuning, Want,
+};
+
+use crate::exit::{err, EXIT_ERROR, EXIT_MATCH, EXIT_NO_MATCH};
+use crate::flags::{ColorChoice, SearchArgs};
+use crate::input;
+use crate::printer::{per_pattern, JsonPrinter, Printer};
+
+struct Plan {
+    query: Query,
+    paths: Vec<PathBuf>,
+}
+
+fn plan(a: &SearchArgs, tuning: &Tuning) -> Result<Plan, String> {
+    let m = &a.matching;
+    let mut patterns = input::patterns(&m.regexp, &a.file)?;
+    let mut positional = a.positional.iter();
+    if m.regexp.is_empty() && a.file.is_empty() {
+        match positional.next() {
+            Some(p) => patterns.push(input::os_to_bytes(p)),
+            None => {
+                return Err("no pattern given (usage: logsieve search PATTERN [PATH]...)".into())
+            }
+        }
+    }
+    let paths: Vec<PathBuf> = positional.map(PathBuf::from).collect();
+    let syntax = if let Some(k) = a.fuzzy {
+        Syntax::Fuzzy(k)
+    } else if a.wildcard {
+        Syntax::Wildcard
+    } else if m.fixed_strings {
+        Syntax::Fixed
+    } else {
+        Syntax::Regex
+    };
+    if patterns.is_empty() {
+        // `-f empty-file`: no pattern can match, so no line is selected,
+        // not even with -v (ripgrep's behaviour).
+        return Err(String::new());
+    }
+    let query = QueryBuilder::new()
+        .syntax(syntax)
+        .case_insensitive(m.ignore_case)
+        .word(m.word_regexp)
+        .whole_line(a.line_regexp)
+        .invert(m.invert_match)
+        .cpu_multi(tuning.cpu_multi)
+        .build(&patterns)
+        .map_err(|e| e.to_string())?;
+    Ok(Plan {
+        query,
+        paths: input::search_paths(paths),
+    })
+}
+
+/// Runs `logsieve search`; returns the exit code.
+pub fn run(a: &SearchArgs, tuning: &Tuning) -> i32 {
+    if a.walk.lists() {
+        return super::files::list(&a.positional, &a.walk);
+    }
+    if a.pipeline.active() {
+        return super::stats::run_search(a, tuning);
+    }
+    let plan = match plan(a, tuning) {
+        Ok(p) => p,
+        Err(e) if e.is_empty() => return EXIT_NO_MATCH,
+        Err(e) => {
+            err(e);
+            return EXIT_ERROR;
+        }
+    };
+    let opts = a.input.load_options();
+    let explicit_many = plan.paths.len() > 1 || plan.paths.iter().any(|p| p.is_dir());
+    let (corpus, had_error) = input::load(&plan.paths, opts, &a.walk);
+    let many = explicit_many || corpus.docs().len() > 1;
+    let stdout_tty = io::stdout().is_terminal();
+    let color = match a.color {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => stdout_tty && std::env::var_os("NO_COLOR").is_none(),
+    };
+    let with_filename = (many || a.with_filename) && !a.no_filename;
+    let line_number = !a.no_line_number && (a.line_number || stdout_tty);
+    let counting = (a.count || a.files_with_matches || a.quiet) && !a.report.json;
+    let search_opts = SearchOptions {
+        backend: a.engine.backend.choice(),
+        threads: a.engine.threads,
+        want: if counting { Want::Count } else { Want::Lines },
+        max_count: if a.quiet || a.files_with_matches {
+            Some(a.max_count.map_or(1, |m| m.min(1)))
+        } else {
+            a.max_count
+        },
+        explain: a.report.explain,
+        ..Default::default()
+    };
+    let mut search_opts = search_opts;
+    if let Some(name) = &a.gpu_kernel {
+        match Kernel::from_name(name) {
+            Some(k) => search_opts.gpu_kernel = Some(k),
+            None => {
+                err(format!(
+                    "--gpu-kernel {name}: unknown kernel (one of {})",
+                    Kernel::names().join(", ")
+                ));
+                return EXIT_ERROR;
+            }
+        }
+    }
+    let t0 = Instant::now();
+    let mut session = Session::with_tuning(corpus, tuning.clone());
+    if a.per_pattern.active() {
+        return per_pattern_report(a, &mut session, &plan.query, &search_opts, had_error, t0);
+    }
+    // One-shot: the routing point starts a GPU only when start-up and
+    // upload pay for this one query.
+    let req = Request::Search(&plan.query);
+    let route = match session.prepare(&req, &search_opts) {
+        Ok(r) => r,
+        Err(e) => {
+            err(e);
+            return EXIT_ERROR;
+        }
+    };
+    if let Some(w) = session.calibration_warning() {
+        err(w);
+    }
+    let result = match session.execute(&req, &route, &search_opts) {
+        Ok(Answer::Search(r)) => r,
+        Ok(_) => unreachable!("a search request is answered by a search result"),
+        Err(e) => {
+            err(e);
+            return EXIT_ERROR;
+        }
+    };
+    if session.has_gpu() {
+        // Best effort: a read-only cache directory only costs calibration.
+        let _ = session.save_calibration();
+    }
+    if a.report.explain {
+        let mut s = String::new();
+        if let Some(d) = result.plan.as_ref() {
+            for l in d.explain().lines() {
+                s.push_str(&format!("explain: {l}\n"));
+            }
+        }
+        s.push_str(&format!(
+            "explain: ran {} ({})\nexplain: search time {:.3} ms (total {:.3} ms)\n",
+            result.backend.name,
+            result.backend.reason,
+            result.backend.elapsed.as_secs_f64() * 1e3,
+            t0.elapsed().as_secs_f64() * 1e3
+        ));
+        let _ = io::stderr().write_all(s.as_bytes());
+    }
+    let any = result.total() > 0;
+    if a.quiet {
+        return if any {
+            EXIT_MATCH
+        } else if had_error {
+            EXIT_ERROR
+        } else {
+            EXIT_NO_MATCH
+        };
+    }
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    let printer = Printer {
+        a,
+        query: &plan.query,
+        color,
+        with_filename,
+        line_number,
+    };
+    let res = if a.report.json {
+        JsonPrinter::new(&plan.query).print(&mut out, session.corpus(), &result, t0)
+    } else {
+        printer.print(&mut out, session.corpus(), &result)
+    };
+    let res = res.and_then(|_| out.flush());
+    if let Err(e) = res {
+        if e.kind() != io::ErrorKind::BrokenPipe {
+            err(e);
+            return EXIT_ERROR;
+        }
+    }
+    if had_error {
+        EXIT_ERROR
+    } else if any {
+        EXIT_MATCH
+    } else {
+        EXIT_NO_MATCH
+    }
+}
+
+/// Counts per pattern and prints the report; returns the exit code (0 when
+/// some pattern was found, 1 when none, 2 on an error).
+fn per_pattern_report(
+    a: &SearchArgs,
+    session: &mut Session,
+    query: &Query,
+    opts: &SearchOptions,
+    had_error: bool,
+    t0: Instant,
+) -> i32 {
+    let req = Request::PatternCounts(query);
+    let answer = session
+        .prepare(&req, opts)
+        .and_then(|route| session.execute(&req, &route, opts));
+    if let Some(w) = session.calibration_warning() {
+        err(w);
+    }
+    let counts = match answer {
+        Ok(Answer::PatternCounts(c)) => c,
+        Ok(_) => unreachable!("a per-pattern request is answered by per-pattern counts"),
+        Err(e) => {
+            err(e);
+            return EXIT_ERROR;
+        }
+    };
+    if a.report.explain {
+        let _ = writeln!(
+            io::stderr(),
+            "explain: ran {} ({})\nexplain: count time {:.3} ms (total {:.3} ms)",
+            counts.backend.name,
+            counts.backend.reason,
+            counts.backend.elapsed.as_secs_f64() * 1e3,
+            t0.elapsed().as_secs_f64() * 1e3
+        );
+    }
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    if let Err(e) = per_pattern::print(&mut out, a, &counts, t0).and_then(|_| out.flush()) {
+        if e.kind() != io::ErrorKind::BrokenPipe {
+            err(e);
+            return EXIT_ERROR;
+        }
+    }
+    if had_error {
+        EXIT_ERROR
+    } else if counts.lines.iter().any(|&n| n > 0) {
+        EXIT_MATCH
+    } else {
+        EXIT_NO_MATCH
+    }
+}

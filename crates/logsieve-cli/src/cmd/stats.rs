@@ -1,0 +1,355 @@
+//! `logsieve stats` and the aggregation flags of `logsieve search`: time
+//! window → optional search → count by fields / histogram.
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use logsieve::pipeline::{self, ColumnOptions, Columns, FieldSpec, StatsQuery, TimeFormat};
+use logsieve::{
+    Answer, LoadOptions, Query, QueryBuilder, Request, SearchOptions, Session, Syntax, Tuning, Want,
+};
+
+use crate::exit::{err, EXIT_ERROR, EXIT_MATCH, EXIT_NO_MATCH};
+use crate::flags::walk::WalkArgs;
+use crate::flags::{BackendArg, PipelineArgs, SearchArgs, StatsArgs};
+use crate::input::{self, load};
+use crate::printer::stats::{print_json, print_text};
+
+/// Everything one run needs, from either subcommand.
+struct Job<'a> {
+    patterns: Vec<Vec<u8>>,
+    builder: QueryBuilder,
+    paths: Vec<PathBuf>,
+    pipe: &'a PipelineArgs,
+    json: bool,
+    threads: usize,
+    backend: BackendArg,
+    load: LoadOptions,
+    walk: &'a WalkArgs,
+    explain: bool,
+    tuning: &'a Tuning,
+}
+
+/// `logsieve stats`; returns the exit code.
+pub fn run(a: &StatsArgs, tuning: &Tuning) -> i32 {
+    if a.walk.lists() {
+        return super::files::list(&a.paths, &a.walk);
+    }
+    let m = &a.matching;
+    let mut b = QueryBuilder::new();
+    b.syntax(if m.fixed_strings {
+        Syntax::Fixed
+    } else {
+        Syntax::Regex
+    })
+    .case_insensitive(m.ignore_case)
+    .word(m.word_regexp)
+    .invert(m.invert_match)
+    .cpu_multi(tuning.cpu_multi);
+    execute(Job {
+        patterns: m.regexp.iter().map(input::os_to_bytes).collect(),
+        builder: b,
+        paths: a.paths.clone(),
+        pipe: &a.pipeline,
+        json: a.report.json,
+        threads: a.engine.threads,
+        backend: a.engine.backend,
+        load: a.input.load_options(),
+        walk: &a.walk,
+        explain: a.report.explain,
+        tuning,
+    })
+}
+
+/// `logsieve search` with a pipeline flag: the same patterns and paths, the
+/// aggregate printed instead of the lines.
+pub fn run_search(a: &SearchArgs, tuning: &Tuning) -> i32 {
+    let m = &a.matching;
+    let mut patterns = match input::patterns(&m.regexp, &a.file) {
+        Ok(p) => p,
+        Err(e) => {
+            err(e);
+            return EXIT_ERROR;
+        }
+    };
+    let mut positional = a.positional.iter();
+    if m.regexp.is_empty() && a.file.is_empty() {
+        match positional.next() {
+            Some(p) => patterns.push(input::os_to_bytes(p)),
+            None => {
+                err("no pattern given (without a pattern, use `logsieve stats`)");
+                return EXIT_ERROR;
+            }
+        }
+    }
+    let mut b = QueryBuilder::new();
+    b.syntax(if let Some(k) = a.fuzzy {
+        Syntax::Fuzzy(k)
+    } else if a.wildcard {
+        Syntax::Wildcard
+    } else if m.fixed_strings {
+        Syntax::Fixed
+    } else {
+        Syntax::Regex
+    })
+    .case_insensitive(m.ignore_case)
+    .word(m.word_regexp)
+    .whole_line(a.line_regexp)
+    .invert(m.invert_match)
+    .cpu_multi(tuning.cpu_multi);
+    if patterns.is_empty() {
+        // `-f empty-file`: nothing can match.
+        return EXIT_NO_MATCH;
+    }
+    execute(Job {
+        patterns,
+        builder: b,
+        paths: positional.map(PathBuf::from).collect(),
+        pipe: &a.pipeline,
+        json: a.report.json,
+        threads: a.engine.threads,
+        backend: a.engine.backend,
+        load: a.input.load_options(),
+        walk: &a.walk,
+        explain: a.report.explain,
+        tuning,
+    })
+}
+
+/// The year of a file's modification time (UTC), or of now.
+/// A file's modification time in ms since the epoch (now for stdin or an
+/// unreadable time): year-less timestamps take the most recent year that
+/// does not put them after it.
+fn mtime_ms(path: &Path) -> i64 {
+    let t = std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .unwrap_or_else(|_| std::time::SystemTime::now());
+    match t.duration_since(std::time::UNIX_EPOCH) {
+        Ok(d) => d.as_millis() as i64,
+        Err(e) => -(e.duration().as_millis() as i64),
+    }
+}
+
+fn parse_bucket(s: &str) -> Result<i64, String> {
+    match pipeline::time::parse_duration(s.trim()) {
+        Some(ms) if ms > 0 => Ok(ms),
+        _ => Err(format!(
+            "--histogram {s:?}: expected a positive duration (30s, 1m, 15m, 1h, 1d)"
+        )),
+    }
+}
+
+fn execute(job: Job) -> i32 {
+    let t0 = Instant::now();
+    let pipe = job.pipe;
+    // Validate every flag before loading anything.
+    let query: Option<Query> = if job.patterns.is_empty() {
+        None
+    } else {
+        match job.builder.build(&job.patterns) {
+            Ok(q) => Some(q),
+            Err(e) => {
+                err(e);
+                return EXIT_ERROR;
+            }
+        }
+    };
+    let since = match pipe
+        .since
+        .as_deref()
+        .map(pipeline::TimeSpec::parse)
+        .transpose()
+    {
+        Ok(s) => s,
+        Err(e) => {
+            err(format!("--since: {e}"));
+            return EXIT_ERROR;
+        }
+    };
+    let until = match pipe
+        .until
+        .as_deref()
+        .map(pipeline::TimeSpec::parse)
+        .transpose()
+    {
+        Ok(s) => s,
+        Err(e) => {
+            err(format!("--until: {e}"));
+            return EXIT_ERROR;
+        }
+    };
+    let bucket = match pipe.histogram.as_deref().map(parse_bucket).transpose() {
+        Ok(b) => b,
+        Err(e) => {
+            err(e);
+            return EXIT_ERROR;
+        }
+    };
+    let time_format = match pipe.time_format.as_deref() {
+        None => None,
+        Some(n) => match TimeFormat::from_name(n) {
+            Some(f) => Some(f),
+            None => {
+                let names: Vec<&str> = TimeFormat::ALL.iter().map(|f| f.name()).collect();
+                err(format!(
+                    "--time-format {n:?}: unknown format (one of {})",
+                    names.join(", ")
+                ));
+                return EXIT_ERROR;
+            }
+        },
+    };
+    let mut user_fields = Vec::new();
+    for f in &pipe.field {
+        match FieldSpec::parse(f) {
+            Ok(f) => user_fields.push(f),
+            Err(e) => {
+                err(e);
+                return EXIT_ERROR;
+            }
+        }
+    }
+    // Only the fields counted by are extracted.
+    let mut fields: Vec<FieldSpec> = Vec::new();
+    for name in &pipe.count_by {
+        if fields.iter().any(|f| &f.name == name) {
+            continue;
+        }
+        let f = user_fields
+            .iter()
+            .find(|f| &f.name == name)
+            .cloned()
+            .or_else(|| FieldSpec::builtin(name));
+        match f {
+            Some(f) => fields.push(f),
+            None => {
+                err(format!(
+                    "--count-by {name:?}: unknown field (built in: level, host; define one with --field {name}=REGEX)"
+                ));
+                return EXIT_ERROR;
+            }
+        }
+    }
+
+    // Load.
+    let (corpus, mut had_error) = load(&job.paths, job.load, job.walk);
+    // `--year` decides for every file; otherwise each file's
+    // modification time does.
+    let years: Vec<i32> = job
+        .pipe
+        .year
+        .map_or_else(Vec::new, |y| vec![y; corpus.docs().len()]);
+    let mtimes: Vec<Option<i64>> = corpus
+        .docs()
+        .iter()
+        .map(|d| {
+            Some(if d.name() == "<stdin>" {
+                mtime_ms(Path::new(""))
+            } else {
+                mtime_ms(Path::new(d.name()))
+            })
+        })
+        .collect();
+    let t_load = t0.elapsed();
+    let t1 = Instant::now();
+    let mut session = Session::with_tuning(corpus, job.tuning.clone());
+    let cols = Columns::build(
+        session.corpus(),
+        &ColumnOptions {
+            time_format,
+            year: pipe.year.unwrap_or(1970),
+            doc_years: years,
+            doc_mtimes: mtimes,
+            fields,
+        },
+    );
+    let t_cols = t1.elapsed();
+    let newest = cols.newest().unwrap_or(0);
+    let field_idx: Vec<usize> = pipe
+        .count_by
+        .iter()
+        .filter_map(|n| cols.field_index(n))
+        .collect();
+    session.set_columns(cols);
+    let q = StatsQuery {
+        search: query.as_ref(),
+        since: since.map(|s| s.resolve(newest)),
+        until: until.map(|s| s.resolve(newest)),
+        count_by: field_idx,
+        histogram: bucket,
+    };
+    let opts = SearchOptions {
+        backend: job.backend.choice(),
+        threads: job.threads,
+        want: Want::Count,
+        ..Default::default()
+    };
+    let t2 = Instant::now();
+    let req = Request::Stats(&q);
+    let answer = session
+        .prepare(&req, &opts)
+        .and_then(|route| session.execute(&req, &route, &opts));
+    let (stats, report) = match answer {
+        Ok(Answer::Stats(s, r)) => (s, r),
+        Ok(_) => unreachable!("a stats request is answered by stats"),
+        Err(e) => {
+            err(e);
+            return EXIT_ERROR;
+        }
+    };
+    let (corpus, cols) = (session.corpus(), session.columns().expect("set above"));
+    let t_run = t2.elapsed();
+    if job.explain {
+        let mut s = String::new();
+        for (d, dc) in corpus.docs().iter().zip(cols.docs()) {
+            let rules: Vec<String> = dc
+                .rules
+                .rules
+                .iter()
+                .map(|(f, k)| format!("{f}@field{k}"))
+                .collect();
+            s.push_str(&format!(
+                "explain: {}: time {} ({} of {} lines stamped, {}, year {})\n",
+                d.name(),
+                if rules.is_empty() {
+                    "none".to_string()
+                } else {
+                    rules.join(", ")
+                },
+                dc.stamped,
+                dc.times.len(),
+                if dc.sorted { "sorted" } else { "unsorted" },
+                dc.year
+            ));
+        }
+        s.push_str(&format!("explain: backend {report}\n"));
+        s.push_str(&format!(
+            "explain: load {:.1} ms, columns {:.1} ms, query {:.3} ms\n",
+            t_load.as_secs_f64() * 1e3,
+            t_cols.as_secs_f64() * 1e3,
+            t_run.as_secs_f64() * 1e3
+        ));
+        let _ = io::stderr().write_all(s.as_bytes());
+    }
+    let out = io::stdout();
+    let mut out = io::BufWriter::new(out.lock());
+    let res = if job.json {
+        print_json(&mut out, cols, &q, &stats, &pipe.count_by, &report.name)
+    } else {
+        print_text(&mut out, &q, &stats, &pipe.count_by)
+    };
+    if let Err(e) = res.and_then(|_| out.flush()) {
+        if e.kind() != io::ErrorKind::BrokenPipe {
+            err(e);
+            had_error = true;
+        }
+    }
+    if had_error {
+        EXIT_ERROR
+    } else if stats.selected > 0 {
+        EXIT_MATCH
+    } else {
+        EXIT_NO_MATCH
+    }
+}

@@ -1,0 +1,123 @@
+//! What the CLI reads: patterns from flags and `-f FILE`, the paths to
+//! search (stdin when piped), and the corpus `load`.
+
+use std::ffi::OsString;
+use std::io::{self, IsTerminal};
+use std::path::PathBuf;
+
+use logsieve::corpus::Walker;
+use logsieve::{Corpus, Document, LoadOptions};
+
+use crate::flags::walk::WalkArgs;
+
+use crate::exit::err;
+
+/// A flag's bytes as given (no UTF-8 required on Unix).
+pub fn os_to_bytes(s: &OsString) -> Vec<u8> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        s.as_os_str().as_bytes().to_vec()
+    }
+    #[cfg(not(unix))]
+    {
+        s.to_string_lossy().into_owned().into_bytes()
+    }
+}
+
+/// Reads `-f FILE` patterns: one per line, a trailing `\r` kept as grep does.
+pub fn read_pattern_file(path: &PathBuf) -> io::Result<Vec<Vec<u8>>> {
+    let data = if path.as_os_str() == "-" {
+        let mut v = Vec::new();
+        io::Read::read_to_end(&mut io::stdin().lock(), &mut v)?;
+        v
+    } else {
+        std::fs::read(path)?
+    };
+    let mut out: Vec<Vec<u8>> = data.split(|&b| b == b'\n').map(|l| l.to_vec()).collect();
+    if data.ends_with(b"\n") || data.is_empty() {
+        out.pop();
+    }
+    Ok(out)
+}
+
+/// The `-e` patterns, then every `-f FILE`'s; the error names the file.
+pub fn patterns(regexp: &[OsString], files: &[PathBuf]) -> Result<Vec<Vec<u8>>, String> {
+    let mut patterns: Vec<Vec<u8>> = regexp.iter().map(os_to_bytes).collect();
+    for f in files {
+        let ps = read_pattern_file(f).map_err(|e| format!("{}: {e}", f.display()))?;
+        patterns.extend(ps);
+    }
+    Ok(patterns)
+}
+
+/// The paths `search` reads: as given, or `./` when none are given and
+/// stdin is a terminal.
+pub fn search_paths(paths: Vec<PathBuf>) -> Vec<PathBuf> {
+    let read_stdin = paths.is_empty() && !io::stdin().is_terminal()
+        || paths.iter().any(|p| p.as_os_str() == "-");
+    if paths.is_empty() && !read_stdin {
+        vec![PathBuf::from("./")]
+    } else {
+        paths
+    }
+}
+
+/// Loads the paths (stdin when none and piped, `-` for stdin, directories
+/// walked as `walk` says, files a walk finds binary skipped as rg does);
+/// errors and incomplete files (cut streams, files that shrank) are
+/// reported and flagged, the rest is loaded. Shared by `search` and `stats`.
+pub(crate) fn load(paths: &[PathBuf], opts: LoadOptions, walk: &WalkArgs) -> (Corpus, bool) {
+    let mut corpus = Corpus::new();
+    let mut had_error = false;
+    let read_stdin = paths.is_empty() && !io::stdin().is_terminal();
+    if read_stdin {
+        match Document::stdin() {
+            Ok(d) => corpus.push(d),
+            Err(e) => {
+                err(e);
+                had_error = true;
+            }
+        }
+        return (corpus, had_error);
+    }
+    let walker = match Walker::new(&walk.options()) {
+        Ok(w) => w,
+        Err(e) => {
+            err(e);
+            return (corpus, true);
+        }
+    };
+    let paths = if paths.is_empty() {
+        vec![PathBuf::from("./")]
+    } else {
+        paths.to_vec()
+    };
+    for found in walker.walk(&paths) {
+        let loaded = found.and_then(|f| {
+            if f.path.as_os_str() == "-" {
+                Document::stdin().map(Some)
+            } else if f.explicit {
+                Document::open(&f.path, opts).map(Some)
+            } else {
+                Document::open_found(&f.path, opts)
+            }
+        });
+        match loaded {
+            Ok(Some(d)) => {
+                if let Some(w) = d.warning() {
+                    err(w);
+                    had_error = true;
+                }
+                corpus.push(d);
+            }
+            // Binary, found by the walk: skipped without a word (rg).
+            Ok(None) => {}
+            Err(e) => {
+                err(e);
+                had_error = true;
+            }
+        }
+    }
+    (corpus, had_error)
+}

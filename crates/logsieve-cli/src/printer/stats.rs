@@ -1,0 +1,134 @@
+//! The stats printers: the aggregate (selected lines, groups, histogram)
+//! as a text report or one JSON object.
+
+use std::io::{self, Write};
+
+use logsieve::pipeline::{format_ms, Columns, Stats, StatsQuery};
+
+fn show(v: &Option<Vec<u8>>) -> String {
+    match v {
+        Some(b) => String::from_utf8_lossy(b).into_owned(),
+        None => "(none)".to_string(),
+    }
+}
+
+fn window_line(q: &StatsQuery) -> String {
+    match (q.since, q.until) {
+        (None, None) => String::new(),
+        (s, u) => format!(
+            " in [{}, {})",
+            s.map_or("-".to_string(), format_ms),
+            u.map_or("-".to_string(), format_ms)
+        ),
+    }
+}
+
+/// The text report: the selected count, the groups table, the histogram.
+pub fn print_text<W: Write>(
+    out: &mut W,
+    q: &StatsQuery,
+    s: &Stats,
+    names: &[String],
+) -> io::Result<()> {
+    writeln!(out, "selected {} lines{}", s.selected, window_line(q))?;
+    if !names.is_empty() {
+        writeln!(out)?;
+        let cw = s
+            .groups
+            .iter()
+            .map(|g| g.count.to_string().len())
+            .max()
+            .unwrap_or(0)
+            .max(5);
+        let mut widths: Vec<usize> = names.iter().map(|n| n.len()).collect();
+        for g in &s.groups {
+            for (w, v) in widths.iter_mut().zip(&g.key) {
+                *w = (*w).max(show(v).chars().count());
+            }
+        }
+        write!(out, "{:>cw$}", "count")?;
+        for (n, w) in names.iter().zip(&widths) {
+            write!(out, "  {n:<w$}")?;
+        }
+        writeln!(out)?;
+        for g in &s.groups {
+            write!(out, "{:>cw$}", g.count)?;
+            for (v, w) in g.key.iter().zip(&widths) {
+                write!(out, "  {:<w$}", show(v))?;
+            }
+            writeln!(out)?;
+        }
+    }
+    if let Some(h) = &s.histogram {
+        writeln!(out)?;
+        let max = h.counts.iter().copied().max().unwrap_or(0);
+        let cw = max.to_string().len().max(5);
+        const BAR: usize = 50;
+        writeln!(out, "{:<24}  {:>cw$}", "bucket start (UTC)", "count")?;
+        for (i, &c) in h.counts.iter().enumerate() {
+            let t = h.start + i as i64 * h.bucket;
+            let n = if max == 0 {
+                0
+            } else {
+                ((c as u128 * BAR as u128).div_ceil(max as u128)) as usize
+            };
+            writeln!(out, "{:<24}  {c:>cw$} {}", format_ms(t), "█".repeat(n))?;
+        }
+    }
+    Ok(())
+}
+
+/// The JSON report: one object.
+pub fn print_json<W: Write>(
+    out: &mut W,
+    cols: &Columns,
+    q: &StatsQuery,
+    s: &Stats,
+    names: &[String],
+    backend: &str,
+) -> io::Result<()> {
+    use serde_json::{json, Map, Value};
+    let t = |v: Option<i64>| v.map_or(Value::Null, |t| json!({"ms": t, "utc": format_ms(t)}));
+    let groups: Vec<Value> = s
+        .groups
+        .iter()
+        .map(|g| {
+            let mut key = Map::new();
+            for (n, v) in names.iter().zip(&g.key) {
+                let v = v.as_ref().map_or(Value::Null, |b| {
+                    Value::String(String::from_utf8_lossy(b).into())
+                });
+                key.insert(n.clone(), v);
+            }
+            json!({"key": key, "count": g.count})
+        })
+        .collect();
+    let mut obj = Map::new();
+    obj.insert("selected".into(), json!(s.selected));
+    obj.insert("since".into(), t(q.since));
+    obj.insert("until".into(), t(q.until));
+    obj.insert("oldest".into(), t(cols.oldest()));
+    obj.insert("newest".into(), t(cols.newest()));
+    if !names.is_empty() {
+        obj.insert("count_by".into(), json!(names));
+        obj.insert("groups".into(), Value::Array(groups));
+    }
+    if let Some(h) = &s.histogram {
+        let buckets: Vec<Value> = h
+            .counts
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| {
+                let st = h.start + i as i64 * h.bucket;
+                json!({"start_ms": st, "start": format_ms(st), "count": c})
+            })
+            .collect();
+        obj.insert(
+            "histogram".into(),
+            json!({"bucket_ms": h.bucket, "buckets": buckets}),
+        );
+    }
+    obj.insert("backend".into(), json!(backend));
+    serde_json::to_writer(&mut *out, &Value::Object(obj))?;
+    writeln!(out)
+}
