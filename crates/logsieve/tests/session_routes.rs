@@ -1,0 +1,178 @@
+//! The table of cases through the one routing point: every case, on every
+//! backend a caller can ask for (`--backend cpu`, `--backend gpu` with each
+//! kernel, `--backend auto`), for line ids, counts and `-m`, through
+//! `Session::search`, against the naive oracle and the hand-written
+//! expectation. A forced GPU route that cannot run a case must say why
+//! (`support::kernel_support`), never answer wrongly; per-pattern counts go
+//! through `Session::count_per_pattern` on the CPU and each many-literal
+//! kernel.
+
+mod common;
+
+use std::sync::OnceLock;
+
+use common::{build, naive, CASES};
+use logsieve::gpu::{GpuContext, UploadOptions};
+use logsieve::support::kernel_support;
+use logsieve::{BackendChoice, Corpus, Kernel, MultiKernel, SearchOptions, Session, Syntax, Want};
+
+fn ctx() -> Option<&'static GpuContext> {
+    static CTX: OnceLock<Option<GpuContext>> = OnceLock::new();
+    CTX.get_or_init(|| match GpuContext::new() {
+        Ok(c) => Some(c),
+        Err(e) => {
+            if std::env::var("LOGSIEVE_REQUIRE_GPU").as_deref() == Ok("1") {
+                panic!("LOGSIEVE_REQUIRE_GPU=1 but no GPU: {e}");
+            }
+            eprintln!("\n!!!!!!!! NO GPU ADAPTER: GPU routes SKIPPED ({e}) !!!!!!!!\n");
+            None
+        }
+    })
+    .as_ref()
+}
+
+/// A session over `data`, with the GPU attached in small segments when
+/// there is one (so that cases cross segment edges too).
+fn session(data: &[u8]) -> Session {
+    let mut s = Session::new(Corpus::from_bytes("case", data.to_vec()));
+    if let Some(c) = ctx() {
+        s.attach_gpu_with(
+            c,
+            UploadOptions {
+                max_segment: Some(64),
+                ..Default::default()
+            },
+        )
+        .expect("upload");
+    }
+    s
+}
+
+/// Every backend a caller can name, with the kernel asked for.
+fn backends() -> Vec<(BackendChoice, Option<Kernel>)> {
+    let mut v = vec![(BackendChoice::Cpu, None), (BackendChoice::Auto, None)];
+    if ctx().is_some() {
+        v.push((BackendChoice::Gpu, None));
+        for k in Kernel::ALL
+            .into_iter()
+            .chain(MultiKernel::ALL.map(Kernel::from))
+        {
+            v.push((BackendChoice::Gpu, Some(k)));
+        }
+    }
+    v
+}
+
+#[test]
+fn every_case_on_every_route_agrees_with_the_oracle() {
+    let mut checked = 0;
+    let mut refused = 0;
+    for case in CASES {
+        let pats = case.patterns();
+        let Ok(q) = build(&pats, case.syntax, case.flags()) else {
+            continue;
+        };
+        let oracle = naive(case.corpus, &pats, case.syntax, case.flags());
+        assert_eq!(oracle, case.expected, "{}: the oracle", case.name);
+        let s = session(case.corpus);
+        for (backend, kernel) in backends() {
+            for (want, max_count) in [
+                (Want::Lines, None),
+                (Want::Count, None),
+                (Want::Lines, Some(1)),
+            ] {
+                let opts = SearchOptions {
+                    backend,
+                    gpu_kernel: kernel,
+                    want,
+                    max_count,
+                    ..Default::default()
+                };
+                let what = format!(
+                    "{} on {backend:?}/{kernel:?} {want:?} -m {max_count:?}",
+                    case.name
+                );
+                let r = match s.search(&q, &opts) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        // Only a forced GPU route may refuse, and only for
+                        // the reason the one support check gives.
+                        assert_eq!(backend, BackendChoice::Gpu, "{what}: {e}");
+                        let why = kernel_support(&q, kernel).expect_err(&what);
+                        assert!(e.to_string().contains(why.reason()), "{what}: {e}");
+                        refused += 1;
+                        continue;
+                    }
+                };
+                let want_lines: Vec<u64> = match max_count {
+                    Some(m) => oracle.iter().copied().take(m as usize).collect(),
+                    None => oracle.clone(),
+                };
+                assert_eq!(r.total(), want_lines.len() as u64, "{what}: count");
+                if want == Want::Lines {
+                    assert_eq!(r.docs[0].lines, want_lines, "{what}: lines");
+                }
+                if backend == BackendChoice::Gpu {
+                    assert!(
+                        r.backend.name.starts_with("gpu/"),
+                        "{what}: ran {}",
+                        r.backend
+                    );
+                }
+                checked += 1;
+            }
+        }
+    }
+    eprintln!("{checked} routes checked, {refused} refused");
+    assert!(checked > CASES.len(), "{checked} routes checked");
+    if ctx().is_some() {
+        assert!(refused > 0, "some forced GPU routes must be refused");
+    }
+}
+
+#[test]
+fn per_pattern_counts_agree_on_every_route() {
+    let data = common::generated(3_000, 7);
+    let s = session(&data);
+    let pats: Vec<&[u8]> = vec![
+        b"ERROR", b"10.0.", b"user=u1", b"timeout", b"zz-none", b"GET",
+    ];
+    let mut b = logsieve::QueryBuilder::new();
+    b.syntax(Syntax::Fixed);
+    let q = b.build(&pats).unwrap();
+    let cpu = s
+        .count_per_pattern(
+            &q,
+            &SearchOptions {
+                backend: BackendChoice::Cpu,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    // Each pattern alone, through the search route, is the oracle.
+    for (i, p) in pats.iter().enumerate() {
+        let one = b.build(&[p]).unwrap();
+        let lines = naive(&data, &[p.to_vec()], Syntax::Fixed, Default::default());
+        assert_eq!(
+            cpu.lines[i],
+            lines.len() as u64,
+            "{}",
+            String::from_utf8_lossy(p)
+        );
+        let _ = one;
+    }
+    if ctx().is_none() {
+        return;
+    }
+    for k in MultiKernel::ALL {
+        let opts = SearchOptions {
+            backend: BackendChoice::Gpu,
+            gpu_kernel: Some(k.into()),
+            ..Default::default()
+        };
+        let g = s.count_per_pattern(&q, &opts).unwrap();
+        assert_eq!(g.lines, cpu.lines, "{}", k.name());
+        assert_eq!(g.occurrences, cpu.occurrences, "{}", k.name());
+        assert!(g.backend.name.starts_with("gpu/"), "{}", g.backend);
+    }
+}
