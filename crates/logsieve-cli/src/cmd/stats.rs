@@ -7,10 +7,11 @@ use std::time::Instant;
 
 use logsieve::pipeline::{self, ColumnOptions, Columns, FieldSpec, StatsQuery, TimeFormat};
 use logsieve::{
-    Answer, LoadOptions, Query, QueryBuilder, Request, SearchOptions, Session, Syntax, Tuning, Want,
+    Answer, Query, QueryBuilder, Request, SearchOptions, Session, Syntax, Tuning, Want,
 };
 
 use crate::exit::{err, EXIT_ERROR, EXIT_MATCH, EXIT_NO_MATCH};
+use crate::flags::shared::InputArgs;
 use crate::flags::walk::WalkArgs;
 use crate::flags::{BackendArg, PipelineArgs, SearchArgs, StatsArgs};
 use crate::input::{self, load};
@@ -25,7 +26,7 @@ struct Job<'a> {
     json: bool,
     threads: usize,
     backend: BackendArg,
-    load: LoadOptions,
+    load: InputArgs,
     walk: &'a WalkArgs,
     explain: bool,
     tuning: &'a Tuning,
@@ -37,25 +38,26 @@ pub fn run(a: &StatsArgs, tuning: &Tuning) -> i32 {
         return super::files::list(&a.paths, &a.walk);
     }
     let m = &a.matching;
+    let patterns: Vec<Vec<u8>> = m.regexp.iter().map(input::os_to_bytes).collect();
     let mut b = QueryBuilder::new();
     b.syntax(if m.fixed_strings {
         Syntax::Fixed
     } else {
         Syntax::Regex
     })
-    .case_insensitive(m.ignore_case)
+    .case_insensitive(m.fold_case(&patterns, !m.fixed_strings))
     .word(m.word_regexp)
     .invert(m.invert_match)
     .cpu_multi(tuning.cpu_multi);
     execute(Job {
-        patterns: m.regexp.iter().map(input::os_to_bytes).collect(),
+        patterns,
         builder: b,
         paths: a.paths.clone(),
         pipe: &a.pipeline,
         json: a.report.json,
         threads: a.engine.threads,
         backend: a.engine.backend,
-        load: a.input.load_options(),
+        load: a.input,
         walk: &a.walk,
         explain: a.report.explain,
         tuning,
@@ -83,8 +85,7 @@ pub fn run_search(a: &SearchArgs, tuning: &Tuning) -> i32 {
             }
         }
     }
-    let mut b = QueryBuilder::new();
-    b.syntax(if let Some(k) = a.fuzzy {
+    let syntax = if let Some(k) = a.fuzzy {
         Syntax::Fuzzy(k)
     } else if a.wildcard {
         Syntax::Wildcard
@@ -92,12 +93,15 @@ pub fn run_search(a: &SearchArgs, tuning: &Tuning) -> i32 {
         Syntax::Fixed
     } else {
         Syntax::Regex
-    })
-    .case_insensitive(m.ignore_case)
-    .word(m.word_regexp)
-    .whole_line(a.line_regexp)
-    .invert(m.invert_match)
-    .cpu_multi(tuning.cpu_multi);
+    };
+    let mut b = QueryBuilder::new();
+    b.syntax(syntax)
+        .case_insensitive(m.fold_case(&patterns, syntax == Syntax::Regex))
+        .crlf(a.crlf)
+        .word(m.word_regexp)
+        .whole_line(a.line_regexp)
+        .invert(m.invert_match)
+        .cpu_multi(tuning.cpu_multi);
     if patterns.is_empty() {
         // `-f empty-file`: nothing can match.
         return EXIT_NO_MATCH;
@@ -110,7 +114,7 @@ pub fn run_search(a: &SearchArgs, tuning: &Tuning) -> i32 {
         json: a.report.json,
         threads: a.engine.threads,
         backend: a.engine.backend,
-        load: a.input.load_options(),
+        load: a.input,
         walk: &a.walk,
         explain: a.report.explain,
         tuning,
