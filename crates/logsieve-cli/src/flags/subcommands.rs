@@ -105,7 +105,7 @@ pub struct SearchArgs {
 
     /// Print every line; the matching ones as matches, the others as
     /// context.
-    #[arg(long, alias = "passthrough", conflicts_with_all = ["only_matching", "count", "files_with_matches", "files_without_match", "replace"])]
+    #[arg(long, alias = "passthrough")]
     pub passthru: bool,
 
     /// Print statistics after the results: matches, lines, files, bytes,

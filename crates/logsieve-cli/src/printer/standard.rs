@@ -42,7 +42,8 @@ impl Printer<'_> {
         self.a.column || self.a.vimgrep
     }
 
-    /// `\r\n` after `-o` matches under `--crlf`, as rg.
+    /// `\r\n` after `-o` matches, counts and paths under `--crlf`, as rg
+    /// (whole lines keep their own terminator).
     fn terminator(&self) -> &'static [u8] {
         if self.a.crlf {
             b"\r\n"
@@ -69,7 +70,7 @@ impl Printer<'_> {
             if a.files_with_matches || a.files_without_match {
                 if (hits.count > 0) == a.files_with_matches {
                     self.path(out, doc)?;
-                    out.write_all(if a.null { b"\0" } else { b"\n" })?;
+                    out.write_all(if a.null { b"\0" } else { self.terminator() })?;
                 }
                 continue;
             }
@@ -78,10 +79,12 @@ impl Printer<'_> {
                     if hits.count > 0 {
                         self.path(out, doc)?;
                         out.write_all(if a.null { b"\0" } else { b":" })?;
-                        writeln!(out, "{}", hits.count)?;
+                        write!(out, "{}", hits.count)?;
+                        out.write_all(self.terminator())?;
                     }
                 } else {
-                    writeln!(out, "{}", hits.count)?;
+                    write!(out, "{}", hits.count)?;
+                    out.write_all(self.terminator())?;
                 }
                 continue;
             }
