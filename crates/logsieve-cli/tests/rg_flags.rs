@@ -342,3 +342,46 @@ fn missing_runtime_dir_is_not_reported() {
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(!stderr.contains("XDG_RUNTIME_DIR"), "{stderr}");
 }
+
+#[test]
+fn stats_without_timestamps_says_so() {
+    let d = fixture();
+    write(d.path(), "ts.log", b"2026-11-20T12:00:00Z x\n");
+    for args in [
+        &["stats", "--since", "15m", "a.txt"][..],
+        &["search", "--since", "15m", "foo", "a.txt"],
+    ] {
+        let o = logsieve(d.path(), args);
+        assert!(
+            o.stderr
+                .contains("no timestamps found in a.txt (use --time-format)"),
+            "{args:?}: {}",
+            o.stderr
+        );
+        assert!(
+            !o.out().contains("1969") && !o.out().contains("1970"),
+            "{}",
+            o.out()
+        );
+    }
+    // --explain names a year only for year-less formats.
+    let o = logsieve(
+        d.path(),
+        &["stats", "--explain", "--since", "15m", "ts.log"],
+    );
+    assert!(o.stderr.contains("lines stamped, sorted)"), "{}", o.stderr);
+    write(d.path(), "sys.log", b"Nov 20 12:00:00 host x\n");
+    let o = logsieve(
+        d.path(),
+        &[
+            "stats",
+            "--explain",
+            "--year",
+            "2026",
+            "--since",
+            "15m",
+            "sys.log",
+        ],
+    );
+    assert!(o.stderr.contains("year 2026"), "{}", o.stderr);
+}

@@ -269,6 +269,20 @@ fn execute(job: Job) -> i32 {
         },
     );
     let t_cols = t1.elapsed();
+    // A window or a histogram needs timestamps: say which file has none,
+    // rather than print a window resolved against 1970.
+    let timed = since.is_some() || until.is_some() || bucket.is_some();
+    if timed {
+        for (d, dc) in session.corpus().docs().iter().zip(cols.docs()) {
+            if dc.stamped == 0 {
+                err(format!(
+                    "no timestamps found in {} (use --time-format)",
+                    d.name()
+                ));
+            }
+        }
+    }
+    let stamped = cols.newest().is_some();
     let newest = cols.newest().unwrap_or(0);
     let field_idx: Vec<usize> = pipe
         .count_by
@@ -313,8 +327,14 @@ fn execute(job: Job) -> i32 {
                 .iter()
                 .map(|(f, k)| format!("{f}@field{k}"))
                 .collect();
+            // A year is only news for formats that carry none.
+            let year = if dc.rules.rules.iter().any(|(f, _)| f.yearless()) {
+                format!(", year {}", dc.year)
+            } else {
+                String::new()
+            };
             s.push_str(&format!(
-                "explain: {}: time {} ({} of {} lines stamped, {}, year {})\n",
+                "explain: {}: time {} ({} of {} lines stamped, {}{})\n",
                 d.name(),
                 if rules.is_empty() {
                     "none".to_string()
@@ -324,7 +344,7 @@ fn execute(job: Job) -> i32 {
                 dc.stamped,
                 dc.times.len(),
                 if dc.sorted { "sorted" } else { "unsorted" },
-                dc.year
+                year
             ));
         }
         s.push_str(&format!("explain: backend {report}\n"));
@@ -341,7 +361,7 @@ fn execute(job: Job) -> i32 {
     let res = if job.json {
         print_json(&mut out, cols, &q, &stats, &pipe.count_by, &report.name)
     } else {
-        print_text(&mut out, &q, &stats, &pipe.count_by)
+        print_text(&mut out, &q, &stats, &pipe.count_by, stamped)
     };
     if let Err(e) = res.and_then(|_| out.flush()) {
         if e.kind() != io::ErrorKind::BrokenPipe {
