@@ -385,3 +385,22 @@ fn stats_without_timestamps_says_so() {
     );
     assert!(o.stderr.contains("year 2026"), "{}", o.stderr);
 }
+
+#[test]
+fn demo_table_aligns_and_says_what_gb_s_means() {
+    let d = tmp();
+    let o = logsieve(
+        d.path(),
+        &["demo", "--lines", "5000", "--runs", "1", "--no-gpu"],
+    );
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let table: Vec<String> = o
+        .lines()
+        .into_iter()
+        .filter(|l| l.starts_with('|'))
+        .collect();
+    assert!(table.len() > 2);
+    let widths: Vec<usize> = table.iter().map(|l| l.chars().count()).collect();
+    assert!(widths.iter().all(|&w| w == widths[0]), "{table:#?}");
+    assert!(o.out().contains("GB/s = corpus bytes"), "{}", o.out());
+}
