@@ -404,3 +404,29 @@ fn demo_table_aligns_and_says_what_gb_s_means() {
     assert!(widths.iter().all(|&w| w == widths[0]), "{table:#?}");
     assert!(o.out().contains("GB/s = corpus bytes"), "{}", o.out());
 }
+
+#[test]
+fn explain_names_the_adapter_it_found() {
+    let d = fixture();
+    let o = search(d.path(), &["--explain", "foo", "a.txt"]);
+    assert!(o.stderr.contains("adapter probe"), "{}", o.stderr);
+    // Whatever adapter this machine has, a GPU that was not seen is never
+    // claimed; on a software adapter or none, the note says which.
+    assert!(!o.stderr.contains("a GPU (not started)"), "{}", o.stderr);
+    if o.stderr.contains("software adapter") {
+        assert!(
+            o.stderr.contains("never chosen automatically"),
+            "{}",
+            o.stderr
+        );
+        assert!(!o.stderr.contains("Discrete"), "{}", o.stderr);
+    }
+}
+
+#[test]
+fn multiline_is_refused_not_ignored() {
+    let d = fixture();
+    let o = search(d.path(), &["-U", "foo\\nbar", "a.txt"]);
+    assert_eq!(o.code, Some(2));
+    assert!(o.stderr.contains("--multiline"), "{}", o.stderr);
+}

@@ -25,6 +25,11 @@ fn plan(a: &SearchArgs, tuning: &Tuning) -> Result<Plan, String> {
     if a.pcre2 {
         return Err("-P: this build has no PCRE2 (build with --features pcre2)".into());
     }
+    if a.multiline {
+        // Not built yet: an error rather than a search that silently
+        // matches line by line.
+        return Err("-U/--multiline: not supported yet".into());
+    }
     let m = &a.matching;
     let mut patterns = input::patterns(&m.regexp, &a.file)?;
     let mut positional = a.positional.iter();
@@ -125,6 +130,7 @@ pub fn run(a: &SearchArgs, tuning: &Tuning) -> i32 {
     }
     let t0 = Instant::now();
     let mut session = Session::with_tuning(corpus, tuning.clone());
+    let probe_ms = probe_adapter(a, &mut session);
     if a.per_pattern.active() {
         return per_pattern_report(a, &mut session, &plan.query, &search_opts, had_error, t0);
     }
@@ -159,6 +165,11 @@ pub fn run(a: &SearchArgs, tuning: &Tuning) -> i32 {
             for l in d.explain().lines() {
                 s.push_str(&format!("explain: {l}\n"));
             }
+        }
+        if let Some(ms) = probe_ms {
+            s.push_str(&format!(
+                "explain: adapter probe {ms:.1} ms (no device started)\n"
+            ));
         }
         s.push_str(&format!(
             "explain: ran {} ({})\nexplain: search time {:.3} ms (total {:.3} ms)\n",
@@ -241,6 +252,34 @@ pub fn run(a: &SearchArgs, tuning: &Tuning) -> i32 {
     } else {
         EXIT_NO_MATCH
     }
+}
+
+/// Below this many bytes the probe is skipped unless `--explain` asks: the
+/// GPU's start-up (~100 ms or more) cannot pay on less even at 500 GB/s
+/// against a CPU at ~10 GB/s, so the plan keeps the CPU whatever the
+/// adapter, and the probe (49-71 ms measured on lavapipe, 2 busy cores) would
+/// cost more than the search.
+const PROBE_MIN_BYTES: u64 = 256 << 20;
+
+/// Tells the session which adapter exists, from a probe that starts no
+/// device, when the plan could use it (`--backend auto`) and it is worth
+/// its cost; returns the probe's time in ms when it ran.
+fn probe_adapter(a: &SearchArgs, session: &mut Session) -> Option<f64> {
+    let auto = a.engine.backend == crate::flags::BackendArg::Auto;
+    let large = session.corpus().total_bytes() as u64 >= PROBE_MIN_BYTES;
+    if !auto || !(a.report.explain || large) {
+        return None;
+    }
+    let t = Instant::now();
+    let best = logsieve::gpu::GpuContext::probe_adapters()
+        .into_iter()
+        .next()
+        .map(|p| {
+            let class = logsieve::planner::DeviceClass::from_wgpu(&p.device_type, p.is_software);
+            (class, p.name)
+        });
+    session.set_adapter(best);
+    Some(t.elapsed().as_secs_f64() * 1e3)
 }
 
 /// `--stats`: ripgrep's block after the results.

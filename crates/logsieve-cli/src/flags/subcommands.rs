@@ -51,8 +51,7 @@ pub struct SearchArgs {
     #[arg(short = 'P', long = "pcre2")]
     pub pcre2: bool,
 
-    /// Patterns may match across lines (CPU only); every line a match
-    /// touches is printed.
+    /// Patterns may match across lines (not supported yet: an error).
     #[arg(short = 'U', long = "multiline")]
     pub multiline: bool,
 
