@@ -266,7 +266,7 @@ const PROBE_MIN_BYTES: u64 = 256 << 20;
 /// its cost; returns the probe's time in ms when it ran.
 fn probe_adapter(a: &SearchArgs, session: &mut Session) -> Option<f64> {
     let auto = a.engine.backend == crate::flags::BackendArg::Auto;
-    let large = session.corpus().total_bytes() as u64 >= PROBE_MIN_BYTES;
+    let large = session.corpus().total_bytes() >= PROBE_MIN_BYTES;
     if !auto || !(a.report.explain || large) {
         return None;
     }
