@@ -155,19 +155,34 @@ pub fn run(a: &Options) -> Result<(), String> {
             });
         }
     }
+    // Column widths from the content, so that the header, the rule and
+    // every row line up whatever the backend names are.
+    let qw = rows.iter().map(|r| r.query.len()).max().unwrap_or(0).max(5);
+    let bw = rows
+        .iter()
+        .map(|r| r.backend.len())
+        .max()
+        .unwrap_or(0)
+        .max(7);
     println!();
     println!(
-        "| {:<22} | {:<44} | {:>9} | {:>10} | {:>8} |",
+        "| {:<qw$} | {:<bw$} | {:>9} | {:>10} | {:>8} |",
         "query", "backend", "matches", "time (ms)", "GB/s"
     );
     println!(
-        "|{:-<24}|{:-<36}|{:->11}|{:->12}|{:->10}|",
-        "", "", "", "", ""
+        "|{:-<q$}|{:-<b$}|{:->11}|{:->12}|{:->10}|",
+        "",
+        "",
+        "",
+        "",
+        "",
+        q = qw + 2,
+        b = bw + 2
     );
     for r in &rows {
         let s = r.time.as_secs_f64();
         println!(
-            "| {:<22} | {:<44} | {:>9} | {:>10.3} | {:>8.2} |",
+            "| {:<qw$} | {:<bw$} | {:>9} | {:>10.3} | {:>8.2} |",
             r.query,
             r.backend,
             r.matches,
@@ -176,8 +191,9 @@ pub fn run(a: &Options) -> Result<(), String> {
         );
     }
     println!(
-        "\n(median of {} runs; matching-line counts agree across backends)",
-        a.runs
+        "\n(median of {} runs; GB/s = corpus bytes ({:.1} MB) / median time; matching-line counts agree across backends)",
+        a.runs,
+        bytes as f64 / 1e6
     );
     Ok(())
 }

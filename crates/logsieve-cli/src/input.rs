@@ -6,8 +6,9 @@ use std::io::{self, IsTerminal};
 use std::path::PathBuf;
 
 use logsieve::corpus::Walker;
-use logsieve::{Corpus, Document, LoadOptions};
+use logsieve::{Corpus, Document};
 
+use crate::flags::shared::InputArgs;
 use crate::flags::walk::WalkArgs;
 
 use crate::exit::err;
@@ -64,10 +65,12 @@ pub fn search_paths(paths: Vec<PathBuf>) -> Vec<PathBuf> {
 }
 
 /// Loads the paths (stdin when none and piped, `-` for stdin, directories
-/// walked as `walk` says, files a walk finds binary skipped as rg does);
+/// walked as `walk` says, files a walk finds binary skipped as rg does
+/// unless `-a`);
 /// errors and incomplete files (cut streams, files that shrank) are
 /// reported and flagged, the rest is loaded. Shared by `search` and `stats`.
-pub(crate) fn load(paths: &[PathBuf], opts: LoadOptions, walk: &WalkArgs) -> (Corpus, bool) {
+pub(crate) fn load(paths: &[PathBuf], input: InputArgs, walk: &WalkArgs) -> (Corpus, bool) {
+    let opts = input.load_options();
     let mut corpus = Corpus::new();
     let mut had_error = false;
     let read_stdin = paths.is_empty() && !io::stdin().is_terminal();
@@ -97,7 +100,7 @@ pub(crate) fn load(paths: &[PathBuf], opts: LoadOptions, walk: &WalkArgs) -> (Co
         let loaded = found.and_then(|f| {
             if f.path.as_os_str() == "-" {
                 Document::stdin().map(Some)
-            } else if f.explicit {
+            } else if f.explicit || input.text {
                 Document::open(&f.path, opts).map(Some)
             } else {
                 Document::open_found(&f.path, opts)

@@ -14,7 +14,7 @@ use logsieve::{
 use crate::exit::{err, EXIT_ERROR, EXIT_MATCH, EXIT_NO_MATCH};
 use crate::flags::{ColorChoice, SearchArgs};
 use crate::input;
-use crate::printer::{per_pattern, JsonPrinter, Printer};
+use crate::printer::{per_pattern, Counting, JsonPrinter, Printer};
 
 struct Plan {
     query: Query,
@@ -22,6 +22,14 @@ struct Plan {
 }
 
 fn plan(a: &SearchArgs, tuning: &Tuning) -> Result<Plan, String> {
+    if a.pcre2 {
+        return Err("-P: this build has no PCRE2 (build with --features pcre2)".into());
+    }
+    if a.multiline {
+        // Not built yet: an error rather than a search that silently
+        // matches line by line.
+        return Err("-U/--multiline: not supported yet".into());
+    }
     let m = &a.matching;
     let mut patterns = input::patterns(&m.regexp, &a.file)?;
     let mut positional = a.positional.iter();
@@ -50,7 +58,8 @@ fn plan(a: &SearchArgs, tuning: &Tuning) -> Result<Plan, String> {
     }
     let query = QueryBuilder::new()
         .syntax(syntax)
-        .case_insensitive(m.ignore_case)
+        .case_insensitive(m.fold_case(&patterns, syntax == Syntax::Regex))
+        .crlf(a.crlf)
         .word(m.word_regexp)
         .whole_line(a.line_regexp)
         .invert(m.invert_match)
@@ -79,9 +88,8 @@ pub fn run(a: &SearchArgs, tuning: &Tuning) -> i32 {
             return EXIT_ERROR;
         }
     };
-    let opts = a.input.load_options();
     let explicit_many = plan.paths.len() > 1 || plan.paths.iter().any(|p| p.is_dir());
-    let (corpus, had_error) = input::load(&plan.paths, opts, &a.walk);
+    let (corpus, had_error) = input::load(&plan.paths, a.input, &a.walk);
     let many = explicit_many || corpus.docs().len() > 1;
     let stdout_tty = io::stdout().is_terminal();
     let color = match a.color {
@@ -89,14 +97,17 @@ pub fn run(a: &SearchArgs, tuning: &Tuning) -> i32 {
         ColorChoice::Never => false,
         ColorChoice::Auto => stdout_tty && std::env::var_os("NO_COLOR").is_none(),
     };
-    let with_filename = (many || a.with_filename) && !a.no_filename;
-    let line_number = !a.no_line_number && (a.line_number || stdout_tty);
-    let counting = (a.count || a.files_with_matches || a.quiet) && !a.report.json;
+    let with_filename = (many || a.with_filename || a.vimgrep) && !a.no_filename;
+    let line_number = !a.no_line_number && (a.line_number || stdout_tty || a.column || a.vimgrep);
+    // rg's heading is its default on a terminal; --heading forces it.
+    let heading = with_filename && !a.vimgrep && (a.heading || (stdout_tty && !a.no_heading));
+    let lists = a.files_with_matches || a.files_without_match;
+    let counting = (a.count || lists || a.quiet) && !a.report.json && !a.stats;
     let search_opts = SearchOptions {
         backend: a.engine.backend.choice(),
         threads: a.engine.threads,
         want: if counting { Want::Count } else { Want::Lines },
-        max_count: if a.quiet || a.files_with_matches {
+        max_count: if a.quiet || lists {
             Some(a.max_count.map_or(1, |m| m.min(1)))
         } else {
             a.max_count
@@ -119,6 +130,7 @@ pub fn run(a: &SearchArgs, tuning: &Tuning) -> i32 {
     }
     let t0 = Instant::now();
     let mut session = Session::with_tuning(corpus, tuning.clone());
+    let probe_ms = probe_adapter(a, &mut session);
     if a.per_pattern.active() {
         return per_pattern_report(a, &mut session, &plan.query, &search_opts, had_error, t0);
     }
@@ -154,6 +166,11 @@ pub fn run(a: &SearchArgs, tuning: &Tuning) -> i32 {
                 s.push_str(&format!("explain: {l}\n"));
             }
         }
+        if let Some(ms) = probe_ms {
+            s.push_str(&format!(
+                "explain: adapter probe {ms:.1} ms (no device started)\n"
+            ));
+        }
         s.push_str(&format!(
             "explain: ran {} ({})\nexplain: search time {:.3} ms (total {:.3} ms)\n",
             result.backend.name,
@@ -163,7 +180,12 @@ pub fn run(a: &SearchArgs, tuning: &Tuning) -> i32 {
         ));
         let _ = io::stderr().write_all(s.as_bytes());
     }
-    let any = result.total() > 0;
+    let any = if a.files_without_match {
+        // Success means a path was printed, as rg.
+        result.docs.iter().any(|d| d.count == 0)
+    } else {
+        result.total() > 0
+    };
     if a.quiet {
         return if any {
             EXIT_MATCH
@@ -174,19 +196,48 @@ pub fn run(a: &SearchArgs, tuning: &Tuning) -> i32 {
         };
     }
     let stdout = io::stdout();
-    let mut out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    let mut out = Counting {
+        inner: io::BufWriter::with_capacity(1 << 16, stdout.lock()),
+        bytes: 0,
+    };
     let printer = Printer {
         a,
         query: &plan.query,
         color,
         with_filename,
         line_number,
+        heading,
     };
     let res = if a.report.json {
-        JsonPrinter::new(&plan.query).print(&mut out, session.corpus(), &result, t0)
+        let (before, after) = (
+            a.before_context.or(a.context).unwrap_or(0),
+            a.after_context.or(a.context).unwrap_or(0),
+        );
+        JsonPrinter::new(&plan.query).context(before, after).print(
+            &mut out,
+            session.corpus(),
+            &result,
+            t0,
+        )
     } else {
         printer.print(&mut out, session.corpus(), &result)
     };
+    let res = res.and_then(|_| {
+        if a.stats && !a.report.json {
+            // rg counts the bytes of printed lines only, none for -c/-l.
+            let printed = if a.count || lists { 0 } else { out.bytes };
+            stats_block(
+                &mut out,
+                &plan.query,
+                session.corpus(),
+                &result,
+                printed,
+                t0,
+            )
+        } else {
+            Ok(())
+        }
+    });
     let res = res.and_then(|_| out.flush());
     if let Err(e) = res {
         if e.kind() != io::ErrorKind::BrokenPipe {
@@ -201,6 +252,72 @@ pub fn run(a: &SearchArgs, tuning: &Tuning) -> i32 {
     } else {
         EXIT_NO_MATCH
     }
+}
+
+/// Below this many bytes the probe is skipped unless `--explain` asks: the
+/// GPU's start-up (~100 ms or more) cannot pay on less even at 500 GB/s
+/// against a CPU at ~10 GB/s, so the plan keeps the CPU whatever the
+/// adapter, and the probe (49-71 ms measured on lavapipe, 2 busy cores) would
+/// cost more than the search.
+const PROBE_MIN_BYTES: u64 = 256 << 20;
+
+/// Tells the session which adapter exists, from a probe that starts no
+/// device, when the plan could use it (`--backend auto`) and it is worth
+/// its cost; returns the probe's time in ms when it ran.
+fn probe_adapter(a: &SearchArgs, session: &mut Session) -> Option<f64> {
+    let auto = a.engine.backend == crate::flags::BackendArg::Auto;
+    let large = session.corpus().total_bytes() >= PROBE_MIN_BYTES;
+    if !auto || !(a.report.explain || large) {
+        return None;
+    }
+    let t = Instant::now();
+    let best = logsieve::gpu::GpuContext::probe_adapters()
+        .into_iter()
+        .next()
+        .map(|p| {
+            let class = logsieve::planner::DeviceClass::from_wgpu(&p.device_type, p.is_software);
+            (class, p.name)
+        });
+    session.set_adapter(best);
+    Some(t.elapsed().as_secs_f64() * 1e3)
+}
+
+/// `--stats`: ripgrep's block after the results.
+fn stats_block<W: Write>(
+    out: &mut W,
+    query: &Query,
+    corpus: &logsieve::Corpus,
+    result: &logsieve::SearchResult,
+    bytes_printed: u64,
+    t0: Instant,
+) -> io::Result<()> {
+    let mut matches = 0u64;
+    let mut files_matched = 0u64;
+    for (doc, hits) in corpus.docs().iter().zip(&result.docs) {
+        if hits.count > 0 {
+            files_matched += 1;
+        }
+        if !query.invert() {
+            for &id in &hits.lines {
+                matches += query
+                    .find_iter_line(doc.line(id))
+                    .iter()
+                    .filter(|m| !m.is_empty())
+                    .count() as u64;
+            }
+        }
+    }
+    let searched: u64 = corpus.docs().iter().map(|d| d.data().len() as u64).sum();
+    write!(
+        out,
+        "\n{matches} matches\n{} matched lines\n{files_matched} files contained matches\n\
+         {} files searched\n{bytes_printed} bytes printed\n{searched} bytes searched\n\
+         {:.6} seconds spent searching\n{:.6} seconds\n",
+        result.total(),
+        corpus.docs().len(),
+        result.backend.elapsed.as_secs_f64(),
+        t0.elapsed().as_secs_f64(),
+    )
 }
 
 /// Counts per pattern and prints the report; returns the exit code (0 when

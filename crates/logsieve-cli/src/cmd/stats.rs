@@ -7,10 +7,11 @@ use std::time::Instant;
 
 use logsieve::pipeline::{self, ColumnOptions, Columns, FieldSpec, StatsQuery, TimeFormat};
 use logsieve::{
-    Answer, LoadOptions, Query, QueryBuilder, Request, SearchOptions, Session, Syntax, Tuning, Want,
+    Answer, Query, QueryBuilder, Request, SearchOptions, Session, Syntax, Tuning, Want,
 };
 
 use crate::exit::{err, EXIT_ERROR, EXIT_MATCH, EXIT_NO_MATCH};
+use crate::flags::shared::InputArgs;
 use crate::flags::walk::WalkArgs;
 use crate::flags::{BackendArg, PipelineArgs, SearchArgs, StatsArgs};
 use crate::input::{self, load};
@@ -25,7 +26,7 @@ struct Job<'a> {
     json: bool,
     threads: usize,
     backend: BackendArg,
-    load: LoadOptions,
+    load: InputArgs,
     walk: &'a WalkArgs,
     explain: bool,
     tuning: &'a Tuning,
@@ -37,25 +38,26 @@ pub fn run(a: &StatsArgs, tuning: &Tuning) -> i32 {
         return super::files::list(&a.paths, &a.walk);
     }
     let m = &a.matching;
+    let patterns: Vec<Vec<u8>> = m.regexp.iter().map(input::os_to_bytes).collect();
     let mut b = QueryBuilder::new();
     b.syntax(if m.fixed_strings {
         Syntax::Fixed
     } else {
         Syntax::Regex
     })
-    .case_insensitive(m.ignore_case)
+    .case_insensitive(m.fold_case(&patterns, !m.fixed_strings))
     .word(m.word_regexp)
     .invert(m.invert_match)
     .cpu_multi(tuning.cpu_multi);
     execute(Job {
-        patterns: m.regexp.iter().map(input::os_to_bytes).collect(),
+        patterns,
         builder: b,
         paths: a.paths.clone(),
         pipe: &a.pipeline,
         json: a.report.json,
         threads: a.engine.threads,
         backend: a.engine.backend,
-        load: a.input.load_options(),
+        load: a.input,
         walk: &a.walk,
         explain: a.report.explain,
         tuning,
@@ -83,8 +85,7 @@ pub fn run_search(a: &SearchArgs, tuning: &Tuning) -> i32 {
             }
         }
     }
-    let mut b = QueryBuilder::new();
-    b.syntax(if let Some(k) = a.fuzzy {
+    let syntax = if let Some(k) = a.fuzzy {
         Syntax::Fuzzy(k)
     } else if a.wildcard {
         Syntax::Wildcard
@@ -92,12 +93,15 @@ pub fn run_search(a: &SearchArgs, tuning: &Tuning) -> i32 {
         Syntax::Fixed
     } else {
         Syntax::Regex
-    })
-    .case_insensitive(m.ignore_case)
-    .word(m.word_regexp)
-    .whole_line(a.line_regexp)
-    .invert(m.invert_match)
-    .cpu_multi(tuning.cpu_multi);
+    };
+    let mut b = QueryBuilder::new();
+    b.syntax(syntax)
+        .case_insensitive(m.fold_case(&patterns, syntax == Syntax::Regex))
+        .crlf(a.crlf)
+        .word(m.word_regexp)
+        .whole_line(a.line_regexp)
+        .invert(m.invert_match)
+        .cpu_multi(tuning.cpu_multi);
     if patterns.is_empty() {
         // `-f empty-file`: nothing can match.
         return EXIT_NO_MATCH;
@@ -110,7 +114,7 @@ pub fn run_search(a: &SearchArgs, tuning: &Tuning) -> i32 {
         json: a.report.json,
         threads: a.engine.threads,
         backend: a.engine.backend,
-        load: a.input.load_options(),
+        load: a.input,
         walk: &a.walk,
         explain: a.report.explain,
         tuning,
@@ -265,6 +269,20 @@ fn execute(job: Job) -> i32 {
         },
     );
     let t_cols = t1.elapsed();
+    // A window or a histogram needs timestamps: say which file has none,
+    // rather than print a window resolved against 1970.
+    let timed = since.is_some() || until.is_some() || bucket.is_some();
+    if timed {
+        for (d, dc) in session.corpus().docs().iter().zip(cols.docs()) {
+            if dc.stamped == 0 {
+                err(format!(
+                    "no timestamps found in {} (use --time-format)",
+                    d.name()
+                ));
+            }
+        }
+    }
+    let stamped = cols.newest().is_some();
     let newest = cols.newest().unwrap_or(0);
     let field_idx: Vec<usize> = pipe
         .count_by
@@ -309,8 +327,14 @@ fn execute(job: Job) -> i32 {
                 .iter()
                 .map(|(f, k)| format!("{f}@field{k}"))
                 .collect();
+            // A year is only news for formats that carry none.
+            let year = if dc.rules.rules.iter().any(|(f, _)| f.yearless()) {
+                format!(", year {}", dc.year)
+            } else {
+                String::new()
+            };
             s.push_str(&format!(
-                "explain: {}: time {} ({} of {} lines stamped, {}, year {})\n",
+                "explain: {}: time {} ({} of {} lines stamped, {}{})\n",
                 d.name(),
                 if rules.is_empty() {
                     "none".to_string()
@@ -320,7 +344,7 @@ fn execute(job: Job) -> i32 {
                 dc.stamped,
                 dc.times.len(),
                 if dc.sorted { "sorted" } else { "unsorted" },
-                dc.year
+                year
             ));
         }
         s.push_str(&format!("explain: backend {report}\n"));
@@ -337,7 +361,7 @@ fn execute(job: Job) -> i32 {
     let res = if job.json {
         print_json(&mut out, cols, &q, &stats, &pipe.count_by, &report.name)
     } else {
-        print_text(&mut out, &q, &stats, &pipe.count_by)
+        print_text(&mut out, &q, &stats, &pipe.count_by, stamped)
     };
     if let Err(e) = res.and_then(|_| out.flush()) {
         if e.kind() != io::ErrorKind::BrokenPipe {

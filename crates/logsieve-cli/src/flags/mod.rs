@@ -7,6 +7,7 @@
 //! `search` prints them), the subcommand rewords it with `mut_arg` and keeps
 //! the flag's names and default.
 
+pub mod argv;
 pub mod shared;
 pub mod subcommands;
 pub mod walk;
@@ -14,9 +15,12 @@ pub mod walk;
 use clap::{Parser, Subcommand};
 
 pub use shared::{BackendArg, ColorChoice, PipelineArgs};
-pub use subcommands::{BenchArgs, DemoArgs, GenArgs, SearchArgs, StatsArgs, WebArgs};
+pub use subcommands::{
+    BenchArgs, CompletionsArgs, DemoArgs, GenArgs, SearchArgs, StatsArgs, WebArgs,
+};
 
-/// GPU-accelerated log search.
+/// GPU-accelerated log search. `logsieve PATTERN [PATH]...` is
+/// `logsieve search PATTERN [PATH]...`.
 #[derive(Parser, Debug)]
 // A flag given twice is not an error, the last one wins (as rg: `alias
 // g='logsieve search -F'` then `g -F ...` must work).
@@ -49,4 +53,8 @@ pub enum Command {
     Stats(StatsArgs),
     /// Reproduce the reference tables (CPU, GPU kernels, auto, rg, grep).
     Bench(BenchArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(CompletionsArgs),
+    /// Print the man page (roff) on stdout.
+    Man,
 }

@@ -48,8 +48,17 @@ pub struct MatchArgs {
     pub fixed_strings: bool,
 
     /// Case-insensitive search (Unicode-aware; ASCII folding for ASCII literals).
-    #[arg(short = 'i', long = "ignore-case")]
+    #[arg(short = 'i', long = "ignore-case", overrides_with_all = ["smart_case", "case_sensitive"])]
     pub ignore_case: bool,
+
+    /// Case-insensitive when every pattern is all lowercase (the last of
+    /// -i, -s and -S wins, as in rg).
+    #[arg(short = 'S', long = "smart-case", overrides_with_all = ["ignore_case", "case_sensitive"])]
+    pub smart_case: bool,
+
+    /// Case-sensitive search (the default; overrides -i and -S).
+    #[arg(short = 's', long = "case-sensitive", overrides_with_all = ["ignore_case", "smart_case"])]
+    pub case_sensitive: bool,
 
     /// Only match whole words.
     #[arg(short = 'w', long = "word-regexp")]
@@ -58,6 +67,40 @@ pub struct MatchArgs {
     /// Select non-matching lines.
     #[arg(short = 'v', long = "invert-match")]
     pub invert_match: bool,
+}
+
+impl MatchArgs {
+    /// Whether the search folds case: `-i`, or `-S` with no uppercase
+    /// letter in any pattern (ripgrep's smart case; an escape such as `\S`
+    /// or `\W` is not a letter of the pattern).
+    pub fn fold_case<P: AsRef<[u8]>>(&self, patterns: &[P], regex: bool) -> bool {
+        if self.ignore_case {
+            return true;
+        }
+        if !self.smart_case {
+            return false;
+        }
+        !patterns.iter().any(|p| has_uppercase(p.as_ref(), regex))
+    }
+}
+
+fn has_uppercase(p: &[u8], regex: bool) -> bool {
+    let s = String::from_utf8_lossy(p);
+    let mut escaped = false;
+    for c in s.chars() {
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        if regex && c == '\\' {
+            escaped = true;
+            continue;
+        }
+        if c.is_uppercase() {
+            return true;
+        }
+    }
+    false
 }
 
 /// How files are read.
@@ -70,6 +113,11 @@ pub struct InputArgs {
     /// Search inside .gz files (multi-member gzip).
     #[arg(short = 'z', long = "search-zip")]
     pub search_zip: bool,
+
+    /// Search binary files as if they were text: no "binary file matches"
+    /// line, and binary files found in directories are not skipped.
+    #[arg(short = 'a', long = "text")]
+    pub text: bool,
 }
 
 impl InputArgs {

@@ -41,13 +41,94 @@ pub struct SearchArgs {
     #[arg(short = 'x', long = "line-regexp")]
     pub line_regexp: bool,
 
+    /// Grep's extended-regex switch, accepted for muscle memory: a no-op,
+    /// regex is the default syntax. (rg 13 uses -E for --encoding.)
+    #[arg(short = 'E', long = "extended-regexp")]
+    pub extended_regexp: bool,
+
+    /// Use PCRE2 (look-around, backreferences): only in a build with the
+    /// `pcre2` feature.
+    #[arg(short = 'P', long = "pcre2")]
+    pub pcre2: bool,
+
+    /// Patterns may match across lines (not supported yet: an error).
+    #[arg(short = 'U', long = "multiline")]
+    pub multiline: bool,
+
+    /// Treat CRLF as the line terminator: `$` matches before `\r\n`.
+    #[arg(long)]
+    pub crlf: bool,
+
     /// Print the number of selected lines per file.
-    #[arg(short = 'c', long = "count")]
+    #[arg(short = 'c', long = "count", conflicts_with = "json")]
     pub count: bool,
 
     /// Print only the paths of files with a selected line.
-    #[arg(short = 'l', long = "files-with-matches")]
+    #[arg(short = 'l', long = "files-with-matches", conflicts_with = "json")]
     pub files_with_matches: bool,
+
+    /// Print only the paths of files without a selected line (long only,
+    /// as in rg 13: -L is --follow).
+    #[arg(
+        long = "files-without-match",
+        conflicts_with_all = ["json", "files_with_matches", "count"]
+    )]
+    pub files_without_match: bool,
+
+    /// Print the 0-based byte offset of each line (with -o, of each match)
+    /// before it.
+    #[arg(short = 'b', long = "byte-offset")]
+    pub byte_offset: bool,
+
+    /// Print the 1-based column of the first match (with -o, of each
+    /// match); implies -n.
+    #[arg(long)]
+    pub column: bool,
+
+    /// One line per match: PATH:LINE:COLUMN:LINE (Vim's quickfix format).
+    #[arg(long)]
+    pub vimgrep: bool,
+
+    /// Follow each file name with a NUL byte instead of `:` or a newline.
+    #[arg(short = '0', long = "null")]
+    pub null: bool,
+
+    /// File name on its own line above its matches, a blank line between
+    /// files (the default on a terminal).
+    #[arg(long, overrides_with = "no_heading")]
+    pub heading: bool,
+
+    /// The file name on every line (the default when not a terminal).
+    #[arg(long = "no-heading")]
+    pub no_heading: bool,
+
+    /// Print every line; the matching ones as matches, the others as
+    /// context.
+    #[arg(long, alias = "passthrough")]
+    pub passthru: bool,
+
+    /// Print statistics after the results: matches, lines, files, bytes,
+    /// time.
+    #[arg(long)]
+    pub stats: bool,
+
+    /// Remove leading whitespace (ASCII) from each printed line.
+    #[arg(long)]
+    pub trim: bool,
+
+    /// Print REPLACEMENT instead of each match; `$1`, `${name}` name
+    /// capture groups (`$$` is a `$`).
+    #[arg(
+        short = 'r',
+        long = "replace",
+        value_name = "REPLACEMENT",
+        allow_hyphen_values = true
+    )]
+    pub replace: Option<OsString>,
+
+    /// Do not read $LOGSIEVE_CONFIG_PATH.
+    #[arg(long = "no-config")]
+    pub no_config: bool,
 
     /// Print only the matched parts, one per line.
     #[arg(short = 'o', long = "only-matching")]
@@ -234,4 +315,12 @@ pub struct WebArgs {
     /// Port on 127.0.0.1 (0: any free port).
     #[arg(long, default_value_t = 8787)]
     pub port: u16,
+}
+
+/// `logsieve completions`.
+#[derive(Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }

@@ -2,8 +2,9 @@
 //! `end`, `summary`), so tools that read `rg --json` read ours.
 //!
 //! Text that is valid UTF-8 is written as `{"text": ...}`, anything else as
-//! `{"bytes": <base64>}`, as ripgrep does. Context lines (`-A/-B/-C`) are not
-//! emitted in JSON mode yet; `match` objects carry every submatch.
+//! `{"bytes": <base64>}`, as ripgrep does. Context lines (`-A/-B/-C`) are
+//! `context` messages with no submatch; `match` objects carry every
+//! submatch.
 
 use std::io::{self, Write};
 use std::time::{Duration, Instant};
@@ -17,6 +18,8 @@ pub struct JsonPrinter<'a> {
     query: &'a Query,
     /// Names the pattern(s) of each submatch (index and text).
     namer: logsieve::PatternNamer,
+    before: u64,
+    after: u64,
 }
 
 fn data(bytes: &[u8]) -> Value {
@@ -80,7 +83,16 @@ impl<'a> JsonPrinter<'a> {
         JsonPrinter {
             query,
             namer: logsieve::PatternNamer::new(query),
+            before: 0,
+            after: 0,
         }
+    }
+
+    /// Lines of context before and after each selected line (`-B`, `-A`).
+    pub fn context(mut self, before: u64, after: u64) -> JsonPrinter<'a> {
+        self.before = before;
+        self.after = after;
+        self
     }
 
     /// Writes `begin`/`match`/`end` per file with a hit, then the summary.
@@ -105,12 +117,16 @@ impl<'a> JsonPrinter<'a> {
                 st.bytes_printed += emit(out, &json!({"type": "begin", "data": {"path": path}}))?;
                 let idx = doc.lines();
                 let hay = doc.data();
-                for &id in &hits.lines {
+                let items = super::with_context(&hits.lines, self.before, self.after, idx.len());
+                for (id, selected) in items.into_iter().filter_map(|i| match i {
+                    super::Item::Line { id, selected } => Some((id, selected)),
+                    super::Item::Break => None,
+                }) {
                     let r = idx.line_range(id);
                     // The line as printed includes its terminator, as rg does.
                     let with_term = &hay[r.start as usize..(r.end as usize + 1).min(hay.len())];
                     let line = doc.line(id);
-                    let subs: Vec<Value> = if self.query.invert() {
+                    let subs: Vec<Value> = if self.query.invert() || !selected {
                         Vec::new()
                     } else {
                         self.query
@@ -128,10 +144,12 @@ impl<'a> JsonPrinter<'a> {
                             })
                             .collect()
                     };
-                    st.matched_lines += 1;
-                    st.matches += subs.len() as u64;
+                    if selected {
+                        st.matched_lines += 1;
+                        st.matches += subs.len() as u64;
+                    }
                     let v = json!({
-                        "type": "match",
+                        "type": if selected { "match" } else { "context" },
                         "data": {
                             "path": path,
                             "lines": data(with_term),

@@ -9,3 +9,66 @@ pub mod stats;
 
 pub use json::JsonPrinter;
 pub use standard::Printer;
+
+/// One step of a file's output with context: a line (selected or context)
+/// or the `--` break between groups.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Item {
+    Line { id: u64, selected: bool },
+    Break,
+}
+
+/// The selected lines `ids` (sorted) of a file of `n` lines, with `before`
+/// and `after` lines of context, groups that do not touch separated by a
+/// [`Item::Break`] — shared by the text and JSON printers.
+pub fn with_context(ids: &[u64], before: u64, after: u64, n: u64) -> Vec<Item> {
+    let mut items = Vec::with_capacity(ids.len());
+    let mut last: Option<u64> = None;
+    for (i, &id) in ids.iter().enumerate() {
+        let mut start = id.saturating_sub(before);
+        if let Some(l) = last {
+            start = start.max(l + 1);
+            if (after > 0 || before > 0) && start > l + 1 {
+                items.push(Item::Break);
+            }
+        }
+        for c in start..id {
+            items.push(Item::Line {
+                id: c,
+                selected: false,
+            });
+        }
+        items.push(Item::Line { id, selected: true });
+        last = Some(id);
+        let next = ids.get(i + 1).copied().unwrap_or(u64::MAX);
+        let stop = id.saturating_add(after).min(n.saturating_sub(1));
+        let mut c = id + 1;
+        while c <= stop && c < next {
+            items.push(Item::Line {
+                id: c,
+                selected: false,
+            });
+            last = Some(c);
+            c += 1;
+        }
+    }
+    items
+}
+
+/// A writer that counts the bytes written through it (`--stats`).
+pub struct Counting<W> {
+    pub inner: W,
+    pub bytes: u64,
+}
+
+impl<W: std::io::Write> std::io::Write for Counting<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.bytes += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}

@@ -1,10 +1,14 @@
-//! The standard text printer: lines with optional file name, line number,
-//! context and colour; `-c`, `-l` and `-o` — ripgrep's output.
+//! The standard text printer: lines with optional file name (inline or as a
+//! heading), line number, column, byte offset, context and colour; `-c`,
+//! `-l`, `--files-without-match`, `-o`, `-r`, `--vimgrep`, `--passthru`,
+//! `--trim` and `-0` — ripgrep's output.
 
 use std::io::{self, Write};
+use std::ops::Range;
 
 use logsieve::{Corpus, Document, Query};
 
+use super::{with_context, Item};
 use crate::flags::SearchArgs;
 
 /// Prints a search result as `rg` would.
@@ -14,6 +18,8 @@ pub struct Printer<'a> {
     pub color: bool,
     pub with_filename: bool,
     pub line_number: bool,
+    /// The file name on its own line above its lines (`--heading`).
+    pub heading: bool,
 }
 
 const C_PATH: &str = "\x1b[0m\x1b[35m";
@@ -21,47 +27,77 @@ const C_LINE: &str = "\x1b[0m\x1b[32m";
 const C_MATCH: &str = "\x1b[0m\x1b[1m\x1b[31m";
 const C_RESET: &str = "\x1b[0m";
 
+/// Where a printed line or match sits, for its prefix.
+struct At {
+    id: u64,
+    /// The 1-based column, on selected lines and matches.
+    column: Option<usize>,
+    /// The absolute byte offset of the line or match.
+    offset: u64,
+    selected: bool,
+}
+
 impl Printer<'_> {
+    fn column(&self) -> bool {
+        self.a.column || self.a.vimgrep
+    }
+
+    /// `\r\n` after `-o` matches, counts and paths under `--crlf`, as rg
+    /// (whole lines keep their own terminator).
+    fn terminator(&self) -> &'static [u8] {
+        if self.a.crlf {
+            b"\r\n"
+        } else {
+            b"\n"
+        }
+    }
+
     pub fn print<W: Write>(
         &self,
         out: &mut W,
         corpus: &Corpus,
         result: &logsieve::SearchResult,
     ) -> io::Result<()> {
-        // With context, rg puts `--` between files as well as between
-        // groups of one file.
         let a = self.a;
-        let context = [a.after_context, a.before_context, a.context]
-            .iter()
-            .any(|c| c.is_some_and(|n| n > 0));
+        // With context, rg puts `--` between files as well as between
+        // groups of one file (a blank line instead under --heading).
+        let context = !a.passthru
+            && [a.after_context, a.before_context, a.context]
+                .iter()
+                .any(|c| c.is_some_and(|n| n > 0));
         let mut printed = false;
         for (doc, hits) in corpus.docs().iter().zip(&result.docs) {
-            if self.a.files_with_matches {
-                if hits.count > 0 {
+            if a.files_with_matches || a.files_without_match {
+                if (hits.count > 0) == a.files_with_matches {
                     self.path(out, doc)?;
-                    writeln!(out)?;
+                    out.write_all(if a.null { b"\0" } else { self.terminator() })?;
                 }
                 continue;
             }
-            if self.a.count {
+            if a.count {
                 if self.with_filename {
                     if hits.count > 0 {
                         self.path(out, doc)?;
-                        writeln!(out, ":{}", hits.count)?;
+                        out.write_all(if a.null { b"\0" } else { b":" })?;
+                        write!(out, "{}", hits.count)?;
+                        out.write_all(self.terminator())?;
                     }
                 } else {
-                    writeln!(out, "{}", hits.count)?;
+                    write!(out, "{}", hits.count)?;
+                    out.write_all(self.terminator())?;
                 }
                 continue;
             }
             if hits.lines.is_empty() {
                 continue;
             }
-            if context && printed {
+            if self.heading && printed {
+                out.write_all(b"\n")?;
+            } else if context && printed {
                 out.write_all(b"--\n")?;
             }
             printed = true;
-            if let Some(off) = doc.binary_offset() {
+            if let Some(off) = doc.binary_offset().filter(|_| !a.input.text) {
                 if self.with_filename {
                     self.path(out, doc)?;
                     write!(out, ": ")?;
@@ -71,6 +107,10 @@ impl Printer<'_> {
                     "binary file matches (found \"\\0\" byte around offset {off})"
                 )?;
                 continue;
+            }
+            if self.heading {
+                self.path(out, doc)?;
+                out.write_all(if a.null { b"\0" } else { b"\n" })?;
             }
             self.lines(out, doc, &hits.lines)?;
         }
@@ -85,65 +125,88 @@ impl Printer<'_> {
         }
     }
 
-    fn prefix<W: Write>(&self, out: &mut W, doc: &Document, id: u64, sep: u8) -> io::Result<()> {
-        if self.with_filename {
+    fn prefix<W: Write>(&self, out: &mut W, doc: &Document, at: &At) -> io::Result<()> {
+        let sep = if at.selected { b':' } else { b'-' };
+        if self.with_filename && !self.heading {
             self.path(out, doc)?;
-            out.write_all(&[sep])?;
+            out.write_all(&[if self.a.null { b'\0' } else { sep }])?;
         }
         if self.line_number {
             if self.color {
-                write!(out, "{C_LINE}{}{C_RESET}", id + 1)?;
+                write!(out, "{C_LINE}{}{C_RESET}", at.id + 1)?;
             } else {
-                write!(out, "{}", id + 1)?;
+                write!(out, "{}", at.id + 1)?;
             }
+            out.write_all(&[sep])?;
+        }
+        if let Some(c) = at.column.filter(|_| self.column()) {
+            write!(out, "{c}")?;
+            out.write_all(&[sep])?;
+        }
+        if self.a.byte_offset {
+            write!(out, "{}", at.offset)?;
             out.write_all(&[sep])?;
         }
         Ok(())
     }
 
+    fn matches(&self, line: &[u8]) -> Vec<Range<usize>> {
+        if self.query.invert() {
+            return Vec::new();
+        }
+        self.query
+            .find_iter_line(line)
+            .into_iter()
+            .filter(|m| !m.is_empty())
+            .collect()
+    }
+
     fn lines<W: Write>(&self, out: &mut W, doc: &Document, ids: &[u64]) -> io::Result<()> {
         let a = self.a;
-        if a.only_matching {
-            if self.query.invert() {
-                return Ok(());
-            }
+        if a.only_matching || a.vimgrep {
+            // One output line per match (--vimgrep prints the whole line
+            // each time, -o the match).
             for &id in ids {
                 let line = doc.line(id);
-                for m in self.query.find_iter_line(line) {
-                    if m.is_empty() {
-                        continue;
+                let start = doc.lines().line_range(id).start;
+                for m in self.matches(line) {
+                    let at = At {
+                        id,
+                        column: Some(m.start + 1),
+                        offset: start + if a.only_matching { m.start as u64 } else { 0 },
+                        selected: true,
+                    };
+                    self.prefix(out, doc, &at)?;
+                    if a.only_matching {
+                        let text = match &a.replace {
+                            Some(r) => {
+                                self.query
+                                    .expand_match(line, m, &crate::input::os_to_bytes(r))
+                            }
+                            None => line[m].to_vec(),
+                        };
+                        self.matched(out, self.trimmed(&text))?;
+                        out.write_all(self.terminator())?;
+                    } else {
+                        self.text(out, line, true)?;
                     }
-                    self.prefix(out, doc, id, b':')?;
-                    self.matched(out, &line[m])?;
-                    out.write_all(b"\n")?;
                 }
             }
             return Ok(());
         }
-        let after = a.after_context.or(a.context).unwrap_or(0);
-        let before = a.before_context.or(a.context).unwrap_or(0);
         let n = doc.lines().len();
-        let mut last: Option<u64> = None;
-        for (i, &id) in ids.iter().enumerate() {
-            let mut start = id.saturating_sub(before);
-            if let Some(l) = last {
-                start = start.max(l + 1);
-                if (after > 0 || before > 0) && start > l + 1 {
-                    out.write_all(b"--\n")?;
-                }
-            }
-            for c in start..id {
-                self.line(out, doc, c, false)?;
-            }
-            self.line(out, doc, id, true)?;
-            last = Some(id);
-            let next = ids.get(i + 1).copied().unwrap_or(u64::MAX);
-            let stop = id.saturating_add(after).min(n.saturating_sub(1));
-            let mut c = id + 1;
-            while c <= stop && c < next {
-                self.line(out, doc, c, false)?;
-                last = Some(c);
-                c += 1;
+        let (before, after) = if a.passthru {
+            (n, n)
+        } else {
+            (
+                a.before_context.or(a.context).unwrap_or(0),
+                a.after_context.or(a.context).unwrap_or(0),
+            )
+        };
+        for item in with_context(ids, before, after, n) {
+            match item {
+                Item::Break => out.write_all(b"--\n")?,
+                Item::Line { id, selected } => self.line(out, doc, id, selected)?,
             }
         }
         Ok(())
@@ -164,29 +227,72 @@ impl Printer<'_> {
         out: &mut W,
         doc: &Document,
         id: u64,
-        is_match: bool,
+        selected: bool,
     ) -> io::Result<()> {
-        self.prefix(out, doc, id, if is_match { b':' } else { b'-' })?;
         let line = doc.line(id);
-        if self.color && is_match && !self.query.invert() {
+        let column = if selected {
+            self.matches(line).first().map(|m| m.start + 1)
+        } else {
+            None
+        };
+        let at = At {
+            id,
+            column,
+            offset: doc.lines().line_range(id).start,
+            selected,
+        };
+        self.prefix(out, doc, &at)?;
+        self.text(out, line, selected)
+    }
+
+    /// A line's text (trimmed, replaced, coloured as asked) and `\n`.
+    fn text<W: Write>(&self, out: &mut W, line: &[u8], selected: bool) -> io::Result<()> {
+        let a = self.a;
+        if let (Some(r), true) = (&a.replace, selected) {
+            let replaced = self.query.replace_line(line, &crate::input::os_to_bytes(r));
+            out.write_all(self.trimmed(&replaced))?;
+            return out.write_all(b"\n");
+        }
+        let cut = line.len() - self.trimmed(line).len();
+        if self.color && selected {
             // Adjacent matches are one coloured run, as rg prints them.
-            let mut runs: Vec<std::ops::Range<usize>> = Vec::new();
-            for m in self.query.find_iter_line(line) {
+            let mut runs: Vec<Range<usize>> = Vec::new();
+            for m in self.matches(line) {
                 match runs.last_mut() {
                     Some(r) if r.end == m.start => r.end = m.end,
                     _ => runs.push(m),
                 }
             }
-            let mut at = 0;
+            let mut at = cut;
             for m in runs {
+                let m = m.start.max(cut)..m.end.max(cut);
                 out.write_all(&line[at..m.start])?;
-                self.matched(out, &line[m.clone()])?;
+                if !m.is_empty() {
+                    self.matched(out, &line[m.clone()])?;
+                }
                 at = m.end;
             }
             out.write_all(&line[at..])?;
         } else {
-            out.write_all(line)?;
+            out.write_all(&line[cut..])?;
         }
         out.write_all(b"\n")
     }
+
+    fn trimmed<'b>(&self, line: &'b [u8]) -> &'b [u8] {
+        if self.a.trim {
+            trim(line)
+        } else {
+            line
+        }
+    }
+}
+
+/// `--trim`: leading ASCII whitespace removed.
+fn trim(bytes: &[u8]) -> &[u8] {
+    let k = bytes
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .unwrap_or(bytes.len());
+    &bytes[k..]
 }

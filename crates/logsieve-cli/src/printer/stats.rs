@@ -12,9 +12,11 @@ fn show(v: &Option<Vec<u8>>) -> String {
     }
 }
 
-fn window_line(q: &StatsQuery) -> String {
+fn window_line(q: &StatsQuery, stamped: bool) -> String {
     match (q.since, q.until) {
         (None, None) => String::new(),
+        // Resolved against no timestamp at all: no window to show.
+        _ if !stamped => " (no timestamps found)".to_string(),
         (s, u) => format!(
             " in [{}, {})",
             s.map_or("-".to_string(), format_ms),
@@ -24,13 +26,20 @@ fn window_line(q: &StatsQuery) -> String {
 }
 
 /// The text report: the selected count, the groups table, the histogram.
+/// `stamped`: some line had a timestamp (else the window is not shown).
 pub fn print_text<W: Write>(
     out: &mut W,
     q: &StatsQuery,
     s: &Stats,
     names: &[String],
+    stamped: bool,
 ) -> io::Result<()> {
-    writeln!(out, "selected {} lines{}", s.selected, window_line(q))?;
+    writeln!(
+        out,
+        "selected {} lines{}",
+        s.selected,
+        window_line(q, stamped)
+    )?;
     if !names.is_empty() {
         writeln!(out)?;
         let cw = s

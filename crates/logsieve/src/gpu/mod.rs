@@ -38,7 +38,7 @@ mod segment;
 mod stats;
 mod upload;
 
-pub use context::{GpuContext, GpuInfo};
+pub use context::{AdapterProbe, GpuContext, GpuInfo};
 pub use corpus::GpuCorpus;
 pub use search::GpuSearch;
 pub use upload::{UploadOptions, UploadStats};

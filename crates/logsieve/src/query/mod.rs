@@ -31,6 +31,7 @@ use crate::cpu::multi::CpuMulti;
 use crate::error::Error;
 use spec::Analysis;
 
+mod replace;
 pub(crate) mod spec;
 
 pub use spec::{CaseMode, QueryBuilder, QueryKind, Syntax};
@@ -61,6 +62,14 @@ impl QueryBuilder {
                 split.extend(p.split(|&b| b == b'\n').map(|s| s.to_vec()));
             }
         }
+        if self.crlf && self.syntax == Syntax::Regex {
+            // The flag travels inside each pattern, so that every matcher
+            // built from `patterns()` (per-pattern counts and naming too)
+            // reads it alike.
+            for p in &mut split {
+                p.splice(0..0, b"(?R)".iter().copied());
+            }
+        }
         let analysis = analyze(self, &split)?;
         let matcher = Matcher::new(self, &split, &analysis)?;
         Ok(Query {
@@ -74,6 +83,7 @@ impl QueryBuilder {
             literals: analysis.literals,
             cpu_multi: self.cpu_multi,
             matcher: Arc::new(matcher),
+            replacer: Arc::default(),
         })
     }
 }
@@ -216,6 +226,8 @@ pub struct Query {
     literals: Option<Vec<Vec<u8>>>,
     cpu_multi: CpuMulti,
     pub(crate) matcher: Arc<Matcher>,
+    /// The capture regex of `-r`, compiled on first use.
+    replacer: Arc<std::sync::OnceLock<Option<regex::bytes::Regex>>>,
 }
 
 impl Query {

@@ -51,6 +51,7 @@ pub struct QueryBuilder {
     pub(crate) word: bool,
     pub(crate) whole_line: bool,
     pub(crate) invert: bool,
+    pub(crate) crlf: bool,
     pub(crate) cpu_multi: CpuMulti,
 }
 
@@ -87,6 +88,15 @@ impl QueryBuilder {
     /// `-v`: select the lines that do not match.
     pub fn invert(&mut self, yes: bool) -> &mut QueryBuilder {
         self.invert = yes;
+        self
+    }
+
+    /// `--crlf`: in a regex, `$` also matches before `\r\n`, `^` after
+    /// `\r`, and `.` matches no `\r` (the `regex` crate's CRLF mode, `(?R)`).
+    /// The matched lines are the same on every backend: a regex that is a
+    /// plain literal is unchanged, any other is verified on the CPU.
+    pub fn crlf(&mut self, yes: bool) -> &mut QueryBuilder {
+        self.crlf = yes;
         self
     }
 

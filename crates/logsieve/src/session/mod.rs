@@ -88,6 +88,10 @@ pub struct Session {
     calibration_device: String,
     /// A warning from loading the calibration file, for the caller to show.
     calibration_warning: Option<String>,
+    /// What the caller found without starting a device
+    /// ([`Session::set_adapter`]): `None` = not probed (a GPU is assumed to
+    /// be a discrete one), `Some(None)` = no adapter.
+    adapter: Option<Option<(DeviceClass, String)>>,
     #[cfg(feature = "gpu")]
     gpu: Option<crate::gpu::GpuCorpus>,
     /// The stats columns on the GPU, uploaded by the first stats request
@@ -123,6 +127,7 @@ impl Session {
             calibration: Mutex::new(Calibration::defaults(DeviceClass::Other)),
             calibration_device: "cpu".to_string(),
             calibration_warning: None,
+            adapter: None,
             #[cfg(feature = "gpu")]
             gpu: None,
             #[cfg(feature = "gpu")]
@@ -197,6 +202,14 @@ impl Session {
         })
     }
 
+    /// Tells the one-shot plan ([`Session::prepare`]) which adapter exists
+    /// (its class and name), or that none does, as found by a probe that
+    /// starts no device (`gpu::GpuContext::probe_adapters`). Without it,
+    /// `prepare` weighs a discrete GPU it has not seen.
+    pub fn set_adapter(&mut self, adapter: Option<(DeviceClass, String)>) {
+        self.adapter = Some(adapter);
+    }
+
     /// Routes `request` for a one-shot caller: when no GPU is attached, the
     /// routing point weighs starting one (start-up and upload count against
     /// it); when that pays, or `--backend gpu` asks for it, the GPU is
@@ -211,17 +224,34 @@ impl Session {
                 .map_err(|e| Error::backend(format!("--backend gpu: {e}")))?;
             return self.route(request, opts);
         }
+        let (class, name) = match &self.adapter {
+            None => (DeviceClass::Discrete, "a GPU (not started)".to_string()),
+            Some(None) => {
+                let mut r = self.route(request, opts)?;
+                r.reason = format!("no GPU adapter; {}", r.reason);
+                return Ok(r);
+            }
+            Some(Some((DeviceClass::Software, name))) => {
+                let mut r = self.route(request, opts)?;
+                r.reason = format!(
+                    "software adapter ({name}): never chosen automatically; {}",
+                    r.reason
+                );
+                return Ok(r);
+            }
+            Some(Some((class, name))) => (*class, format!("{name} (not started)")),
+        };
         let cold = {
             let cpu = self.calibration().cpu_gbps;
-            let mut cal = Calibration::defaults(DeviceClass::Discrete);
+            let mut cal = Calibration::defaults(class);
             cal.cpu_gbps = cpu;
             route::route(&RouteInput {
                 request: request.kind(),
                 opts,
                 corpus: &self.corpus,
                 gpu: Some(GpuState {
-                    class: DeviceClass::Discrete,
-                    name: "a GPU (not started)".to_string(),
+                    class,
+                    name,
                     resident: false,
                 }),
                 calibration: &cal,
