@@ -110,7 +110,8 @@ pub struct InputArgs {
     #[arg(long = "no-mmap")]
     pub no_mmap: bool,
 
-    /// Search inside .gz files (multi-member gzip).
+    /// Search inside compressed files (gzip, bzip2, xz, lzma, lzip, zstd,
+    /// lz4; told by their magic bytes).
     #[arg(short = 'z', long = "search-zip")]
     pub search_zip: bool,
 

@@ -216,7 +216,7 @@ pub struct SearchArgs {
     mut_arg("json", |a| a.help("Print the result as one JSON object")),
     mut_arg("threads", |a| a.help("Threads (0 = all cores)")),
     mut_arg("backend", |a| a.help("Which backend runs the pipeline")),
-    mut_arg("search_zip", |a| a.help("Read .gz files (multi-member gzip)")),
+    mut_arg("search_zip", |a| a.help("Read compressed files: gzip, bzip2, xz, lzma, lzip, zstd, lz4")),
     mut_arg("explain", |a| a.help("Print the backend, the detected formats and timings on stderr")),
 )]
 pub struct StatsArgs {
