@@ -695,32 +695,69 @@ fn write_sink(l: &mut Loading, bytes: &[u8]) -> Result<(), String> {
     }
 }
 
+/// Bytes of a long line's start that stay in view when the line is cut
+/// around a match further on: its timestamp (and level) are there.
+const HEAD_BYTES: usize = 64;
+/// Bytes shown before a match that starts past the first `SHOW_BYTES`.
+const LEAD_BYTES: usize = 200;
+
+/// The parts of `line` shown: all of it when short; else the first
+/// [`SHOW_BYTES`] bytes when the first match (`first`) starts there, or the
+/// line's head plus a window around that match.
+fn shown_ranges(line: &[u8], first: Option<usize>) -> Vec<std::ops::Range<usize>> {
+    let n = line.len();
+    if n <= SHOW_BYTES {
+        return vec![0..n];
+    }
+    match first {
+        Some(m) if m + 1 > SHOW_BYTES - LEAD_BYTES => {
+            let start = m.saturating_sub(LEAD_BYTES).max(HEAD_BYTES);
+            let end = (start + SHOW_BYTES - HEAD_BYTES).min(n);
+            vec![0..HEAD_BYTES, start..end]
+        }
+        _ => vec![0..SHOW_BYTES],
+    }
+}
+
 /// The line cut at its matches: `[text, 1]` for a match, `[text, 0]`
-/// between. Long lines are cut at [`SHOW_BYTES`].
+/// between. Long lines are cut at [`SHOW_BYTES`]; when the first match is
+/// further on, the line's head (its timestamp) stays and the cut is around
+/// the match, with ` … ` where bytes are left out.
 fn pieces(q: &Query, line: &[u8]) -> Value {
-    let shown = &line[..line.len().min(SHOW_BYTES)];
+    let matches = q.find_iter_line(line);
+    let ranges = shown_ranges(line, matches.first().map(|r| r.start));
     let mut out = Vec::new();
-    let mut at = 0;
     let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-    for r in q.find_iter_line(line) {
-        if r.start >= shown.len() {
-            break;
+    let mut hidden_before = 0;
+    for (i, range) in ranges.iter().enumerate() {
+        if i > 0 {
+            let skipped = range.start - ranges[i - 1].end;
+            if skipped > 0 {
+                out.push(json!([format!(" … ({skipped} bytes) … "), 0]));
+            }
         }
-        let end = r.end.min(shown.len());
-        if r.start > at {
-            out.push(json!([text(&shown[at..r.start]), 0]));
+        hidden_before = range.end;
+        let mut at = range.start;
+        for r in &matches {
+            if r.end <= range.start || r.start >= range.end {
+                continue;
+            }
+            let (s, e) = (r.start.max(range.start), r.end.min(range.end));
+            if s > at {
+                out.push(json!([text(&line[at..s]), 0]));
+            }
+            if e > s {
+                out.push(json!([text(&line[s..e]), 1]));
+            }
+            at = at.max(e);
         }
-        if end > r.start {
-            out.push(json!([text(&shown[r.start..end]), 1]));
+        if at < range.end {
+            out.push(json!([text(&line[at..range.end]), 0]));
         }
-        at = end;
     }
-    if at < shown.len() {
-        out.push(json!([text(&shown[at..]), 0]));
-    }
-    if line.len() > shown.len() {
+    if line.len() > hidden_before {
         out.push(json!([
-            format!(" … ({} more bytes)", line.len() - shown.len()),
+            format!(" … ({} more bytes)", line.len() - hidden_before),
             0
         ]));
     }
@@ -883,14 +920,58 @@ mod tests {
     #[test]
     fn long_lines_are_cut() {
         let mut e = WebEngine::new();
-        let mut line = vec![b'a'; SHOW_BYTES + 10];
-        line.extend_from_slice(b"needle\n");
+        let mut line = b"needle ".to_vec();
+        line.extend(vec![b'a'; SHOW_BYTES + 10]);
+        line.push(b'\n');
         load(&mut e, "long", &line, 1000);
         search(&mut e, json!({"patterns": "needle"}));
         let rows: Value = serde_json::from_str(&e.rows(0, 1)).unwrap();
         let p = rows[0]["p"].as_array().unwrap();
-        assert_eq!(p.len(), 2);
-        assert!(p[1][0].as_str().unwrap().contains("16 more bytes"));
+        assert_eq!(p.len(), 3);
+        assert_eq!(p[0], json!(["needle", 1]));
+        assert!(p[2][0].as_str().unwrap().contains("17 more bytes"));
+    }
+
+    #[test]
+    fn long_lines_cut_around_a_far_match_keep_their_timestamp() {
+        let mut e = WebEngine::new();
+        let mut line = b"2026-11-20T10:00:00Z web-01 INFO ".to_vec();
+        line.extend(vec![b'a'; 3 * SHOW_BYTES]);
+        let at = line.len();
+        line.extend_from_slice(b"needle");
+        line.extend(vec![b'b'; 3 * SHOW_BYTES]);
+        line.push(b'\n');
+        let n = line.len() - 1;
+        load(&mut e, "long", &line, 1000);
+        search(&mut e, json!({"patterns": "needle"}));
+        let rows: Value = serde_json::from_str(&e.rows(0, 1)).unwrap();
+        let p = rows[0]["p"].as_array().unwrap();
+        let texts: Vec<&str> = p.iter().map(|x| x[0].as_str().unwrap()).collect();
+        // The head with the timestamp, a gap, the window with the match.
+        assert!(
+            texts[0].starts_with("2026-11-20T10:00:00Z web-01 INFO"),
+            "{texts:?}"
+        );
+        assert_eq!(texts[0].len(), HEAD_BYTES);
+        let gap = at - LEAD_BYTES - HEAD_BYTES;
+        assert_eq!(texts[1], format!(" … ({gap} bytes) … "));
+        assert!(p.iter().any(|x| x == &json!(["needle", 1])), "{texts:?}");
+        let shown: usize = HEAD_BYTES + (SHOW_BYTES - HEAD_BYTES);
+        assert_eq!(
+            texts.last().unwrap().to_string(),
+            format!(
+                " … ({} more bytes)",
+                n - (at - LEAD_BYTES) - (shown - HEAD_BYTES)
+            )
+        );
+        // Every shown byte is the line's: the pieces between the markers
+        // are the line's bytes in order.
+        let rebuilt: String = p
+            .iter()
+            .filter(|x| !x[0].as_str().unwrap().starts_with(" … "))
+            .map(|x| x[0].as_str().unwrap())
+            .collect();
+        assert_eq!(rebuilt.len(), shown);
     }
 
     #[test]
