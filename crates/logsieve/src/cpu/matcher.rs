@@ -250,8 +250,8 @@ impl Matcher {
             Matcher::Regex { .. } => "regex",
             Matcher::Fuzzy(_) => "fuzzy",
             Matcher::Prefiltered { inner, .. } => match **inner {
-                Matcher::Aho(_) => "literals+folded-prefilter",
-                _ => "regex+literal-prefilter",
+                Matcher::Aho(_) => "aho-corasick+prefilter",
+                _ => "regex+prefilter",
             },
         }
     }
