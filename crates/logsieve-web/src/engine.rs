@@ -496,6 +496,7 @@ impl WebEngine {
                     t != NO_TIME && t >= since && t < until
                 });
                 h.count = h.lines.len() as u64;
+                h.starts.clear();
             }
         }
         let mut ends = Vec::with_capacity(o.docs.len());

@@ -103,13 +103,19 @@ impl<'a> JsonPrinter<'a> {
                 st.searches_with_match = 1;
                 let path = data(doc.name().as_bytes());
                 st.bytes_printed += emit(out, &json!({"type": "begin", "data": {"path": path}}))?;
-                let idx = doc.lines();
                 let hay = doc.data();
-                for &id in &hits.lines {
-                    let r = idx.line_range(id);
+                let fast = hits.starts.len() == hits.lines.len();
+                for (i, &id) in hits.lines.iter().enumerate() {
+                    // From the start offset when the search gave it (no
+                    // line index is built), else from the index.
+                    let (start, line) = if fast {
+                        (hits.starts[i], doc.line_at(hits.starts[i]))
+                    } else {
+                        (doc.lines().line_range(id).start, doc.line(id))
+                    };
+                    let end = start as usize + line.len();
                     // The line as printed includes its terminator, as rg does.
-                    let with_term = &hay[r.start as usize..(r.end as usize + 1).min(hay.len())];
-                    let line = doc.line(id);
+                    let with_term = &hay[start as usize..(end + 1).min(hay.len())];
                     let subs: Vec<Value> = if self.query.invert() {
                         Vec::new()
                     } else {
@@ -136,7 +142,7 @@ impl<'a> JsonPrinter<'a> {
                             "path": path,
                             "lines": data(with_term),
                             "line_number": id + 1,
-                            "absolute_offset": r.start,
+                            "absolute_offset": start,
                             "submatches": subs,
                         }
                     });

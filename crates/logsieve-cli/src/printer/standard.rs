@@ -3,7 +3,7 @@
 
 use std::io::{self, Write};
 
-use logsieve::{Corpus, Document, Query};
+use logsieve::{Corpus, DocHits, Document, Query};
 
 use crate::flags::SearchArgs;
 
@@ -72,7 +72,7 @@ impl Printer<'_> {
                 )?;
                 continue;
             }
-            self.lines(out, doc, &hits.lines)?;
+            self.lines(out, doc, hits)?;
         }
         Ok(())
     }
@@ -101,14 +101,21 @@ impl Printer<'_> {
         Ok(())
     }
 
-    fn lines<W: Write>(&self, out: &mut W, doc: &Document, ids: &[u64]) -> io::Result<()> {
+    fn lines<W: Write>(&self, out: &mut W, doc: &Document, hits: &DocHits) -> io::Result<()> {
         let a = self.a;
+        let ids = &hits.lines[..];
+        // The line's bytes from its start offset when the search gave them
+        // (no line index is built), else from the index.
+        let text = |i: usize, id: u64| match hits.starts.get(i) {
+            Some(&s) if hits.starts.len() == ids.len() => doc.line_at(s),
+            _ => doc.line(id),
+        };
         if a.only_matching {
             if self.query.invert() {
                 return Ok(());
             }
-            for &id in ids {
-                let line = doc.line(id);
+            for (i, &id) in ids.iter().enumerate() {
+                let line = text(i, id);
                 for m in self.query.find_iter_line(line) {
                     if m.is_empty() {
                         continue;
@@ -122,6 +129,12 @@ impl Printer<'_> {
         }
         let after = a.after_context.or(a.context).unwrap_or(0);
         let before = a.before_context.or(a.context).unwrap_or(0);
+        if after == 0 && before == 0 {
+            for (i, &id) in ids.iter().enumerate() {
+                self.line(out, doc, id, text(i, id), true)?;
+            }
+            return Ok(());
+        }
         let n = doc.lines().len();
         let mut last: Option<u64> = None;
         for (i, &id) in ids.iter().enumerate() {
@@ -133,15 +146,15 @@ impl Printer<'_> {
                 }
             }
             for c in start..id {
-                self.line(out, doc, c, false)?;
+                self.line(out, doc, c, doc.line(c), false)?;
             }
-            self.line(out, doc, id, true)?;
+            self.line(out, doc, id, text(i, id), true)?;
             last = Some(id);
             let next = ids.get(i + 1).copied().unwrap_or(u64::MAX);
             let stop = id.saturating_add(after).min(n.saturating_sub(1));
             let mut c = id + 1;
             while c <= stop && c < next {
-                self.line(out, doc, c, false)?;
+                self.line(out, doc, c, doc.line(c), false)?;
                 last = Some(c);
                 c += 1;
             }
@@ -164,10 +177,10 @@ impl Printer<'_> {
         out: &mut W,
         doc: &Document,
         id: u64,
+        line: &[u8],
         is_match: bool,
     ) -> io::Result<()> {
         self.prefix(out, doc, id, if is_match { b':' } else { b'-' })?;
-        let line = doc.line(id);
         if self.color && is_match && !self.query.invert() {
             // Adjacent matches are one coloured run, as rg prints them.
             let mut runs: Vec<std::ops::Range<usize>> = Vec::new();

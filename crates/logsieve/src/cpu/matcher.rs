@@ -256,6 +256,41 @@ impl Matcher {
         }
     }
 
+    /// This matcher's scan speed relative to the calibrated single-literal
+    /// speed ([`crate::planner::Calibration::cpu_gbps`], 8 GB/s before any
+    /// run), for the planner's CPU estimate. Measured one thread on the
+    /// 2-core build machine (2026-11-24, 194 MB generated log, counts, the
+    /// machine shared with other builds: `--explain`'s search time):
+    /// memmem 6–12 ms (~2x), a regex behind a one-literal prefilter 12–28
+    /// ms (~1x), Teddy sets and the folded `-i` prefilter 25–57 ms (~0.6x),
+    /// aho-corasick on 100 literals 48–130 ms (~0.2x), a regex without a
+    /// literal ~0.25x before its per-match cost. Per-line costs are the
+    /// planner's (`planner::cpu_estimate`).
+    pub(crate) fn speed(&self) -> f64 {
+        match self {
+            Matcher::All => 4.0,
+            Matcher::Memmem(_) => 2.0,
+            Matcher::Aho(ac) if ac.patterns_len() <= 64 => 0.6,
+            Matcher::Aho(_) => 0.2,
+            Matcher::Multi(_) => 0.1,
+            Matcher::Regex { .. } => 0.25,
+            Matcher::Fuzzy(_) => 0.05,
+            Matcher::Prefiltered { pre, .. } => match pre.name() {
+                "memmem" => 1.0,
+                _ => 0.6,
+            },
+        }
+    }
+
+    /// True when a candidate's line is re-checked by a second matcher (its
+    /// per-line cost is higher).
+    pub(crate) fn verifies(&self) -> bool {
+        matches!(
+            self,
+            Matcher::Prefiltered { .. } | Matcher::Fuzzy(_) | Matcher::Regex { .. }
+        )
+    }
+
     /// The first candidate in `hay[at..end]` (`at` is a line start; `end` is
     /// a line start or `hay.len()`). `hay[..at]` is context for look-behind.
     #[inline]
