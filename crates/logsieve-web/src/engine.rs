@@ -496,6 +496,7 @@ impl WebEngine {
                     t != NO_TIME && t >= since && t < until
                 });
                 h.count = h.lines.len() as u64;
+                h.starts.clear();
             }
         }
         let mut ends = Vec::with_capacity(o.docs.len());
@@ -704,6 +705,8 @@ const LEAD_BYTES: usize = 200;
 /// The parts of `line` shown: all of it when short; else the first
 /// [`SHOW_BYTES`] bytes when the first match (`first`) starts there, or the
 /// line's head plus a window around that match.
+// A list of one range is a list here, not a mistyped `0..n` (clippy's guess).
+#[allow(clippy::single_range_in_vec_init)]
 fn shown_ranges(line: &[u8], first: Option<usize>) -> Vec<std::ops::Range<usize>> {
     let n = line.len();
     if n <= SHOW_BYTES {

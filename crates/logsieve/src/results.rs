@@ -19,13 +19,29 @@ pub enum Want {
 }
 
 /// The selected lines of one document.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default)]
 pub struct DocHits {
     /// Number of selected lines (after `-v` and `-m`).
     pub count: u64,
     /// Selected line ids, ascending (empty when only counting).
     pub lines: Vec<u64>,
+    /// The byte offset where each selected line starts, parallel to
+    /// `lines`, when the backend knows it without a line index (the CPU
+    /// without `-v`); empty otherwise. A printer that has them needs no
+    /// line index ([`crate::Document::line_at`]): building one for 1M lines
+    /// costs more than the search it serves.
+    pub starts: Vec<u64>,
 }
+
+/// Two answers are equal when they select the same lines: `starts` is a
+/// by-product some backends do not produce.
+impl PartialEq for DocHits {
+    fn eq(&self, other: &DocHits) -> bool {
+        self.count == other.count && self.lines == other.lines
+    }
+}
+
+impl Eq for DocHits {}
 
 /// Which backend answered, and why.
 #[derive(Clone, Debug)]

@@ -186,12 +186,15 @@ fn each_matcher_is_exercised() {
         (&["foo"], Syntax::Regex, "", "memmem"),
         (&["error"], Syntax::Wildcard, "", "memmem"),
         (&["ab", "error", "42"], Syntax::Fixed, "", "aho-corasick"),
-        (&["foo"], Syntax::Fixed, "i", "aho-corasick"),
+        (&["foo"], Syntax::Fixed, "i", "aho-corasick+prefilter"),
+        (&["fo"], Syntax::Fixed, "i", "aho-corasick"),
         (&["error|ab"], Syntax::Regex, "", "regex"),
+        (&["error|abc"], Syntax::Regex, "", "regex+prefilter"),
         (&["é"], Syntax::Fixed, "i", "regex"),
-        (&["foo"], Syntax::Fixed, "w", "regex"),
-        (&["foo"], Syntax::Fixed, "x", "regex"),
+        (&["foo"], Syntax::Fixed, "w", "regex+prefilter"),
+        (&["foo"], Syntax::Fixed, "x", "regex+prefilter"),
         (&["f*o"], Syntax::Wildcard, "", "regex"),
+        (&["f*ooo"], Syntax::Wildcard, "", "regex+prefilter"),
         (&["error"], Syntax::Fuzzy(1), "", "fuzzy"),
         (&["error"], Syntax::Fuzzy(2), "iv", "fuzzy"),
         (&[""], Syntax::Fixed, "", "all-lines"),
@@ -206,7 +209,7 @@ fn each_matcher_is_exercised() {
         seen.insert(name);
         check_against_oracle(&corpus, &p, syntax, f, Depth::Full).unwrap();
     }
-    assert_eq!(seen.len(), 5, "every matcher: {seen:?}");
+    assert_eq!(seen.len(), 7, "every matcher: {seen:?}");
 }
 
 #[test]
@@ -431,11 +434,32 @@ fn big_generated_corpus_every_thread_count() {
             "",
             "aho-corasick",
         ),
-        (&["ERROR"], Syntax::Fixed, "i", "aho-corasick"),
-        (&[r"192\.168\.1\.[0-9]+ "], Syntax::Regex, "", "regex"),
-        (&["error"], Syntax::Fixed, "w", "regex"),
+        (&["ERROR"], Syntax::Fixed, "i", "aho-corasick+prefilter"),
+        (
+            &[r"192\.168\.1\.[0-9]+ "],
+            Syntax::Regex,
+            "",
+            "regex+prefilter",
+        ),
+        (&[r"[0-9]{4}-[0-9]{2}"], Syntax::Regex, "", "regex"),
+        (&["error"], Syntax::Fixed, "w", "regex+prefilter"),
         (&["x"], Syntax::Fixed, "v", "memmem"),
-        (&["GET /*HTTP"], Syntax::Wildcard, "", "regex"),
+        (&["GET /*HTTP"], Syntax::Wildcard, "", "regex+prefilter"),
+        // REGRESSION: `-x '.*rt=1\.879'` ran the regex over every byte (14x
+        // rg); the required literal is inside, after `.*`.
+        (&[r".*rt=1\.8"], Syntax::Regex, "x", "regex+prefilter"),
+        (
+            &[r"(?:queue|pool) \w+"],
+            Syntax::Regex,
+            "i",
+            "regex+prefilter",
+        ),
+        (
+            &["error", "timeout"],
+            Syntax::Fixed,
+            "iv",
+            "aho-corasick+prefilter",
+        ),
         (&[""], Syntax::Fixed, "", "all-lines"),
     ];
     for &(ps, syntax, flags, name) in queries {
@@ -611,6 +635,56 @@ fn wildcard_patterns() -> impl Strategy<Value = Vec<Vec<u8>>> {
     )
 }
 
+/// Regex fragments for the prefilter property: the required literal sits in
+/// alternations, optional groups, `{0,}` and `{1,}` repetitions, next to
+/// classes and anchors, over a small alphabet so literals occur often.
+const PREFILTER_PIECES: &[&str] = &[
+    "abc",
+    "(abc)?",
+    "(?:abc|bca)",
+    "(?:ab|cab)",
+    "(?:cab){0,}",
+    "(?:bcab){1,2}",
+    "(?:a|abc)bb",
+    "[ab]",
+    "[^c]",
+    "c+",
+    "a*",
+    ".",
+    "cc",
+    "^",
+    "$",
+    "\\b",
+];
+
+fn prefilter_case() -> impl Strategy<Value = (Vec<u8>, Vec<Vec<u8>>, Flags)> {
+    let corpus = prop::collection::vec(
+        prop::sample::select(&[b'a', b'b', b'c', b'\n', b' ', b'A', b'C'][..]),
+        0..400,
+    );
+    let pattern = prop::collection::vec(0..PREFILTER_PIECES.len(), 1..5).prop_map(|idx| {
+        idx.iter()
+            .map(|&i| PREFILTER_PIECES[i])
+            .collect::<String>()
+            .into_bytes()
+    });
+    (
+        corpus,
+        prop::collection::vec(pattern, 1..3),
+        flags_strategy(true),
+    )
+        .prop_map(|(c, p, mut f)| {
+            // The oracle checks -w spans by slicing the line, where anchors
+            // change meaning; anchors are covered without -w.
+            if p.iter()
+                .any(|p| p.iter().any(|&b| b == b'^' || b == b'$' || b == b'\\'))
+            {
+                f.w = false;
+            }
+            (c, p, f)
+        })
+}
+
 fn run_random(corpus: &[u8], p: &[Vec<u8>], syntax: Syntax, f: Flags) -> Result<(), TestCaseError> {
     check_against_oracle(corpus, p, syntax, f, Depth::Full).map_err(TestCaseError::fail)
 }
@@ -637,6 +711,12 @@ proptest! {
 
     #[test]
     fn random_regex(corpus in corpus_strategy(), p in regex_patterns(), f in flags_strategy(true)) {
+        run_random(&corpus, &p, Syntax::Regex, f)?;
+    }
+
+    #[test]
+    fn random_prefiltered_regex((corpus, p, f) in prefilter_case()) {
+        // Prefilter + verify must equal the regex crate alone, line by line.
         run_random(&corpus, &p, Syntax::Regex, f)?;
     }
 

@@ -115,17 +115,35 @@ impl<'a> JsonPrinter<'a> {
                 st.searches_with_match = 1;
                 let path = data(doc.name().as_bytes());
                 st.bytes_printed += emit(out, &json!({"type": "begin", "data": {"path": path}}))?;
-                let idx = doc.lines();
                 let hay = doc.data();
-                let items = super::with_context(&hits.lines, self.before, self.after, idx.len());
-                for (id, selected) in items.into_iter().filter_map(|i| match i {
-                    super::Item::Line { id, selected } => Some((id, selected)),
-                    super::Item::Break => None,
-                }) {
-                    let r = idx.line_range(id);
+                // Without context, the lines come with their start offsets
+                // from the search (no line index is built); with context,
+                // from the index.
+                let plain = self.before == 0 && self.after == 0;
+                let items: Vec<(u64, bool, Option<u64>)> =
+                    if plain && hits.starts.len() == hits.lines.len() {
+                        hits.lines
+                            .iter()
+                            .zip(&hits.starts)
+                            .map(|(&id, &start)| (id, true, Some(start)))
+                            .collect()
+                    } else {
+                        super::with_context(&hits.lines, self.before, self.after, doc.lines().len())
+                            .into_iter()
+                            .filter_map(|i| match i {
+                                super::Item::Line { id, selected } => Some((id, selected, None)),
+                                super::Item::Break => None,
+                            })
+                            .collect()
+                    };
+                for (id, selected, start) in items {
+                    let (start, line) = match start {
+                        Some(s) => (s, doc.line_at(s)),
+                        None => (doc.lines().line_range(id).start, doc.line(id)),
+                    };
+                    let end = start as usize + line.len();
                     // The line as printed includes its terminator, as rg does.
-                    let with_term = &hay[r.start as usize..(r.end as usize + 1).min(hay.len())];
-                    let line = doc.line(id);
+                    let with_term = &hay[start as usize..(end + 1).min(hay.len())];
                     let subs: Vec<Value> = if self.query.invert() || !selected {
                         Vec::new()
                     } else {
@@ -154,7 +172,7 @@ impl<'a> JsonPrinter<'a> {
                             "path": path,
                             "lines": data(with_term),
                             "line_number": id + 1,
-                            "absolute_offset": r.start,
+                            "absolute_offset": start,
                             "submatches": subs,
                         }
                     });

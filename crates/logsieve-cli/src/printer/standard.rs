@@ -6,7 +6,7 @@
 use std::io::{self, Write};
 use std::ops::Range;
 
-use logsieve::{Corpus, Document, Query};
+use logsieve::{Corpus, DocHits, Document, Query};
 
 use super::{with_context, Item};
 use crate::flags::SearchArgs;
@@ -112,7 +112,7 @@ impl Printer<'_> {
                 self.path(out, doc)?;
                 out.write_all(if a.null { b"\0" } else { b"\n" })?;
             }
-            self.lines(out, doc, &hits.lines)?;
+            self.lines(out, doc, hits)?;
         }
         Ok(())
     }
@@ -161,14 +161,21 @@ impl Printer<'_> {
             .collect()
     }
 
-    fn lines<W: Write>(&self, out: &mut W, doc: &Document, ids: &[u64]) -> io::Result<()> {
+    fn lines<W: Write>(&self, out: &mut W, doc: &Document, hits: &DocHits) -> io::Result<()> {
         let a = self.a;
+        let ids = &hits.lines[..];
+        // The selected lines' start offsets when the search gave them: then
+        // no line index is built (line numbers came from the search too).
+        let starts = (hits.starts.len() == ids.len()).then_some(&hits.starts[..]);
+        let selected_line = |i: usize, id: u64| match starts {
+            Some(s) => (doc.line_at(s[i]), s[i]),
+            None => (doc.line(id), doc.lines().line_range(id).start),
+        };
         if a.only_matching || a.vimgrep {
             // One output line per match (--vimgrep prints the whole line
             // each time, -o the match).
-            for &id in ids {
-                let line = doc.line(id);
-                let start = doc.lines().line_range(id).start;
+            for (i, &id) in ids.iter().enumerate() {
+                let (line, start) = selected_line(i, id);
                 for m in self.matches(line) {
                     let at = At {
                         id,
@@ -194,6 +201,16 @@ impl Printer<'_> {
             }
             return Ok(());
         }
+        let plain = !a.passthru
+            && a.before_context.or(a.context).unwrap_or(0) == 0
+            && a.after_context.or(a.context).unwrap_or(0) == 0;
+        if plain {
+            for (i, &id) in ids.iter().enumerate() {
+                let (line, start) = selected_line(i, id);
+                self.line(out, doc, id, line, start, true)?;
+            }
+            return Ok(());
+        }
         let n = doc.lines().len();
         let (before, after) = if a.passthru {
             (n, n)
@@ -206,7 +223,10 @@ impl Printer<'_> {
         for item in with_context(ids, before, after, n) {
             match item {
                 Item::Break => out.write_all(b"--\n")?,
-                Item::Line { id, selected } => self.line(out, doc, id, selected)?,
+                Item::Line { id, selected } => {
+                    let start = doc.lines().line_range(id).start;
+                    self.line(out, doc, id, doc.line(id), start, selected)?
+                }
             }
         }
         Ok(())
@@ -227,10 +247,12 @@ impl Printer<'_> {
         out: &mut W,
         doc: &Document,
         id: u64,
+        line: &[u8],
+        start: u64,
         selected: bool,
     ) -> io::Result<()> {
-        let line = doc.line(id);
-        let column = if selected {
+        // The column costs a second match of the line: only when printed.
+        let column = if selected && self.column() {
             self.matches(line).first().map(|m| m.start + 1)
         } else {
             None
@@ -238,7 +260,7 @@ impl Printer<'_> {
         let at = At {
             id,
             column,
-            offset: doc.lines().line_range(id).start,
+            offset: start,
             selected,
         };
         self.prefix(out, doc, &at)?;

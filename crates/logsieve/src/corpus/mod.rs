@@ -387,6 +387,14 @@ impl Document {
         &self.data[r.start as usize..r.end as usize]
     }
 
+    /// The bytes of the line starting at byte `start`, terminator
+    /// excluded (no line index needed: one `memchr` to its end).
+    pub fn line_at(&self, start: u64) -> &[u8] {
+        let s = (start as usize).min(self.data.len());
+        let rest = &self.data[s..];
+        &rest[..memchr::memchr(b'\n', rest).unwrap_or(rest.len())]
+    }
+
     /// The offset of the first NUL byte, if any: such a document is binary
     /// (ripgrep's rule); it is searched, but lines are not printed.
     pub fn binary_offset(&self) -> Option<u64> {

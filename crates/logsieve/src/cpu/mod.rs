@@ -175,22 +175,35 @@ pub fn search_doc(doc: &Document, q: &Query, opts: &CpuOptions) -> DocHits {
         return DocHits {
             count,
             lines: Vec::new(),
+            starts: Vec::new(),
         };
     }
-    let idx = doc.lines();
-    let mut ids: Vec<u64> = results
+    // Line ids by counting newlines between consecutive matches (memchr's
+    // SIMD count), as ripgrep numbers lines: no line index (one `u64` per
+    // line, 1M pushes) is built for a few hundred matches.
+    let mut starts: Vec<u64> = results
         .iter()
-        .flat_map(|r| r.1.iter().map(|&ls| idx.line_of(ls as u64)))
+        .flat_map(|r| r.1.iter().map(|&ls| ls as u64))
         .collect();
+    let mut ids = Vec::with_capacity(starts.len());
+    let (mut line, mut at) = (0u64, 0usize);
+    for &ls in &starts {
+        line += memchr::memchr_iter(b'\n', &hay[at..ls as usize]).count() as u64;
+        at = ls as usize;
+        ids.push(line);
+    }
     if q.invert() {
-        ids = complement(&ids, idx.len());
+        ids = complement(&ids, count_lines(hay));
+        starts = Vec::new();
     }
     if let Some(m) = opts.max_count {
         ids.truncate(m.min(usize::MAX as u64) as usize);
+        starts.truncate(ids.len());
     }
     DocHits {
         count: ids.len() as u64,
         lines: ids,
+        starts,
     }
 }
 

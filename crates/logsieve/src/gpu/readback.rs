@@ -320,6 +320,7 @@ pub(crate) fn merge_docs(
             docs.push(DocHits {
                 count: v.len() as u64,
                 lines: v,
+                starts: Vec::new(),
             });
         } else {
             let sel = if q.invert() {
@@ -330,6 +331,7 @@ pub(crate) fn merge_docs(
             docs.push(DocHits {
                 count: max_count.map_or(sel, |m| sel.min(m)),
                 lines: Vec::new(),
+                starts: Vec::new(),
             });
         }
     }

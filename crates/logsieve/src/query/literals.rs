@@ -1,0 +1,292 @@
+//! Required literals: byte strings every match of a pattern must contain,
+//! and the [`Prefilter`] that finds them.
+//!
+//! ripgrep and Hyperscan do not run a regex over every byte when the regex
+//! cannot match without some literal: they search for the literal with a
+//! SIMD substring search, and run the regex only on the line around each
+//! occurrence. `-x '.*rt=1\.879'` holds `rt=1.879`; `\d+\.exe` holds
+//! `.exe`; `(foo|bar)\d+` holds one of `foo`, `bar`; `(foo)?bar` only `bar`.
+//!
+//! [`RequiredLiterals::from_hir`] walks the HIR that is compiled (so `-i`,
+//! `-w` and `-x` wrappers are seen as they run: a case-insensitive letter is
+//! a class of its case variants, Unicode ones included, and is expanded
+//! like any small class). It returns a *set*: every match contains at least
+//! one member. [`Prefilter`] searches for the set (`memchr::memmem` for one
+//! literal, Teddy for a few) and reports candidate positions.
+//!
+//! # The contract
+//!
+//! A [`Prefilter`] may report false positives, never false negatives: a
+//! line that matches holds an occurrence of some required literal, so it is
+//! reported; a reported line may not match, so the caller verifies every
+//! candidate line with the full matcher. The GPU's literal kernels can take
+//! the same set (required literals → literal kernel → verify on the host).
+
+use aho_corasick::packed;
+use memchr::memmem;
+use regex_syntax::hir::literal::{ExtractKind, Extractor};
+use regex_syntax::hir::{Hir, HirKind};
+
+/// At most this many literals in a set: Teddy slows down beyond a few
+/// dozen, and a set this large rarely beats the regex engine's own scan.
+pub const MAX_SET: usize = 32;
+
+/// A set whose shortest literal is shorter than this is not worth a
+/// prefilter: one or two bytes occur on nearly every log line.
+pub const MIN_LEN: usize = 3;
+
+/// Literals that every match contains at least one of.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RequiredLiterals {
+    literals: Vec<Vec<u8>>,
+}
+
+impl RequiredLiterals {
+    /// The best set of required literals of `hir`, if one is worth
+    /// searching for: at most [`MAX_SET`] literals, none shorter than
+    /// [`MIN_LEN`]. `None` when a match may hold no literal (`\d{4}-\d\d`
+    /// only requires `-`; `a*` matches the empty string).
+    pub fn from_hir(hir: &Hir) -> Option<RequiredLiterals> {
+        let set = required(hir)?;
+        if set.is_empty() || set.iter().map(Vec::len).min()? < MIN_LEN {
+            return None;
+        }
+        Some(RequiredLiterals { literals: set })
+    }
+
+    /// The literals, deduplicated (byte-exact: case variants are listed).
+    pub fn literals(&self) -> &[Vec<u8>] {
+        &self.literals
+    }
+}
+
+/// How good a set is for a prefilter: longer literals are rarer, and each
+/// doubling of the set costs more than a byte of length (more Teddy
+/// buckets, more chance hits).
+fn score(set: &[Vec<u8>]) -> i64 {
+    let min = set.iter().map(|l| l.len().min(8)).min().unwrap_or(0) as i64;
+    let log2 = (usize::BITS - set.len().saturating_sub(1).leading_zeros()) as i64;
+    min * 16 - log2 * 20
+}
+
+/// Shrinks a set to at most [`MAX_SET`] literals by keeping fewer leading
+/// bytes (each kept prefix still occurs wherever its literal does).
+fn shrink(mut set: Vec<Vec<u8>>) -> Option<Vec<Vec<u8>>> {
+    set.sort();
+    set.dedup();
+    let mut keep = set.iter().map(Vec::len).max()?;
+    while set.len() > MAX_SET {
+        keep -= 1;
+        if keep < MIN_LEN {
+            return None;
+        }
+        for l in &mut set {
+            l.truncate(keep);
+        }
+        set.sort();
+        set.dedup();
+    }
+    Some(set)
+}
+
+/// Every match of `hir` begins with a member of the result (the regex
+/// crate's prefix extraction; an inexact literal is still a prefix).
+fn prefixes(hir: &Hir) -> Option<Vec<Vec<u8>>> {
+    let seq = Extractor::new()
+        .kind(ExtractKind::Prefix)
+        .limit_total(256)
+        .extract(hir);
+    let lits = seq.literals()?;
+    if lits.is_empty() || lits.iter().any(|l| l.as_bytes().is_empty()) {
+        return None;
+    }
+    shrink(lits.iter().map(|l| l.as_bytes().to_vec()).collect())
+}
+
+/// The better of two sets; a set with a literal shorter than [`MIN_LEN`]
+/// does not count.
+fn better(a: Option<Vec<Vec<u8>>>, b: Option<Vec<Vec<u8>>>) -> Option<Vec<Vec<u8>>> {
+    let ok = |s: &Vec<Vec<u8>>| s.iter().all(|l| l.len() >= MIN_LEN);
+    match (a.filter(ok), b.filter(ok)) {
+        (Some(a), Some(b)) => Some(if score(&b) > score(&a) { b } else { a }),
+        (a, b) => a.or(b),
+    }
+}
+
+/// A set such that every match of `hir` contains one of its members.
+fn required(hir: &Hir) -> Option<Vec<Vec<u8>>> {
+    match hir.kind() {
+        HirKind::Literal(l) if l.0.len() >= MIN_LEN => Some(vec![l.0.to_vec()]),
+        HirKind::Capture(c) => required(&c.sub),
+        // `x{0,}` may match without x; `x{1,}` holds what x holds.
+        HirKind::Repetition(r) if r.min >= 1 => required(&r.sub),
+        HirKind::Class(_) => better(None, prefixes(hir)),
+        HirKind::Alternation(alts) => {
+            // Every branch must contribute, or a match may avoid them all.
+            let mut set = Vec::new();
+            for a in alts {
+                set.extend(better(None, required(a))?);
+            }
+            shrink(set)
+        }
+        HirKind::Concat(parts) => {
+            // The literal starting at each part (`.*rt=1\.879` holds
+            // `rt=1.879` from its second part on), and what each part
+            // holds inside (a group's inner literal).
+            let mut best = None;
+            for i in 0..parts.len().min(32) {
+                let tail = Hir::concat(parts[i..].to_vec());
+                best = better(best, prefixes(&tail));
+                best = better(best, required(&parts[i]));
+            }
+            best
+        }
+        _ => None,
+    }
+}
+
+enum Searcher {
+    One(memmem::Finder<'static>),
+    Teddy(packed::Searcher),
+    Automaton(aho_corasick::AhoCorasick),
+}
+
+/// Finds candidate positions: occurrences of a [`RequiredLiterals`] set.
+///
+/// A candidate is only a *candidate*: its line may not match (false
+/// positives are allowed, false negatives never). Verify its line.
+pub struct Prefilter {
+    searcher: Searcher,
+    literals: RequiredLiterals,
+}
+
+impl std::fmt::Debug for Prefilter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Prefilter")
+            .field("literals", &self.literals)
+            .finish()
+    }
+}
+
+impl Prefilter {
+    /// A searcher for `literals`: `memchr::memmem` for one, Teddy (SIMD,
+    /// aho-corasick's packed searcher) for a set, an automaton where Teddy
+    /// is unavailable.
+    pub fn new(literals: RequiredLiterals) -> Prefilter {
+        let lits = literals.literals();
+        let searcher = if lits.len() == 1 {
+            Searcher::One(memmem::Finder::new(&lits[0]).into_owned())
+        } else if let Some(t) = packed::Config::new().builder().extend(lits).build() {
+            Searcher::Teddy(t)
+        } else {
+            Searcher::Automaton(
+                aho_corasick::AhoCorasick::builder()
+                    .match_kind(aho_corasick::MatchKind::LeftmostFirst)
+                    .build(lits)
+                    .expect("a few short literals always build"),
+            )
+        };
+        Prefilter { searcher, literals }
+    }
+
+    /// The literals searched for.
+    pub fn literals(&self) -> &RequiredLiterals {
+        &self.literals
+    }
+
+    /// The first candidate position in `hay[at..end]`: the start of an
+    /// occurrence of a required literal. May be a false positive.
+    #[inline]
+    pub fn find(&self, hay: &[u8], at: usize, end: usize) -> Option<usize> {
+        match &self.searcher {
+            Searcher::One(f) => f.find(&hay[at..end]).map(|i| at + i),
+            Searcher::Teddy(t) => t
+                .find_in(hay, aho_corasick::Span::from(at..end))
+                .map(|m| m.start()),
+            Searcher::Automaton(ac) => ac
+                .find(aho_corasick::Input::new(hay).span(at..end))
+                .map(|m| m.start()),
+        }
+    }
+
+    /// A short name for reports (`memmem`, `teddy`, `aho-corasick`).
+    pub fn name(&self) -> &'static str {
+        match self.searcher {
+            Searcher::One(_) => "memmem",
+            Searcher::Teddy(_) => "teddy",
+            Searcher::Automaton(_) => "aho-corasick",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(re: &str, ci: bool) -> Option<Vec<String>> {
+        let hir = regex_syntax::ParserBuilder::new()
+            .case_insensitive(ci)
+            .multi_line(true)
+            .utf8(false)
+            .build()
+            .parse(re)
+            .unwrap();
+        RequiredLiterals::from_hir(&hir).map(|r| {
+            r.literals()
+                .iter()
+                .map(|l| String::from_utf8_lossy(l).into_owned())
+                .collect()
+        })
+    }
+
+    fn s(v: &[&str]) -> Option<Vec<String>> {
+        Some(v.iter().map(|x| x.to_string()).collect())
+    }
+
+    #[test]
+    fn inner_prefix_and_suffix_literals() {
+        assert_eq!(req(r".*rt=1\.879", false), s(&["rt=1.879"]));
+        assert_eq!(req(r"^(?:.*rt=1\.879)$", false), s(&["rt=1.879"]));
+        assert_eq!(req(r"latency_ms=19\d\d", false), s(&["latency_ms=19"]));
+        assert_eq!(req(r"\d+\.exe", false), s(&[".exe"]));
+        assert_eq!(req(r"[0-9a-f]{6}dead", false), s(&["dead"]));
+    }
+
+    #[test]
+    fn optional_parts_are_not_required() {
+        assert_eq!(req(r"(foo)?barbaz", false), s(&["barbaz"]));
+        assert_eq!(req(r"(?:foo){0,}bar", false), s(&["bar"]));
+        assert_eq!(req(r"(?:foox){1,}", false), s(&["foox"]));
+        assert_eq!(req(r"a*", false), None);
+        assert_eq!(req(r"\d{4}-\d\d", false), None);
+    }
+
+    #[test]
+    fn alternations_give_sets() {
+        assert_eq!(req(r"(?:fooo|barr)\d", false), s(&["barr", "fooo"]));
+        // A branch without a literal voids the set.
+        assert_eq!(req(r"(?:fooo|\d+)x", false), None);
+    }
+
+    #[test]
+    fn case_insensitive_literals_are_expanded() {
+        let got = req("(?i-u)err_503", false).unwrap();
+        assert_eq!(got, vec!["_503".to_string()]);
+        // Unicode folding: `k` includes KELVIN SIGN (U+212A), which must be
+        // among the variants when the window covers it.
+        let got = req("kkk", true).unwrap();
+        assert!(got.iter().any(|l| l.contains('\u{212A}')), "{got:?}");
+    }
+
+    #[test]
+    fn prefilter_finds_every_literal() {
+        let r = RequiredLiterals {
+            literals: vec![b"abc".to_vec(), b"xyz".to_vec()],
+        };
+        let p = Prefilter::new(r);
+        let hay = b"---xyz---abc";
+        assert_eq!(p.find(hay, 0, hay.len()), Some(3));
+        assert_eq!(p.find(hay, 4, hay.len()), Some(9));
+        assert_eq!(p.find(hay, 4, 11), None);
+    }
+}
