@@ -32,7 +32,7 @@ mod oneshot;
 mod pattern_set;
 pub(crate) mod pipelines;
 mod positions;
-mod readback;
+pub(crate) mod readback;
 mod search;
 mod segment;
 mod stats;

@@ -331,7 +331,12 @@ impl RawHits {
     /// Per-document hits with `-v` and `-m` applied (`n_lines`: each
     /// document's line count). Every line of a document must have been
     /// searched by exactly one part.
-    pub(crate) fn finish(self, n_lines: &[u64], invert: bool, max_count: Option<u64>) -> Vec<DocHits> {
+    pub(crate) fn finish(
+        self,
+        n_lines: &[u64],
+        invert: bool,
+        max_count: Option<u64>,
+    ) -> Vec<DocHits> {
         let nd = self.matched.len();
         let mut docs = Vec::with_capacity(nd);
         match self.lines {
