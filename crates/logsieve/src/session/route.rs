@@ -358,12 +358,13 @@ impl<'a> LineMap<'a> {
 /// GPU memory, in bytes, that `bytes` of corpus in `lines` lines take
 /// when resident (`gpu/upload.rs`): the bytes themselves (rounded, plus
 /// padding per segment), line offsets (4 bytes a line), block hints (4
-/// bytes per 64), two bit sets and their readback (3 bits a line). The
+/// bytes per 64), two bit sets and their readback (3 bits a line), and
+/// brute-byte's first append buffer (256 KiB, per segment). The
 /// signatures (16 bytes a line) are not counted: built only when the
 /// `signature` kernel runs. `tests/multi_gpu.rs` checks this against
 /// `GpuCorpus::buffers`.
 pub fn resident_cost(bytes: u64, lines: u64) -> u64 {
-    bytes + 4 * (lines + 1) + 4 * (bytes / 64 + 2) + (3 * lines).div_ceil(8) + 512
+    bytes + 4 * (lines + 1) + 4 * (bytes / 64 + 2) + (3 * lines).div_ceil(8) + (256 << 10) + 512
 }
 
 /// Decides where each line of `corpus` lives when `devices` GPUs are
