@@ -7,6 +7,7 @@
 //! `search` prints them), the subcommand rewords it with `mut_arg` and keeps
 //! the flag's names and default.
 
+pub mod gpus;
 pub mod shared;
 pub mod subcommands;
 pub mod walk;
