@@ -356,12 +356,8 @@ impl RawHits {
                 }
             }
             None => {
-                for di in 0..nd {
-                    let sel = if invert {
-                        n_lines[di] - self.matched[di]
-                    } else {
-                        self.matched[di]
-                    };
+                for (&matched, &n) in self.matched.iter().zip(n_lines) {
+                    let sel = if invert { n - matched } else { matched };
                     docs.push(DocHits {
                         count: max_count.map_or(sel, |m| sel.min(m)),
                         lines: Vec::new(),
