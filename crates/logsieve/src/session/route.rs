@@ -515,7 +515,8 @@ pub struct DeviceState {
 ///   `H / C` ms for its `H` bytes (`C`: the calibrated per-thread CPU
 ///   throughput times `1 + 0.8 (threads - 1)`, the planner's measured
 ///   parallel efficiency); the request ends at the larger of the two.
-/// * A device's shard moves to the CPU while that lowers the end: with shards of
+/// * On automatic routes (`balance`), the devices with the fewest bytes
+///   move their shards to the CPU when that lowers the end: with shards of
 ///   `B` bytes on `n` devices and `H` on the host, the split where both
 ///   finish together gives the CPU `x = C (L + T / (n G)) / (1 + C / (n G))`
 ///   of the `T` bytes; the CPU takes whole shards, so the split is the
@@ -529,6 +530,7 @@ pub fn split(
     kernel: Kernel,
     threads: usize,
     notes: Vec<String>,
+    balance: bool,
 ) -> Split {
     let ms = |bytes: u64, gbps: f64| bytes as f64 / (gbps.max(1e-6) * 1e6);
     let t = threads.max(1) as f64;
@@ -579,30 +581,35 @@ pub fn split(
             .fold(0.0, f64::max);
         (ms(cpu_bytes, cpu), g)
     };
-    loop {
-        let (c, g) = times(&parts);
-        let now = c.max(g);
-        // The device with the fewest bytes still on it: all its parts
-        // move together (a device searches everything it holds).
+    // Moving the k smallest devices' shards to the CPU, for every k: the
+    // best end wins (one at a time could stop while a larger device still
+    // sets the end). Only on automatic routes: `--backend gpu` keeps every
+    // shard on its device.
+    if balance {
         let mut per_dev: std::collections::BTreeMap<usize, u64> = Default::default();
         for (p, on) in &parts {
             if let Some(k) = on {
                 *per_dev.entry(*k).or_default() += p.bytes;
             }
         }
-        let Some((&k, _)) = per_dev.iter().min_by_key(|&(_, &b)| b) else {
-            break;
+        let mut order: Vec<(usize, u64)> = per_dev.into_iter().collect();
+        order.sort_by_key(|&(k, b)| (b, k));
+        let end = |p: &[(LayoutPart, Option<usize>)]| {
+            let (c, g) = times(p);
+            c.max(g)
         };
+        let mut best = (end(&parts), parts.clone());
         let mut moved = parts.clone();
-        for p in moved.iter_mut().filter(|p| p.1 == Some(k)) {
-            p.1 = None;
+        for &(k, _) in &order {
+            for p in moved.iter_mut().filter(|p| p.1 == Some(k)) {
+                p.1 = None;
+            }
+            let e = end(&moved);
+            if e < best.0 {
+                best = (e, moved.clone());
+            }
         }
-        let (c2, g2) = times(&moved);
-        if c2.max(g2) < now {
-            parts = moved;
-        } else {
-            break;
-        }
+        parts = best.1;
     }
     let (cpu_ms, gpu_ms) = times(&parts);
     Split {

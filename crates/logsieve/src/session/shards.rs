@@ -242,6 +242,7 @@ impl Session {
             kernel,
             crate::cpu::resolve_threads(opts.threads),
             self.attach_notes.clone(),
+            !r.forced,
         );
         r.reason = format!("{}; {}", r.reason, split.summary());
         r.split = Some(split);
