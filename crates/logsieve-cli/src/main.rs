@@ -35,12 +35,12 @@ fn main() {
     // is read here, once, and passed down.
     let tuning = logsieve::Tuning::from_env();
     let code = match &cli.command {
-        Command::Search(a) => cmd::search::run(a, &tuning),
+        Command::Search(a) => cmd::search::run(a, &a.gpus.tuned(&tuning)),
         Command::Gen(a) => cmd::gen::run(a),
         Command::Demo(a) => cmd::demo::run(a, &tuning),
         Command::GpuInfo => cmd::gpu_info::run(),
         Command::Web(a) => cmd::web::run(a),
-        Command::Stats(a) => cmd::stats::run(a, &tuning),
+        Command::Stats(a) => cmd::stats::run(a, &a.gpus.tuned(&tuning)),
         Command::Bench(a) => cmd::bench::run(a, &tuning),
         Command::Completions(a) => cmd::completions::completions(a),
         Command::Man => cmd::completions::man(),

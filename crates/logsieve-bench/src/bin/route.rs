@@ -38,14 +38,23 @@ fn timed<T>(iters: usize, gap: Duration, mut f: impl FnMut() -> T) -> (f64, T) {
 fn main() {
     let mut lines = 1_000_000u64;
     let mut iters = 30usize;
+    let mut tuning = Tuning::default();
     let mut it = std::env::args().skip(1);
     while let Some(f) = it.next() {
         let v = it.next().unwrap_or_default();
         match f.as_str() {
             "--lines" => lines = v.parse().expect("--lines N"),
             "--iters" => iters = v.parse().expect("--iters N"),
+            // The corpus in shards over several GPUs (all|N|0,2), and a
+            // GPU memory budget (the rest on the CPU tier).
+            "--gpus" => tuning.gpu.gpus = logsieve::gpu::GpuSelection::parse(&v).expect("--gpus"),
+            "--gpu-memory" => {
+                tuning.gpu.gpu_memory = Some(logsieve::gpu::parse_size(&v).expect("--gpu-memory"))
+            }
             _ => {
-                eprintln!("usage: route [--lines N] [--iters N]");
+                eprintln!(
+                    "usage: route [--lines N] [--iters N] [--gpus all|N|LIST] [--gpu-memory SIZE]"
+                );
                 std::process::exit(2)
             }
         }
@@ -55,9 +64,12 @@ fn main() {
         seed: 42,
         ..Default::default()
     });
-    let mut session = Session::with_tuning(Corpus::from_bytes("bench", data), Tuning::default());
+    let mut session = Session::with_tuning(Corpus::from_bytes("bench", data), tuning);
     if let Err(e) = session.attach_gpu() {
         eprintln!("no GPU: {e}");
+    }
+    if let Some(l) = session.layout() {
+        eprintln!("layout over {} GPUs: {l:?}", session.gpus().len());
     }
     let cols = Columns::build(
         session.corpus(),

@@ -8,6 +8,7 @@
 //! the flag's names and default.
 
 pub mod argv;
+pub mod gpus;
 pub mod shared;
 pub mod subcommands;
 pub mod walk;

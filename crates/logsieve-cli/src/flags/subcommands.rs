@@ -23,6 +23,8 @@ pub struct SearchArgs {
 
     /// -e, -F, -i, -w, -v.
     #[command(flatten)]
+    pub gpus: super::gpus::GpuArgs,
+    #[command(flatten)]
     pub matching: MatchArgs,
 
     /// Read patterns from FILE, one per line (repeatable; `-` is stdin).
@@ -225,6 +227,8 @@ pub struct StatsArgs {
     pub paths: Vec<PathBuf>,
 
     /// -e, -F, -i, -w, -v.
+    #[command(flatten)]
+    pub gpus: super::gpus::GpuArgs,
     #[command(flatten)]
     pub matching: MatchArgs,
 

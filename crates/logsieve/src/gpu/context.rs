@@ -13,7 +13,7 @@ use crate::error::Error;
 use super::kernels::{self, params, Grid};
 use super::oneshot;
 use super::pipelines::{Pipelines, STORAGE_BUFFERS};
-use super::GpuTuning;
+use super::{GpuSelection, GpuTuning};
 
 /// What the adapter is and what it allows (`logsieve gpu-info`).
 #[derive(Clone, Debug)]
@@ -246,12 +246,7 @@ impl GpuContext {
     // nor `Sync`); the `Arc` is then only shared within the one thread.
     #[cfg_attr(target_arch = "wasm32", allow(clippy::arc_with_non_send_sync))]
     pub async fn new_async_with(tuning: &GpuTuning) -> Result<GpuContext, Error> {
-        let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
-        // GL has no guaranteed compute and prints noise without a display.
-        if std::env::var_os("WGPU_BACKEND").is_none() {
-            desc.backends = wgpu::Backends::PRIMARY;
-        }
-        let instance = wgpu::Instance::new(desc);
+        let instance = Self::instance();
         let adapter = instance
             .request_adapter(&wgpu::RequestAdapterOptions {
                 power_preference: wgpu::PowerPreference::HighPerformance,
@@ -266,6 +261,24 @@ impl GpuContext {
                      mesa-vulkan-drivers) or use --backend cpu"
                 ))
             })?;
+        Self::open_adapter(adapter, tuning).await
+    }
+
+    /// The wgpu instance: the primary backends unless `WGPU_BACKEND` says
+    /// otherwise.
+    fn instance() -> wgpu::Instance {
+        let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
+        // GL has no guaranteed compute and prints noise without a display.
+        if std::env::var_os("WGPU_BACKEND").is_none() {
+            desc.backends = wgpu::Backends::PRIMARY;
+        }
+        wgpu::Instance::new(desc)
+    }
+
+    /// Opens one device on `adapter` and builds the pipelines.
+    // See `new_async_with` on the `Arc` in a browser.
+    #[cfg_attr(target_arch = "wasm32", allow(clippy::arc_with_non_send_sync))]
+    async fn open_adapter(adapter: wgpu::Adapter, tuning: &GpuTuning) -> Result<GpuContext, Error> {
         let ai = adapter.get_info();
         let al = adapter.limits();
         let af = adapter.features();
@@ -551,6 +564,107 @@ impl Ctx {
         Grid {
             max_per_dimension: self.info.max_compute_workgroups_per_dimension,
         }
+    }
+}
+
+/// Preference order of adapter types: discrete first, software last.
+#[cfg(not(target_arch = "wasm32"))]
+fn type_rank(t: wgpu::DeviceType) -> u8 {
+    match t {
+        wgpu::DeviceType::DiscreteGpu => 0,
+        wgpu::DeviceType::IntegratedGpu => 1,
+        wgpu::DeviceType::VirtualGpu | wgpu::DeviceType::Other => 2,
+        wgpu::DeviceType::Cpu => 3,
+    }
+}
+
+/// One line per adapter found, in the preference order the indices of
+/// [`GpuSelection::List`] refer to: `index: name (type, backend)`.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn list_adapters() -> Vec<String> {
+    pollster::block_on(GpuContext::adapters())
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let ai = a.get_info();
+            format!("{i}: {} ({:?}, {:?})", ai.name, ai.device_type, ai.backend)
+        })
+        .collect()
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+impl GpuContext {
+    /// Every adapter of the primary backends, in preference order
+    /// (discrete, integrated, others, software; stable within a type).
+    async fn adapters() -> Vec<wgpu::Adapter> {
+        let instance = Self::instance();
+        // The instance enables only the backends `instance` chose.
+        let mut v = instance.enumerate_adapters(wgpu::Backends::all()).await;
+        v.sort_by_key(|a| type_rank(a.get_info().device_type));
+        v
+    }
+
+    /// Opens one device per adapter that `tuning.gpus` selects
+    /// ([`GpuSelection`]): by default every discrete adapter, and without
+    /// one the best adapter as [`GpuContext::shared_with`] opens it (the
+    /// process's shared context). A count above the adapters found opens
+    /// adapters again, each as its own device, and says so on stderr
+    /// ("opening adapter X again as device k"). Blocks (natively only).
+    pub fn open_selected(tuning: &GpuTuning) -> Result<Vec<GpuContext>, Error> {
+        let adapters = pollster::block_on(Self::adapters());
+        let picks: Vec<usize> = match &tuning.gpus {
+            GpuSelection::All => {
+                let discrete: Vec<usize> = (0..adapters.len())
+                    .filter(|&i| {
+                        adapters[i].get_info().device_type == wgpu::DeviceType::DiscreteGpu
+                    })
+                    .collect();
+                if discrete.len() <= 1 {
+                    return Ok(vec![Self::shared_with(tuning)?]);
+                }
+                discrete
+            }
+            GpuSelection::Count(n) => {
+                if adapters.is_empty() {
+                    // No adapter listed: the one request_adapter finds, if any.
+                    let first = Self::new_with(tuning)?;
+                    let mut v = vec![first];
+                    for k in 1..*n {
+                        eprintln!(
+                            "logsieve: opening adapter {} again as device {k}",
+                            v[0].info().name
+                        );
+                        v.push(Self::new_with(tuning)?);
+                    }
+                    return Ok(v);
+                }
+                (0..*n).map(|k| k % adapters.len()).collect()
+            }
+            GpuSelection::List(v) => {
+                if let Some(&bad) = v.iter().find(|&&i| i >= adapters.len()) {
+                    return Err(Error::backend(format!(
+                        "--gpus: no adapter {bad}; found {}: {}",
+                        adapters.len(),
+                        list_adapters().join("; ")
+                    )));
+                }
+                v.clone()
+            }
+        };
+        let mut out = Vec::with_capacity(picks.len());
+        for (k, &i) in picks.iter().enumerate() {
+            if picks[..k].contains(&i) {
+                eprintln!(
+                    "logsieve: opening adapter {i} ({}) again as device {k}",
+                    adapters[i].get_info().name
+                );
+            }
+            out.push(pollster::block_on(Self::open_adapter(
+                adapters[i].clone(),
+                tuning,
+            ))?);
+        }
+        Ok(out)
     }
 }
 

@@ -13,19 +13,24 @@ use web_time::Instant;
 
 use super::context::{Ctx, GpuContext};
 use super::kernels::{brute_byte, params as P, plain_read, signature};
-use super::readback::{self, PerSegment, Readback};
+use super::readback::{self, PerSegment, RawHits, Readback};
 use super::segment::ResidentSegment;
 use super::upload::{self, round_up, UploadOptions, UploadStats};
 use crate::corpus::{Corpus, Segment};
 use crate::error::Error;
 use crate::query::Query;
-use crate::DocHits;
 
 /// What a search changes: brute-byte's append buffers grow, and with them
 /// the bind groups.
 pub(crate) struct State {
     /// Each segment's brute-byte append buffer (binding 9).
     pub(crate) positions: Vec<wgpu::Buffer>,
+    /// Each segment's per-line signatures (binding 8): one shared 16-byte
+    /// placeholder until the `signature` kernel first runs
+    /// ([`GpuCorpus::ensure_signatures`]); 16 bytes a line after.
+    pub(crate) signatures: Vec<wgpu::Buffer>,
+    /// Whether `signatures` are built.
+    pub(crate) signatures_built: bool,
     /// Each segment's bind group in the engine's layout.
     pub(crate) binds: Vec<wgpu::BindGroup>,
     /// Every segment's result bits are zero (a count-only scan zeroes them
@@ -37,7 +42,13 @@ pub(crate) struct State {
 }
 
 /// A corpus resident in GPU memory: every segment's bytes, line offsets,
-/// block hints, per-line signatures and bit sets, uploaded once.
+/// block hints and bit sets, uploaded once (the `signature` kernel's
+/// per-line signatures on its first use).
+///
+/// A corpus may hold a *shard*: some lines of each document
+/// ([`GpuCorpus::upload_lines`]), the rest held by other devices or the
+/// host. A shard answers only through the session, which merges every
+/// part; its own `search` refuses (its `-v` and counts would be partial).
 pub struct GpuCorpus {
     pub(crate) ctx: GpuContext,
     pub(crate) segs: Vec<ResidentSegment>,
@@ -47,6 +58,8 @@ pub struct GpuCorpus {
     /// Each document's size and line count, to check that a search is given
     /// the corpus that was uploaded.
     shape: Vec<(u64, u64)>,
+    /// The lines this corpus holds, when a shard: (document, lines).
+    holds: Option<Vec<(usize, std::ops::Range<u64>)>>,
     /// Byte frequencies of the corpus (a sample): `scan`'s rare bytes.
     pub(crate) freq: Box<[u64; 256]>,
     upload_time: Duration,
@@ -78,8 +91,25 @@ impl GpuCorpus {
         GpuCorpus::upload_with(ctx, corpus, UploadOptions::default())
     }
 
-    /// Uploads `corpus`: segments, line offsets, block hints; builds the
-    /// per-line signatures on the GPU. Errors on out-of-memory or any
+    /// Uploads the lines `holds` of `corpus` (document, line range), a
+    /// shard: segments are planned inside those lines only; the other
+    /// lines are not this corpus's. Blocks (natively only).
+    pub fn upload_lines(
+        ctx: &GpuContext,
+        corpus: &Corpus,
+        opts: UploadOptions,
+        holds: &[(usize, std::ops::Range<u64>)],
+    ) -> Result<GpuCorpus, Error> {
+        pollster::block_on(Self::upload_checked(
+            ctx,
+            corpus,
+            opts,
+            Some(holds.to_vec()),
+            &mut |_, _| {},
+        ))
+    }
+
+    /// Uploads `corpus`: segments, line offsets, block hints. Errors on out-of-memory or any
     /// device error. Blocks (natively only: in a browser use
     /// [`GpuCorpus::upload_async`]).
     pub fn upload_with(
@@ -99,12 +129,22 @@ impl GpuCorpus {
         opts: UploadOptions,
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<GpuCorpus, Error> {
+        Self::upload_checked(ctx, corpus, opts, None, progress).await
+    }
+
+    async fn upload_checked(
+        ctx: &GpuContext,
+        corpus: &Corpus,
+        opts: UploadOptions,
+        holds: Option<Vec<(usize, std::ops::Range<u64>)>>,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<GpuCorpus, Error> {
         let c = &*ctx.inner;
         c.check_faults()?;
         let dev = &c.device;
         let oom = dev.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let val = dev.push_error_scope(wgpu::ErrorFilter::Validation);
-        let res = Self::upload_inner(ctx, corpus, opts, progress).await;
+        let res = Self::upload_inner(ctx, corpus, opts, holds, progress).await;
         let v = val.pop().await;
         let o = oom.pop().await;
         if let Some(e) = o {
@@ -124,15 +164,16 @@ impl GpuCorpus {
         ctx: &GpuContext,
         corpus: &Corpus,
         opts: UploadOptions,
+        holds: Option<Vec<(usize, std::ops::Range<u64>)>>,
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<GpuCorpus, Error> {
         let c = &*ctx.inner;
         let dev = &c.device;
         let freq = upload::byte_freq(corpus);
         let t_index = Instant::now();
-        let planned = upload::plan(c, corpus, &opts);
+        let planned = upload::plan(c, corpus, &opts, holds.as_deref());
         let segs = planned.segments;
-        let mut index_time = t_index.elapsed();
+        let index_time = t_index.elapsed();
         // Stage the bytes in chunks, each filled on several threads and
         // copied while the next one fills.
         let t0 = Instant::now();
@@ -150,29 +191,32 @@ impl GpuCorpus {
             .iter()
             .map(|_| Self::positions_buffer(c, brute_byte::INITIAL_CAPACITY))
             .collect();
+        // Measured on 1M generated lines (`tests/multi_gpu.rs`, lavapipe):
+        // the signatures took 16 bytes a line, 0.083 bytes per corpus
+        // byte, more than the line offsets and block hints together; only
+        // the `signature` kernel reads them, so they wait for it.
+        let placeholder = dev.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("sigs placeholder"),
+            size: 16,
+            usage: wgpu::BufferUsages::STORAGE,
+            mapped_at_creation: false,
+        });
+        let signatures: Vec<wgpu::Buffer> = segs.iter().map(|_| placeholder.clone()).collect();
         let binds: Vec<wgpu::BindGroup> = segs
             .iter()
             .zip(&positions)
-            .map(|(s, p)| s.bind(dev, &c.pipes.layout, p, &params))
+            .zip(&signatures)
+            .map(|((s, p), g)| s.bind(dev, &c.pipes.layout, p, g, &params))
             .collect();
         let readback = Readback::new(dev, segs.len(), planned.bits_total, c.info.timestamps);
-
-        // The per-line signatures, built once on the GPU.
-        let t_sig = Instant::now();
-        let mut enc = dev.create_command_encoder(&Default::default());
-        {
-            let mut pass = enc.begin_compute_pass(&Default::default());
-            signature::record_build(&mut pass, &c.pipes.sig_build, &segs, &binds, c.grid());
-        }
-        c.queue.submit([enc.finish()]);
         c.wait_async().await?;
-        index_time += t_sig.elapsed();
 
         Ok(GpuCorpus {
             ctx: ctx.clone(),
             segs,
             cpu_segs: planned.cpu_segments,
             shape: planned.shape,
+            holds,
             freq,
             upload_time,
             upload_stats,
@@ -183,6 +227,8 @@ impl GpuCorpus {
             timestamps: std::sync::atomic::AtomicBool::new(false),
             state: Mutex::new(State {
                 positions,
+                signatures,
+                signatures_built: false,
                 binds,
                 // wgpu zero-initialises new buffers.
                 clean: true,
@@ -218,7 +264,7 @@ impl GpuCorpus {
     }
 
     /// How long the rest of the upload took: per-segment line offsets and
-    /// block hints (host), their buffers, and the signatures (GPU).
+    /// block hints (host) and their buffers.
     pub fn index_time(&self) -> Duration {
         self.index_time
     }
@@ -242,12 +288,18 @@ impl GpuCorpus {
     pub fn buffers(&self) -> Vec<(String, u64)> {
         let st = self.state.lock().unwrap_or_else(|p| p.into_inner());
         let mut out = vec![("params".to_string(), self.params.size())];
+        if !st.signatures_built && !self.segs.is_empty() {
+            out.push(("sigs placeholder".to_string(), 16));
+        }
         for (n, b) in self.readback.named() {
             out.push((n.to_string(), b.size()));
         }
         for (i, s) in self.segs.iter().enumerate() {
             for (n, b) in s.buffers.named() {
                 out.push((format!("seg{i}/{n}"), b.size()));
+            }
+            if st.signatures_built {
+                out.push((format!("seg{i}/sigs"), st.signatures[i].size()));
             }
             out.push((format!("seg{i}/positions"), st.positions[i].size()));
         }
@@ -332,24 +384,70 @@ impl GpuCorpus {
         Ok(kt.unwrap_or(wall))
     }
 
-    /// Per-document hits from what the GPU found per segment, merged with
-    /// the CPU's oversized segments, with `-v` and `-m` applied.
-    pub(crate) fn merge(
-        &self,
-        corpus: &Corpus,
-        q: &Query,
-        found: PerSegment,
-        max_count: Option<u64>,
-    ) -> Vec<DocHits> {
-        readback::merge_docs(
-            corpus,
-            q,
-            &self.segs,
-            &self.cpu_segs,
-            &self.shape,
-            found,
-            max_count,
-        )
+    /// What this corpus found in the lines it holds, before `-v` and
+    /// `-m`: the GPU's segments and the CPU's oversized ones.
+    pub(crate) fn collect(&self, corpus: &Corpus, q: &Query, found: PerSegment) -> RawHits {
+        readback::collect(corpus, q, &self.segs, &self.cpu_segs, found)
+    }
+
+    /// Each document's line count.
+    pub(crate) fn line_counts(&self) -> Vec<u64> {
+        self.shape.iter().map(|&(_, l)| l).collect()
+    }
+
+    /// The lines this corpus holds when it is a shard: (document, lines).
+    pub fn holds(&self) -> Option<&[(usize, std::ops::Range<u64>)]> {
+        self.holds.as_deref()
+    }
+
+    /// Errors when this corpus is a shard: its answers alone are partial.
+    pub(crate) fn check_whole(&self) -> Result<(), Error> {
+        match self.holds {
+            None => Ok(()),
+            Some(_) => Err(Error::backend(
+                "this GPU corpus holds a shard of the corpus: search it through a Session, \
+                 which merges every shard",
+            )),
+        }
+    }
+
+    /// Builds the per-line signatures on their first use (the `signature`
+    /// kernel), rebinding every segment; submitted ahead of the caller's
+    /// work on the same queue.
+    pub(crate) fn ensure_signatures(&self, st: &mut State) {
+        if st.signatures_built {
+            return;
+        }
+        let c = &*self.ctx.inner;
+        let dev = &c.device;
+        for (i, s) in self.segs.iter().enumerate() {
+            st.signatures[i] = dev.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("sigs"),
+                size: round_up((u64::from(s.n_lines) * 16).max(4), 16),
+                usage: wgpu::BufferUsages::STORAGE,
+                mapped_at_creation: false,
+            });
+            st.binds[i] = s.bind(
+                dev,
+                &c.pipes.layout,
+                &st.positions[i],
+                &st.signatures[i],
+                &self.params,
+            );
+        }
+        let mut enc = dev.create_command_encoder(&Default::default());
+        {
+            let mut pass = enc.begin_compute_pass(&Default::default());
+            signature::record_build(
+                &mut pass,
+                &c.pipes.sig_build,
+                &self.segs,
+                &st.binds,
+                c.grid(),
+            );
+        }
+        c.queue.submit([enc.finish()]);
+        st.signatures_built = true;
     }
 
     /// The per-corpus scratch state. Natively a search waits for another

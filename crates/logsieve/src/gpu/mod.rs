@@ -32,12 +32,14 @@ mod oneshot;
 mod pattern_set;
 pub(crate) mod pipelines;
 mod positions;
-mod readback;
+pub(crate) mod readback;
 mod search;
 mod segment;
 mod stats;
 mod upload;
 
+#[cfg(not(target_arch = "wasm32"))]
+pub use context::list_adapters;
 pub use context::{AdapterProbe, GpuContext, GpuInfo};
 pub use corpus::GpuCorpus;
 pub use search::GpuSearch;
@@ -74,6 +76,89 @@ pub struct GpuTuning {
     /// (`LOGSIEVE_BLOOM_DIAG`: 1 skips verification, 4 every probe; 0 off).
     /// It prices the kernel's steps; results are not exact with it on.
     pub bloom_diag: u32,
+    /// Which adapters a session opens, one device each (`--gpus`,
+    /// `LOGSIEVE_GPUS`).
+    pub gpus: GpuSelection,
+    /// GPU memory the resident corpus may take over all devices together,
+    /// in bytes (`--gpu-memory`, `LOGSIEVE_GPU_MEMORY`); what does not fit
+    /// stays in host memory, searched by the CPU. `None`: what the devices
+    /// hold.
+    pub gpu_memory: Option<u64>,
+    /// Which lines live on the GPUs when not all of them fit.
+    pub placement: Placement,
+}
+
+/// Which adapters to open (`--gpus all|N|0,2`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum GpuSelection {
+    /// Every discrete adapter; without one, the best adapter (as a single
+    /// device).
+    #[default]
+    All,
+    /// The first `n` adapters in preference order (discrete, integrated,
+    /// others, software). Above the number found, adapters are opened
+    /// again, each as its own device (how tests run several devices on
+    /// one software adapter).
+    Count(usize),
+    /// These adapters, by index in preference order (`logsieve gpu-info`
+    /// order).
+    List(Vec<usize>),
+}
+
+impl GpuSelection {
+    /// Parses `all`, a count `N` (at least 1) or a list `0,2`.
+    pub fn parse(s: &str) -> Result<GpuSelection, String> {
+        let s = s.trim();
+        if s.eq_ignore_ascii_case("all") {
+            return Ok(GpuSelection::All);
+        }
+        if s.contains(',') {
+            let v = s
+                .split(',')
+                .map(|x| x.trim().parse::<usize>())
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|_| format!("--gpus: {s:?} is not a list of adapter indices"))?;
+            return Ok(GpuSelection::List(v));
+        }
+        match s.parse::<usize>() {
+            Ok(0) => Err("--gpus: 0 devices; use --backend cpu".to_string()),
+            Ok(n) => Ok(GpuSelection::Count(n)),
+            Err(_) => Err(format!(
+                "--gpus: {s:?}: expected all, a count (2) or a list of indices (0,2)"
+            )),
+        }
+    }
+}
+
+/// Which part of the corpus lives on the GPUs when not all of it fits.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Placement {
+    /// The last lines of the corpus (most queries look at recent logs).
+    #[default]
+    Newest,
+    /// The first lines.
+    Oldest,
+}
+
+/// Parses a size in bytes with an optional `K`, `M`, `G` or `T` suffix
+/// (powers of 1024; `KiB`, `MB` and the like read the same), e.g. `512M`.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(digits);
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("{s:?}: expected a size such as 512M or 8G"))?;
+    let shift = match unit.trim().to_ascii_uppercase().trim_end_matches('B') {
+        "" => 0,
+        "K" | "KI" => 10,
+        "M" | "MI" => 20,
+        "G" | "GI" => 30,
+        "T" | "TI" => 40,
+        _ => return Err(format!("{s:?}: unknown size suffix (K, M, G, T)")),
+    };
+    n.checked_mul(1u64 << shift)
+        .ok_or_else(|| format!("{s:?}: too large"))
 }
 
 impl GpuTuning {
@@ -92,6 +177,14 @@ impl GpuTuning {
             bloom_diag: var("LOGSIEVE_BLOOM_DIAG")
                 .and_then(|s| s.parse().ok())
                 .unwrap_or(0),
+            gpus: var("LOGSIEVE_GPUS")
+                .and_then(|s| GpuSelection::parse(&s).ok())
+                .unwrap_or_default(),
+            gpu_memory: var("LOGSIEVE_GPU_MEMORY").and_then(|s| parse_size(&s).ok()),
+            placement: match var("LOGSIEVE_GPU_PLACEMENT").as_deref() {
+                Some("oldest") => Placement::Oldest,
+                _ => Placement::Newest,
+            },
         }
     }
 }
@@ -108,6 +201,25 @@ pub fn unsupported_reason(q: &Query) -> Option<String> {
 mod tests {
     use super::*;
     use crate::query::{QueryBuilder, Syntax};
+
+    #[test]
+    fn selections_and_sizes_parse() {
+        assert_eq!(GpuSelection::parse("all"), Ok(GpuSelection::All));
+        assert_eq!(GpuSelection::parse("3"), Ok(GpuSelection::Count(3)));
+        assert_eq!(
+            GpuSelection::parse("0, 2"),
+            Ok(GpuSelection::List(vec![0, 2]))
+        );
+        assert!(GpuSelection::parse("0").is_err());
+        assert!(GpuSelection::parse("x").is_err());
+        assert_eq!(parse_size("512"), Ok(512));
+        assert_eq!(parse_size("4K"), Ok(4096));
+        assert_eq!(parse_size("3M"), Ok(3 << 20));
+        assert_eq!(parse_size("2GiB"), Ok(2 << 30));
+        assert_eq!(parse_size("1gb"), Ok(1 << 30));
+        assert!(parse_size("1X").is_err());
+        assert!(parse_size("").is_err());
+    }
 
     #[test]
     fn kernel_names_round_trip() {

@@ -10,10 +10,10 @@ use web_time::Instant;
 use super::corpus::{GpuCorpus, State};
 use super::kernels::multi_common::{self, LiteralSet, MultiPipes, Uploaded};
 use super::multi::MultiKernel;
-use super::readback::PerSegment;
+use super::readback::{PerSegment, RawHits};
 use super::search::GpuSearch;
 use crate::corpus::Corpus;
-use crate::cpu::multi::{count_doc, count_range, GroupCounts, Occurrences, PatternSet};
+use crate::cpu::multi::{count_range, GroupCounts, Occurrences, PatternSet};
 use crate::error::Error;
 use crate::query::Query;
 use crate::results::Want;
@@ -37,24 +37,21 @@ impl GpuCorpus {
         q: &Query,
         kernel: MultiKernel,
         want: Want,
-        max_count: Option<u64>,
-    ) -> Result<GpuSearch, Error> {
+    ) -> Result<(RawHits, GpuSearch), Error> {
         let t0 = Instant::now();
         let lines = want == Want::Lines;
         let (_, run) = self.run_multi(corpus, q, kernel, lines, false).await?;
-        let docs = self.merge(
-            corpus,
-            q,
-            PerSegment::new(&run.counts, run.seg_lines),
-            max_count,
-        );
-        Ok(GpuSearch {
-            docs,
-            kernel_time: run.kernel_time,
-            end_to_end: t0.elapsed(),
-            candidates: None,
-            positions: None,
-        })
+        let raw = self.collect(corpus, q, PerSegment::new(&run.counts, run.seg_lines));
+        Ok((
+            raw,
+            GpuSearch {
+                docs: Vec::new(),
+                kernel_time: run.kernel_time,
+                end_to_end: t0.elapsed(),
+                candidates: None,
+                positions: None,
+            },
+        ))
     }
 
     /// Lines containing each pattern of `q`, and its non-overlapping
@@ -62,6 +59,18 @@ impl GpuCorpus {
     /// [`crate::pattern_counts`] defines them; `bloom` runs `ac` for
     /// patterns shorter than 4 bytes). Blocks (natively only).
     pub fn count_per_pattern(
+        &self,
+        corpus: &Corpus,
+        q: &Query,
+        kernel: MultiKernel,
+    ) -> Result<(Vec<u64>, Vec<u64>), Error> {
+        self.check_whole()?;
+        self.count_per_pattern_part(corpus, q, kernel)
+    }
+
+    /// [`GpuCorpus::count_per_pattern`] over the lines this corpus holds
+    /// (a shard's counts add up with the other parts').
+    pub(crate) fn count_per_pattern_part(
         &self,
         corpus: &Corpus,
         q: &Query,
@@ -102,9 +111,23 @@ impl GpuCorpus {
             let sub = PatternSet::new(&sub, set.fold);
             let sub_lens: Vec<usize> = sub.uniq.iter().map(|p| p.len()).collect();
             if let Some(occ) = Occurrences::new(sub, q.cpu_multi()) {
+                // Over the lines this corpus holds: its segments (line
+                // aligned, and no pattern holds a '\n') and oversized ones.
                 let mut exact = GroupCounts::zero(sub_lens.len());
-                for d in corpus.docs() {
-                    exact.add(&count_doc(&occ, &sub_lens, d.data(), 0));
+                let ranges = self
+                    .segs
+                    .iter()
+                    .map(|s| (s.doc, s.bytes.clone()))
+                    .chain(self.cpu_segs.iter().map(|(d, s)| (*d, s.bytes.clone())));
+                for (di, r) in ranges {
+                    let hay = corpus.docs()[di].data();
+                    exact.add(&count_range(
+                        &occ,
+                        &sub_lens,
+                        hay,
+                        r.start as usize,
+                        r.end as usize,
+                    ));
                 }
                 for (j, &k) in flagged.iter().enumerate() {
                     c.occurrences[k] = exact.occurrences[j];

@@ -35,7 +35,13 @@ impl GpuCorpus {
             let cap = st.positions[i].size() / 4;
             if need > cap {
                 let p = Self::positions_buffer(c, need.min(bind_max));
-                st.binds[i] = s.bind(&c.device, &c.pipes.layout, &p, &self.params);
+                st.binds[i] = s.bind(
+                    &c.device,
+                    &c.pipes.layout,
+                    &p,
+                    &st.signatures[i],
+                    &self.params,
+                );
                 st.positions[i] = p;
             }
         }

@@ -245,7 +245,7 @@ impl Readback {
     }
 }
 
-/// What the GPU found, per segment: the input of [`merge_docs`].
+/// What the GPU found, per segment: the input of [`collect`].
 pub(crate) struct PerSegment {
     /// Matching lines of each segment.
     pub(crate) matched: Vec<u64>,
@@ -264,76 +264,133 @@ impl PerSegment {
     }
 }
 
-/// Per-document hits from the GPU segments' results, merged with the
-/// CPU's oversized segments `cpu_segs`, with `-v` and `-m` applied.
-/// `shape`: each document's bytes and lines.
-pub(crate) fn merge_docs(
-    corpus: &Corpus,
-    q: &Query,
-    segs: &[ResidentSegment],
-    cpu_segs: &[(usize, Segment)],
-    shape: &[(u64, u64)],
-    found: PerSegment,
-    max_count: Option<u64>,
-) -> Vec<DocHits> {
-    let lines = found.lines.is_some();
-    let mut seg_lines = found.lines.unwrap_or_default();
-    let seg_matched = found.matched;
-    let nd = corpus.docs().len();
-    let mut matched = vec![0u64; nd];
-    let mut ids: Vec<Vec<u64>> = vec![Vec::new(); nd];
-    for (i, s) in segs.iter().enumerate() {
-        matched[s.doc] += seg_matched[i];
-        if lines {
-            ids[s.doc].append(&mut seg_lines[i]);
+/// What a search found per document before `-v` and `-m`: the matching
+/// lines of the lines one part of the corpus holds (a device's shard, the
+/// CPU's oversized segments, the host tier). Parts add up
+/// ([`RawHits::add`]); [`RawHits::finish`] applies `-v` and `-m` once,
+/// over whole documents: the one merge of every GPU path, one device or
+/// many (`-m` keeps the first lines in corpus order across shards).
+#[derive(Clone, Debug)]
+pub(crate) struct RawHits {
+    /// Matching lines per document.
+    pub(crate) matched: Vec<u64>,
+    /// Matching line ids per document, in any order (when line ids are
+    /// wanted).
+    pub(crate) lines: Option<Vec<Vec<u64>>>,
+}
+
+impl RawHits {
+    /// Nothing found in `docs` documents.
+    pub(crate) fn empty(docs: usize, lines: bool) -> RawHits {
+        RawHits {
+            matched: vec![0; docs],
+            lines: lines.then(|| vec![Vec::new(); docs]),
         }
     }
-    for (di, seg) in cpu_segs {
-        let doc = &corpus.docs()[*di];
+
+    /// Adds what another part of the corpus found (disjoint lines).
+    pub(crate) fn add(&mut self, other: RawHits) {
+        for (a, b) in self.matched.iter_mut().zip(&other.matched) {
+            *a += b;
+        }
+        if let (Some(a), Some(b)) = (&mut self.lines, other.lines) {
+            for (x, mut y) in a.iter_mut().zip(b) {
+                x.append(&mut y);
+            }
+        }
+    }
+
+    /// Adds the CPU's matches in bytes `bytes` of document `di` (whole
+    /// lines).
+    pub(crate) fn add_cpu(
+        &mut self,
+        corpus: &Corpus,
+        q: &Query,
+        di: usize,
+        bytes: std::ops::Range<u64>,
+    ) {
+        let doc = &corpus.docs()[di];
         let idx = doc.lines();
+        let matched = &mut self.matched[di];
+        let mut ids = self.lines.as_mut().map(|l| &mut l[di]);
         crate::cpu::for_each_match(
             q,
             doc.data(),
-            seg.bytes.start as usize,
-            seg.bytes.end as usize,
+            bytes.start as usize,
+            bytes.end as usize,
             |ls, _| {
-                matched[*di] += 1;
-                if lines {
-                    ids[*di].push(idx.line_of(ls as u64));
+                *matched += 1;
+                if let Some(ids) = ids.as_mut() {
+                    ids.push(idx.line_of(ls as u64));
                 }
                 true
             },
         );
     }
-    let mut docs = Vec::with_capacity(nd);
-    for di in 0..nd {
-        let n_lines = shape[di].1;
-        if lines {
-            let mut v = std::mem::take(&mut ids[di]);
-            v.sort_unstable();
-            if q.invert() {
-                v = crate::cpu::complement(&v, n_lines);
+
+    /// Per-document hits with `-v` and `-m` applied (`n_lines`: each
+    /// document's line count). Every line of a document must have been
+    /// searched by exactly one part.
+    pub(crate) fn finish(
+        self,
+        n_lines: &[u64],
+        invert: bool,
+        max_count: Option<u64>,
+    ) -> Vec<DocHits> {
+        let nd = self.matched.len();
+        let mut docs = Vec::with_capacity(nd);
+        match self.lines {
+            Some(ids) => {
+                for (di, mut v) in ids.into_iter().enumerate() {
+                    v.sort_unstable();
+                    if invert {
+                        v = crate::cpu::complement(&v, n_lines[di]);
+                    }
+                    if let Some(m) = max_count {
+                        v.truncate(m.min(usize::MAX as u64) as usize);
+                    }
+                    docs.push(DocHits {
+                        count: v.len() as u64,
+                        lines: v,
+                        starts: Vec::new(),
+                    });
+                }
             }
-            if let Some(m) = max_count {
-                v.truncate(m.min(usize::MAX as u64) as usize);
+            None => {
+                for (&matched, &n) in self.matched.iter().zip(n_lines) {
+                    let sel = if invert { n - matched } else { matched };
+                    docs.push(DocHits {
+                        count: max_count.map_or(sel, |m| sel.min(m)),
+                        lines: Vec::new(),
+                        starts: Vec::new(),
+                    });
+                }
             }
-            docs.push(DocHits {
-                count: v.len() as u64,
-                lines: v,
-                starts: Vec::new(),
-            });
-        } else {
-            let sel = if q.invert() {
-                n_lines - matched[di]
-            } else {
-                matched[di]
-            };
-            docs.push(DocHits {
-                count: max_count.map_or(sel, |m| sel.min(m)),
-                lines: Vec::new(),
-                starts: Vec::new(),
-            });
+        }
+        docs
+    }
+}
+
+/// What the GPU segments `segs` found, with the CPU's oversized segments
+/// `cpu_segs`, before `-v` and `-m`.
+pub(crate) fn collect(
+    corpus: &Corpus,
+    q: &Query,
+    segs: &[ResidentSegment],
+    cpu_segs: &[(usize, Segment)],
+    found: PerSegment,
+) -> RawHits {
+    let lines = found.lines.is_some();
+    let mut seg_lines = found.lines.unwrap_or_default();
+    let mut raw = RawHits::empty(corpus.docs().len(), lines);
+    for (i, s) in segs.iter().enumerate() {
+        raw.matched[s.doc] += found.matched[i];
+        if let Some(ids) = raw.lines.as_mut() {
+            ids[s.doc].append(&mut seg_lines[i]);
         }
     }
-    docs
+    for (di, seg) in cpu_segs {
+        raw.add_cpu(corpus, q, *di, seg.bytes.clone());
+    }
+    raw
 }

@@ -23,7 +23,7 @@ use super::kernels::scan::{self, Scan};
 use super::kernels::signature::{self, Signature};
 use super::kernels::two_phase::{self, TwoPhase};
 use super::kernels::{params as P, plain_read, KernelDriver, SegmentRun};
-use super::readback::PerSegment;
+use super::readback::{PerSegment, RawHits};
 use super::{unsupported_reason, GpuKernel};
 use crate::corpus::Corpus;
 use crate::error::Error;
@@ -84,7 +84,6 @@ impl GpuCorpus {
     // searches of this corpus (they share the parameter and readback
     // buffers). Natively the future runs on the caller's thread under
     // `block_on`; on wasm32 the lock is only ever tried.
-    #[allow(clippy::await_holding_lock)]
     pub async fn search_async(
         &self,
         corpus: &Corpus,
@@ -93,13 +92,43 @@ impl GpuCorpus {
         want: Want,
         max_count: Option<u64>,
     ) -> Result<GpuSearch, Error> {
+        self.check_whole()?;
+        let t0 = Instant::now();
+        let (raw, mut r) = self.search_part_async(corpus, q, kernel, want).await?;
+        r.docs = raw.finish(&self.line_counts(), q.invert(), max_count);
+        r.end_to_end = t0.elapsed();
+        Ok(r)
+    }
+
+    /// What the search finds in the lines this corpus holds (a shard, or
+    /// the whole corpus), before `-v` and `-m`; the returned
+    /// [`GpuSearch`]'s `docs` are empty. Blocks (natively only).
+    pub(crate) fn search_part(
+        &self,
+        corpus: &Corpus,
+        q: &Query,
+        kernel: GpuKernel,
+        want: Want,
+    ) -> Result<(RawHits, GpuSearch), Error> {
+        pollster::block_on(self.search_part_async(corpus, q, kernel, want))
+    }
+
+    /// [`GpuCorpus::search_part`] without blocking.
+    #[allow(clippy::await_holding_lock)]
+    pub(crate) async fn search_part_async(
+        &self,
+        corpus: &Corpus,
+        q: &Query,
+        kernel: GpuKernel,
+        want: Want,
+    ) -> Result<(RawHits, GpuSearch), Error> {
         if kernel == GpuKernel::Stats {
             return Err(Error::backend(
                 "the stats kernel counts columns; it does not search",
             ));
         }
         if let Some(mk) = GpuKernel::effective(Some(kernel), q).multi() {
-            return self.search_multi(corpus, q, mk, want, max_count).await;
+            return self.search_multi(corpus, q, mk, want).await;
         }
         if let Some(r) = unsupported_reason(q) {
             return Err(Error::backend(format!(
@@ -110,7 +139,7 @@ impl GpuCorpus {
         let c = &*self.ctx.inner;
         c.check_faults()?;
         let mut st = self.lock_state()?;
-        c.scoped(self.search_inner(corpus, q, kernel, want, max_count, &mut st))
+        c.scoped(self.search_inner(corpus, q, kernel, want, &mut st))
             .await
     }
 
@@ -120,11 +149,13 @@ impl GpuCorpus {
         q: &Query,
         kernel: GpuKernel,
         want: Want,
-        max_count: Option<u64>,
         st: &mut State,
-    ) -> Result<GpuSearch, Error> {
+    ) -> Result<(RawHits, GpuSearch), Error> {
         let c = &*self.ctx.inner;
         let t0 = Instant::now();
+        if kernel == GpuKernel::Signature {
+            self.ensure_signatures(st);
+        }
         let use_ts = self.timestamps_on();
         let (prm, folded) = self.params_for(q);
         let t_params = Instant::now();
@@ -222,20 +253,23 @@ impl GpuCorpus {
             _ => None,
         };
 
-        // Merge per document: GPU segments, then the CPU's oversized ones.
-        let docs = self.merge(corpus, q, PerSegment::new(&counts, seg_lines), max_count);
+        // Per document: GPU segments, then the CPU's oversized ones.
+        let raw = self.collect(corpus, q, PerSegment::new(&counts, seg_lines));
         let candidates = phased.then(|| {
             counts.iter().map(|c| u64::from(c[1])).sum::<u64>() + self.cpu_segs.len() as u64
         });
         // The pop-count zeroed the result bits.
         st.clean = zero_after;
-        Ok(GpuSearch {
-            docs,
-            kernel_time,
-            end_to_end: t0.elapsed(),
-            candidates,
-            positions,
-        })
+        Ok((
+            raw,
+            GpuSearch {
+                docs: Vec::new(),
+                kernel_time,
+                end_to_end: t0.elapsed(),
+                candidates,
+                positions,
+            },
+        ))
     }
 
     /// Records `driver` over every segment: its clears, then one compute

@@ -27,14 +27,15 @@ pub(crate) struct SegmentBuffers {
     pub(crate) result_bits: wgpu::Buffer,
     /// `counters` [7]: matching lines, candidate lines, appended positions.
     pub(crate) counters: wgpu::Buffer,
-    /// `sigs` [8]: per-line byte-presence signatures, built at upload.
-    pub(crate) signatures: wgpu::Buffer,
+    // `sigs` [8], the per-line signatures, are only the `signature`
+    // kernel's: built on its first use and kept in the corpus's state
+    // (`State::signatures`), a 16-byte placeholder until then.
 }
 
 impl SegmentBuffers {
     /// Each buffer with the name [`crate::gpu::GpuCorpus::buffers`] reports
     /// (the WGSL binding's name), in upload order.
-    pub(crate) fn named(&self) -> [(&'static str, &wgpu::Buffer); 8] {
+    pub(crate) fn named(&self) -> [(&'static str, &wgpu::Buffer); 7] {
         [
             ("data", &self.data),
             ("starts", &self.starts),
@@ -42,7 +43,6 @@ impl SegmentBuffers {
             ("cand", &self.candidates),
             ("result", &self.result_bits),
             ("counters", &self.counters),
-            ("sigs", &self.signatures),
             ("seg", &self.params),
         ]
     }
@@ -75,12 +75,14 @@ pub(crate) fn entry(binding: u32, b: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> 
 
 impl ResidentSegment {
     /// The segment's bind group in the engine's `layout`, with the query
-    /// uniform `params` [0] and brute-byte's append buffer `positions` [9].
+    /// uniform `params` [0], the signatures `signatures` [8] (or their
+    /// placeholder) and brute-byte's append buffer `positions` [9].
     pub(crate) fn bind(
         &self,
         device: &wgpu::Device,
         layout: &wgpu::BindGroupLayout,
         positions: &wgpu::Buffer,
+        signatures: &wgpu::Buffer,
         params: &wgpu::Buffer,
     ) -> wgpu::BindGroup {
         let b = &self.buffers;
@@ -96,7 +98,7 @@ impl ResidentSegment {
                 entry(5, &b.candidates),
                 entry(6, &b.result_bits),
                 entry(7, &b.counters),
-                entry(8, &b.signatures),
+                entry(8, signatures),
                 entry(9, positions),
             ],
         })

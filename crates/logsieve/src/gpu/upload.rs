@@ -215,10 +215,36 @@ pub(crate) struct Planned {
     pub(crate) bits_total: u64,
 }
 
+/// `s` cut to the lines `r` of its document (line starts `starts`,
+/// document length `len`), or `None` when they do not meet.
+fn clip(s: &Segment, r: &Range<u64>, starts: &[u64], len: u64) -> Option<Segment> {
+    let lo = s.lines.start.max(r.start);
+    let hi = s.lines.end.min(r.end);
+    if lo >= hi {
+        return None;
+    }
+    if lo == s.lines.start && hi == s.lines.end {
+        return Some(s.clone());
+    }
+    Some(Segment {
+        lines: lo..hi,
+        bytes: starts[lo as usize].min(len)..starts[hi as usize].min(len),
+        oversized: s.oversized,
+    })
+}
+
 /// Plans the segments of `corpus` for the context `c` and creates each
 /// one's buffers, its line offsets and block hints uploaded. A `max_segment`
-/// of `None` in `opts` falls back to the context's tuning.
-pub(crate) fn plan(c: &Ctx, corpus: &Corpus, opts: &UploadOptions) -> Planned {
+/// of `None` in `opts` falls back to the context's tuning. With `holds`,
+/// only those lines (document, line range) are planned: a shard of a
+/// corpus spread over several devices; the other lines are not this
+/// corpus's (neither uploaded nor searched on the CPU here).
+pub(crate) fn plan(
+    c: &Ctx,
+    corpus: &Corpus,
+    opts: &UploadOptions,
+    holds: Option<&[(usize, Range<u64>)]>,
+) -> Planned {
     let dev = &c.device;
     let bind_max = c
         .info
@@ -242,7 +268,21 @@ pub(crate) fn plan(c: &Ctx, corpus: &Corpus, opts: &UploadOptions) -> Planned {
     for (di, doc) in corpus.docs().iter().enumerate() {
         shape.push((doc.data().len() as u64, doc.lines().len()));
         let starts = doc.lines().starts();
-        for s in plan_segments(doc, max_seg, max_lines) {
+        let len = doc.data().len() as u64;
+        let mine: Option<Vec<&Range<u64>>> =
+            holds.map(|h| h.iter().filter(|(d, _)| *d == di).map(|(_, r)| r).collect());
+        if mine.as_ref().is_some_and(|m| m.is_empty()) {
+            continue;
+        }
+        let planned = plan_segments(doc, max_seg, max_lines);
+        let clipped: Vec<Segment> = match &mine {
+            None => planned,
+            Some(m) => planned
+                .iter()
+                .flat_map(|s| m.iter().filter_map(|r| clip(s, r, starts, len)))
+                .collect(),
+        };
+        for s in clipped {
             if s.oversized {
                 cpu_segs.push((di, s));
                 continue;
@@ -288,7 +328,6 @@ pub(crate) fn plan(c: &Ctx, corpus: &Corpus, opts: &UploadOptions) -> Planned {
             let candidates = mk("cand", n_words * 4, bits);
             let result_bits = mk("result", n_words * 4, bits);
             let counters = mk("counters", 16, bits);
-            let signatures = mk("sigs", n_lines * 16, storage);
             let params = init(
                 "seg",
                 &[
@@ -314,7 +353,6 @@ pub(crate) fn plan(c: &Ctx, corpus: &Corpus, opts: &UploadOptions) -> Planned {
                     candidates,
                     result_bits,
                     counters,
-                    signatures,
                 },
                 bits_at,
             });

@@ -367,6 +367,19 @@ impl GpuColumns {
         cols: &Columns,
         q: &StatsQuery,
     ) -> Result<GpuStats, Error> {
+        g.check_whole()?;
+        self.run_part(g, corpus, cols, q)
+    }
+
+    /// [`GpuColumns::run`] over the lines `g` holds (a shard's stats add
+    /// up with the other parts', [`Stats::merge`]).
+    pub(crate) fn run_part(
+        &self,
+        g: &GpuCorpus,
+        corpus: &Corpus,
+        cols: &Columns,
+        q: &StatsQuery,
+    ) -> Result<GpuStats, Error> {
         if let Some(r) = self.unsupported(cols, q) {
             return Err(Error::backend(format!(
                 "the GPU cannot run this query: {r}"

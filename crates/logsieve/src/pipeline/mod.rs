@@ -543,14 +543,7 @@ impl Plan {
                     .collect();
                 groups.push(Group { key, count });
             }
-            groups.sort_by(|a, b| {
-                b.count.cmp(&a.count).then_with(|| {
-                    // No value sorts last.
-                    let ka = a.key.iter().map(|v| (v.is_none(), v.as_deref()));
-                    let kb = b.key.iter().map(|v| (v.is_none(), v.as_deref()));
-                    ka.cmp(kb)
-                })
-            });
+            sort_groups(&mut groups);
         }
         let histogram = self.hist.map(|(start, bucket, _)| Histogram {
             start,
@@ -709,6 +702,89 @@ pub fn run_cpu(
         plan.finish(cols, selected, it, buckets)
     };
     Ok(stats)
+}
+
+/// [`run_cpu`] over some lines only, `parts` (document, lines), on one
+/// thread each part: the host tier of a corpus whose other lines are on
+/// GPUs. The counts add up with the other parts' ([`Stats::merge`]).
+#[cfg_attr(not(feature = "gpu"), allow(dead_code))]
+pub(crate) fn run_cpu_lines(
+    corpus: &Corpus,
+    cols: &Columns,
+    q: &StatsQuery,
+    parts: &[(usize, Range<u64>)],
+) -> Result<Stats, Error> {
+    check_shape(corpus, cols)?;
+    let plan = Plan::new(cols, q)?;
+    let acc = parts
+        .par_iter()
+        .map(|(di, r)| {
+            let (doc, dc) = (&corpus.docs()[*di], &cols.docs()[*di]);
+            let w = candidate_lines(dc, q);
+            let lo = w.start.max(r.start as usize);
+            let hi = w.end.min(r.end as usize);
+            if lo >= hi {
+                return Acc::new(&plan);
+            }
+            scan_part(doc, dc, &plan, q, lo..hi)
+        })
+        .reduce(|| Acc::new(&plan), Acc::merge);
+    let Acc {
+        selected,
+        dense,
+        sparse,
+        buckets,
+    } = acc;
+    Ok(if dense.is_empty() {
+        plan.finish(cols, selected, sparse.into_iter(), buckets)
+    } else {
+        let it = dense.into_iter().enumerate().map(|(k, c)| (k as u64, c));
+        plan.finish(cols, selected, it, buckets)
+    })
+}
+
+impl Stats {
+    /// Adds the counts of `other`, the same query's answer over other
+    /// lines of the same columns (a shard, the host tier): selected lines,
+    /// groups by key (in the order [`Stats`] documents) and histogram
+    /// buckets add up.
+    pub fn merge(mut self, other: Stats) -> Stats {
+        self.selected += other.selected;
+        let mut by_key: HashMap<Vec<Option<Vec<u8>>>, u64> = HashMap::new();
+        for g in self.groups.drain(..).chain(other.groups) {
+            *by_key.entry(g.key).or_default() += g.count;
+        }
+        self.groups = by_key
+            .into_iter()
+            .map(|(key, count)| Group { key, count })
+            .collect();
+        sort_groups(&mut self.groups);
+        match (&mut self.histogram, other.histogram) {
+            (Some(a), Some(b)) => {
+                if a.counts.len() < b.counts.len() {
+                    a.counts.resize(b.counts.len(), 0);
+                }
+                for (x, y) in a.counts.iter_mut().zip(b.counts) {
+                    *x += y;
+                }
+            }
+            (None, Some(b)) => self.histogram = Some(b),
+            _ => {}
+        }
+        self
+    }
+}
+
+/// Count-by rows by count descending, then key ascending (no value last).
+fn sort_groups(groups: &mut [Group]) {
+    groups.sort_by(|a, b| {
+        b.count.cmp(&a.count).then_with(|| {
+            // No value sorts last.
+            let ka = a.key.iter().map(|v| (v.is_none(), v.as_deref()));
+            let kb = b.key.iter().map(|v| (v.is_none(), v.as_deref()));
+            ka.cmp(kb)
+        })
+    });
 }
 
 pub(crate) fn check_shape(corpus: &Corpus, cols: &Columns) -> Result<(), Error> {

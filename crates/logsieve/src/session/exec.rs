@@ -39,6 +39,12 @@ impl Session {
         route: &Route,
         opts: &SearchOptions,
     ) -> Result<SearchResult, Error> {
+        #[cfg(feature = "gpu")]
+        if let (Backend::Gpu(kernel), Some(split)) = (route.backend, &route.split) {
+            let mut r = self.search_split(q, opts, kernel, split, route)?;
+            r.plan = route.decision.clone();
+            return Ok(r);
+        }
         let (mut r, ran) = match route.backend {
             Backend::Cpu => (self.search_cpu(q, opts, &route.reason), Backend::Cpu),
             Backend::Gpu(kernel) => match self.search_gpu(q, opts, kernel, &route.reason) {
@@ -96,7 +102,7 @@ impl Session {
         kernel: Kernel,
         reason: &str,
     ) -> Result<SearchResult, Error> {
-        let Some(g) = &self.gpu else {
+        let Some(g) = self.gpu() else {
             return Err(Error::backend("no GPU attached"));
         };
         let t = Instant::now();
@@ -168,6 +174,10 @@ impl Session {
                 },
             })
         };
+        #[cfg(feature = "gpu")]
+        if let (Backend::Gpu(kernel), Some(split)) = (route.backend, &route.split) {
+            return self.pattern_counts_split(q, opts, kernel, split, route);
+        }
         match route.backend {
             Backend::Cpu => cpu(&route.reason),
             Backend::Gpu(kernel) => match self.pattern_counts_gpu(q, kernel, &route.reason, t) {
@@ -186,7 +196,7 @@ impl Session {
         reason: &str,
         t: Instant,
     ) -> Result<PatternCounts, Error> {
-        let Some(g) = &self.gpu else {
+        let Some(g) = self.gpu() else {
             return Err(Error::backend("no GPU attached"));
         };
         let Some(mk) = kernel.multi() else {
@@ -243,7 +253,7 @@ impl Session {
         };
         match route.backend {
             Backend::Cpu => cpu(route.reason.clone()),
-            Backend::Gpu(_) => match self.stats_gpu(cols, q, &route.reason) {
+            Backend::Gpu(_) => match self.stats_gpu(cols, q, route) {
                 Ok(Ok(r)) => Ok(r),
                 Ok(Err(why)) if route.forced || opts.backend == BackendChoice::Gpu => {
                     Err(Error::backend(format!("--backend gpu: {why}")))
@@ -263,28 +273,21 @@ impl Session {
         &self,
         cols: &crate::pipeline::Columns,
         q: &StatsQuery<'_>,
-        reason: &str,
+        route: &super::Route,
     ) -> Result<Result<(Stats, BackendReport), String>, Error> {
-        use crate::pipeline::gpu::GpuColumns;
-        let Some(g) = &self.gpu else {
+        let reason = &route.reason;
+        let Some(dev) = self.devices.first() else {
             return Err(Error::backend("no GPU attached"));
         };
         let t = Instant::now();
-        let gc = {
-            let mut slot = self.gpu_columns.lock().unwrap_or_else(|p| p.into_inner());
-            match &*slot {
-                Some(gc) => gc.clone(),
-                None => {
-                    let gc = std::sync::Arc::new(GpuColumns::upload(g, &self.corpus, cols)?);
-                    *slot = Some(gc.clone());
-                    gc
-                }
-            }
-        };
+        let gc = dev.columns(&self.corpus, cols)?;
         if let Some(r) = gc.unsupported(cols, q) {
             return Ok(Err(r));
         }
-        let r = gc.run(g, &self.corpus, cols, q)?;
+        if let Some(split) = &route.split {
+            return self.stats_split(cols, q, split, route, t).map(Ok);
+        }
+        let r = gc.run_part(&dev.corpus, &self.corpus, cols, q)?;
         Ok(Ok((
             r.stats,
             BackendReport {
@@ -304,7 +307,7 @@ impl Session {
         &self,
         _cols: &crate::pipeline::Columns,
         _q: &StatsQuery<'_>,
-        _reason: &str,
+        _route: &super::Route,
     ) -> Result<Result<(Stats, BackendReport), String>, Error> {
         Err(Error::backend("built without the GPU backend"))
     }

@@ -13,6 +13,8 @@
 
 mod exec;
 pub mod route;
+#[cfg(feature = "gpu")]
+mod shards;
 
 use std::sync::Mutex;
 
@@ -25,7 +27,9 @@ use crate::planner::{self, Calibration, DeviceClass};
 use crate::query::Query;
 use crate::results::{BackendReport, DocHits};
 
-pub use route::{Backend, GpuState, RequestKind, Route, RouteInput};
+pub use route::{
+    Backend, GpuState, Layout, LayoutPart, Place, RequestKind, Route, RouteInput, Split,
+};
 
 /// The answer to one query.
 #[derive(Clone, Debug)]
@@ -92,12 +96,22 @@ pub struct Session {
     /// ([`Session::set_adapter`]): `None` = not probed (a GPU is assumed to
     /// be a discrete one), `Some(None)` = no adapter.
     adapter: Option<Option<(DeviceClass, String)>>,
+    /// The GPUs, each holding the whole corpus (one device) or a shard
+    /// of it ([`Session::layout`]).
     #[cfg(feature = "gpu")]
-    gpu: Option<crate::gpu::GpuCorpus>,
-    /// The stats columns on the GPU, uploaded by the first stats request
-    /// routed there.
+    devices: Vec<shards::Device>,
+    /// Where each line lives when the corpus is spread over several
+    /// places (GPU shards, the host tier); `None` with one device holding
+    /// everything.
     #[cfg(feature = "gpu")]
-    gpu_columns: Mutex<Option<std::sync::Arc<crate::pipeline::gpu::GpuColumns>>>,
+    layout: Option<Layout>,
+    /// What happened when the GPUs were attached (an upload that failed
+    /// and left its shard on the host), for every report.
+    #[cfg(feature = "gpu")]
+    attach_notes: Vec<String>,
+    /// Test hook: the device to destroy during the next request.
+    #[cfg(feature = "gpu")]
+    lose_next: Mutex<Option<usize>>,
 }
 
 impl std::fmt::Debug for Session {
@@ -129,9 +143,13 @@ impl Session {
             calibration_warning: None,
             adapter: None,
             #[cfg(feature = "gpu")]
-            gpu: None,
+            devices: Vec::new(),
             #[cfg(feature = "gpu")]
-            gpu_columns: Mutex::new(None),
+            layout: None,
+            #[cfg(feature = "gpu")]
+            attach_notes: Vec::new(),
+            #[cfg(feature = "gpu")]
+            lose_next: Mutex::new(None),
         }
     }
 
@@ -150,11 +168,8 @@ impl Session {
     pub fn set_columns(&mut self, columns: Columns) {
         self.columns = Some(columns);
         #[cfg(feature = "gpu")]
-        {
-            *self
-                .gpu_columns
-                .get_mut()
-                .unwrap_or_else(|p| p.into_inner()) = None;
+        for d in &mut self.devices {
+            *d.columns.get_mut().unwrap_or_else(|p| p.into_inner()) = None;
         }
     }
 
@@ -167,7 +182,7 @@ impl Session {
     pub fn has_gpu(&self) -> bool {
         #[cfg(feature = "gpu")]
         {
-            self.gpu.is_some()
+            !self.devices.is_empty()
         }
         #[cfg(not(feature = "gpu"))]
         {
@@ -178,7 +193,7 @@ impl Session {
     /// The GPU as the routing point sees it: resident, or `None`.
     pub fn gpu_state(&self) -> Option<GpuState> {
         #[cfg(feature = "gpu")]
-        if let Some(g) = &self.gpu {
+        if let Some(g) = self.devices.first().map(|d| &d.corpus) {
             let info = g.context().info();
             return Some(GpuState {
                 class: DeviceClass::from_wgpu(&info.device_type, info.is_software),
@@ -193,13 +208,16 @@ impl Session {
     /// now (a GPU counts only when attached).
     pub fn route(&self, request: &Request<'_>, opts: &SearchOptions) -> Result<Route, Error> {
         let cal = self.calibration();
-        route::route(&RouteInput {
+        let r = route::route(&RouteInput {
             request: request.kind(),
             opts,
             corpus: &self.corpus,
             gpu: self.gpu_state(),
             calibration: &cal,
-        })
+        })?;
+        #[cfg(feature = "gpu")]
+        let r = self.with_split(r, &cal, opts);
+        Ok(r)
     }
 
     /// Tells the one-shot plan ([`Session::prepare`]) which adapter exists
@@ -340,12 +358,15 @@ impl Session {
 
 #[cfg(feature = "gpu")]
 impl Session {
-    /// Opens the process's GPU context ([`crate::gpu::GpuContext::shared_with`],
-    /// with this session's GPU tuning) and uploads the corpus. On error the
-    /// session stays CPU-only.
+    /// Opens the GPUs the tuning selects ([`crate::gpu::GpuTuning::gpus`]:
+    /// by default every discrete adapter, else the process's shared
+    /// context on the best one) and uploads the corpus: whole on one
+    /// device, or in shards over several and a host tier under a GPU
+    /// memory budget ([`Session::attach_gpus_with`]). On error the session
+    /// stays CPU-only.
     pub fn attach_gpu(&mut self) -> Result<(), Error> {
-        let ctx = crate::gpu::GpuContext::shared_with(&self.tuning.gpu)?;
-        self.attach_gpu_with(&ctx, crate::gpu::UploadOptions::default())
+        let ctxs = crate::gpu::GpuContext::open_selected(&self.tuning.gpu)?;
+        self.attach_gpus_with(&ctxs, crate::gpu::UploadOptions::default(), None)
     }
 
     /// Uploads the corpus to `ctx` with `opts` (e.g. a small segment size).
@@ -362,6 +383,15 @@ impl Session {
     /// Takes a corpus already uploaded (the browser uploads without
     /// blocking) and the device's calibration.
     pub fn set_gpu(&mut self, g: crate::gpu::GpuCorpus) {
+        self.load_calibration(&g);
+        self.layout = None;
+        self.attach_notes.clear();
+        self.devices = vec![shards::Device::new(g)];
+    }
+
+    /// Loads the calibration of `g`'s device (the first device's, with
+    /// several).
+    fn load_calibration(&mut self, g: &crate::gpu::GpuCorpus) {
         let info = g.context().info();
         let class = DeviceClass::from_wgpu(&info.device_type, info.is_software);
         let (mut cal, warning) =
@@ -375,25 +405,41 @@ impl Session {
             .unwrap_or_else(|p| p.into_inner()) = cal;
         self.calibration_device = info.name.clone();
         self.calibration_warning = warning;
-        *self
-            .gpu_columns
-            .get_mut()
-            .unwrap_or_else(|p| p.into_inner()) = None;
-        self.gpu = Some(g);
     }
 
-    /// Drops the GPU (a lost device): later requests run on the CPU.
+    /// Drops the GPUs (a lost device): later requests run on the CPU.
     pub fn detach_gpu(&mut self) {
-        self.gpu = None;
-        *self
-            .gpu_columns
-            .get_mut()
-            .unwrap_or_else(|p| p.into_inner()) = None;
+        self.devices.clear();
+        self.layout = None;
+        self.attach_notes.clear();
     }
 
-    /// The resident GPU corpus, once attached.
+    /// The resident GPU corpus, once attached: the first device's (a
+    /// shard of the corpus when there are several, or a host tier:
+    /// [`Session::gpus`], [`Session::layout`]).
     pub fn gpu(&self) -> Option<&crate::gpu::GpuCorpus> {
-        self.gpu.as_ref()
+        self.devices.first().map(|d| &d.corpus)
+    }
+
+    /// Every device's resident corpus, in device order.
+    pub fn gpus(&self) -> Vec<&crate::gpu::GpuCorpus> {
+        self.devices.iter().map(|d| &d.corpus).collect()
+    }
+
+    /// Where each line lives when the corpus is spread over several GPUs
+    /// or a host tier; `None` with one device holding everything (or no
+    /// GPU).
+    pub fn layout(&self) -> Option<&Layout> {
+        self.layout.as_ref()
+    }
+
+    /// Test hook: destroys device `k` during the next request that runs on
+    /// the GPUs, as a driver reset would mid-query. The request is still
+    /// answered (the other devices and the CPU for its shard), and its
+    /// report says so.
+    #[doc(hidden)]
+    pub fn lose_device_during_next_request(&self, k: usize) {
+        *self.lose_next.lock().unwrap_or_else(|p| p.into_inner()) = Some(k);
     }
 }
 

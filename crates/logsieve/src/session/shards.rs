@@ -1,0 +1,597 @@
+//! Several GPUs and a host tier: the corpus cut at line boundaries into
+//! parts ([`Layout`], decided by [`route::layout`] when the GPUs are
+//! attached), each device holding its shard as a [`GpuCorpus`] of those
+//! lines only, the rest in host memory. A request fans out — one thread
+//! per device, the CPU's parts on the caller's thread meanwhile — and
+//! the parts merge in corpus order through the one merge
+//! ([`RawHits::finish`]; per-pattern counts and stats add up). A device
+//! that fails mid-request is not trusted again: its shard is searched on
+//! the CPU, and the report says so.
+
+use std::ops::Range;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use super::route::{self, DeviceState, Layout, LayoutPart, LineMap, Place, Route, Split};
+use super::{SearchResult, Session};
+use crate::corpus::Corpus;
+use crate::cpu::multi::{count_range, GroupCounts, Occurrences, PatternSet};
+use crate::error::Error;
+use crate::gpu::readback::RawHits;
+use crate::gpu::{GpuContext, GpuCorpus, Placement, UploadOptions};
+use crate::kernel::Kernel;
+use crate::options::SearchOptions;
+use crate::pattern_counts::PatternCounts;
+use crate::pipeline::gpu::GpuColumns;
+use crate::pipeline::{Columns, Stats, StatsQuery};
+use crate::planner::Calibration;
+use crate::query::{CaseMode, Query};
+use crate::results::{BackendReport, Want};
+
+/// The CPU's part is cut into pieces of about this many bytes, at line
+/// boundaries, for rayon (the CPU engine's `MIN_CHUNK`).
+const CPU_PIECE: u64 = 4 << 20;
+
+/// One GPU of the session.
+pub(crate) struct Device {
+    /// The lines it holds: the whole corpus, or a shard.
+    pub(crate) corpus: GpuCorpus,
+    /// The stats columns of its lines, uploaded by the first stats
+    /// request routed to the GPU.
+    pub(crate) columns: Mutex<Option<Arc<GpuColumns>>>,
+    /// Why it is no longer used (it failed mid-request).
+    pub(crate) lost: Mutex<Option<String>>,
+}
+
+impl Device {
+    pub(crate) fn new(corpus: GpuCorpus) -> Device {
+        Device {
+            corpus,
+            columns: Mutex::new(None),
+            lost: Mutex::new(None),
+        }
+    }
+
+    /// Its stats columns, uploaded on first use.
+    pub(crate) fn columns(
+        &self,
+        corpus: &Corpus,
+        cols: &Columns,
+    ) -> Result<Arc<GpuColumns>, Error> {
+        let mut slot = self.columns.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(gc) = &*slot {
+            return Ok(gc.clone());
+        }
+        let gc = Arc::new(GpuColumns::upload(&self.corpus, corpus, cols)?);
+        *slot = Some(gc.clone());
+        Ok(gc)
+    }
+
+    fn state(&self) -> DeviceState {
+        let lost = self
+            .lost
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .or_else(|| {
+                self.corpus
+                    .context()
+                    .is_lost()
+                    .then(|| "device lost".to_string())
+            });
+        DeviceState { lost }
+    }
+
+    /// Marks it lost after `e`, if its device is.
+    fn note_failure(&self, e: &Error) {
+        if self.corpus.context().is_lost() {
+            *self.lost.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.to_string());
+        }
+    }
+}
+
+/// Errors unless `layout` tiles the lines of a corpus of `total` lines in
+/// order and names only devices below `devices`.
+fn check_layout(layout: &Layout, total: u64, devices: usize) -> Result<(), Error> {
+    let mut at = 0;
+    for p in &layout.parts {
+        if p.lines.start != at || p.lines.end < p.lines.start {
+            return Err(Error::backend(format!(
+                "GPU layout: part {:?} does not follow line {at}",
+                p.lines
+            )));
+        }
+        if let Place::Device(k) = p.place {
+            if k >= devices {
+                return Err(Error::backend(format!(
+                    "GPU layout names device {k} of {devices}"
+                )));
+            }
+        }
+        at = p.lines.end;
+    }
+    if at != total {
+        return Err(Error::backend(format!(
+            "GPU layout covers {at} of {total} lines"
+        )));
+    }
+    Ok(())
+}
+
+impl Session {
+    /// Uploads the corpus to the devices `ctxs` with `opts`: with one
+    /// device, no GPU memory budget ([`crate::gpu::GpuTuning::gpu_memory`])
+    /// and no `layout`, the whole corpus as [`Session::attach_gpu_with`];
+    /// otherwise in shards at line boundaries laid out by `layout`, or by
+    /// [`route::layout`] (sized by the budget, the newest lines on the
+    /// GPUs by default), one upload thread per device. A device whose
+    /// upload fails leaves its shard in host memory (the reports say so);
+    /// an error only when every device fails.
+    pub fn attach_gpus_with(
+        &mut self,
+        ctxs: &[GpuContext],
+        opts: UploadOptions,
+        layout: Option<Layout>,
+    ) -> Result<(), Error> {
+        let budget = self.tuning.gpu.gpu_memory;
+        match ctxs {
+            [] => return Err(Error::backend("no GPU device to attach")),
+            [one] if layout.is_none() && budget.is_none() => {
+                return self.attach_gpu_with(one, opts);
+            }
+            _ => {}
+        }
+        let total = LineMap::new(&self.corpus).total_lines();
+        let layout = match layout {
+            Some(l) => {
+                check_layout(&l, total, ctxs.len())?;
+                l
+            }
+            None => route::layout(
+                &self.corpus,
+                ctxs.len(),
+                None,
+                budget,
+                self.tuning.gpu.placement == Placement::Newest,
+            ),
+        };
+        let map = LineMap::new(&self.corpus);
+        let holds: Vec<Vec<(usize, Range<u64>)>> = (0..ctxs.len())
+            .map(|k| {
+                layout
+                    .parts
+                    .iter()
+                    .filter(|p| p.place == Place::Device(k))
+                    .flat_map(|p| map.doc_lines(&p.lines))
+                    .collect()
+            })
+            .collect();
+        let corpus = &self.corpus;
+        let uploads: Vec<Result<GpuCorpus, Error>> = std::thread::scope(|sc| {
+            let handles: Vec<_> = ctxs
+                .iter()
+                .zip(&holds)
+                .map(|(c, h)| sc.spawn(move || GpuCorpus::upload_lines(c, corpus, opts, h)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(Error::backend("a GPU upload thread panicked")))
+                })
+                .collect()
+        });
+        // Devices whose upload failed drop out; their shards stay on the
+        // host and the others are renumbered.
+        let mut notes = Vec::new();
+        let mut devices = Vec::new();
+        let mut renumber = vec![None; ctxs.len()];
+        let mut first_error = None;
+        for (k, u) in uploads.into_iter().enumerate() {
+            match u {
+                Ok(g) => {
+                    renumber[k] = Some(devices.len());
+                    devices.push(Device::new(g));
+                }
+                Err(e) => {
+                    notes.push(format!(
+                        "device {k} ({}): upload failed ({e}); its shard stays in host memory",
+                        ctxs[k].info().name
+                    ));
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        if devices.is_empty() {
+            return Err(first_error.unwrap_or_else(|| Error::backend("no GPU device attached")));
+        }
+        let parts = layout
+            .parts
+            .into_iter()
+            .map(|p| LayoutPart {
+                place: match p.place {
+                    Place::Device(k) => renumber[k].map_or(Place::Host, Place::Device),
+                    Place::Host => Place::Host,
+                },
+                ..p
+            })
+            .collect();
+        self.load_calibration(&devices[0].corpus);
+        self.devices = devices;
+        self.layout = Some(Layout { parts });
+        self.attach_notes = notes;
+        Ok(())
+    }
+
+    /// Adds the split to a GPU route when the corpus is spread over
+    /// several places ([`route::split`]); the reason says it.
+    pub(super) fn with_split(
+        &self,
+        mut r: Route,
+        cal: &Calibration,
+        opts: &SearchOptions,
+    ) -> Route {
+        let (Some(layout), super::Backend::Gpu(kernel)) = (&self.layout, r.backend) else {
+            return r;
+        };
+        let states: Vec<DeviceState> = self.devices.iter().map(Device::state).collect();
+        let split = route::split(
+            layout,
+            &states,
+            cal,
+            kernel,
+            crate::cpu::resolve_threads(opts.threads),
+            self.attach_notes.clone(),
+            !r.forced,
+        );
+        r.reason = format!("{}; {}", r.reason, split.summary());
+        r.split = Some(split);
+        r
+    }
+
+    /// The devices that search a part of `split`, and the CPU's lines.
+    fn fan_out(split: &Split) -> (Vec<usize>, Vec<Range<u64>>) {
+        let mut devs: Vec<usize> = split.parts.iter().filter_map(|p| p.1).collect();
+        devs.dedup();
+        devs.sort_unstable();
+        devs.dedup();
+        let cpu = split
+            .parts
+            .iter()
+            .filter(|p| p.1.is_none())
+            .map(|p| p.0.lines.clone())
+            .collect();
+        (devs, cpu)
+    }
+
+    /// The lines of `split` that device `k` was to search.
+    fn lines_of(split: &Split, k: usize) -> Vec<Range<u64>> {
+        split
+            .parts
+            .iter()
+            .filter(|p| p.1 == Some(k))
+            .map(|p| p.0.lines.clone())
+            .collect()
+    }
+
+    /// Runs `work` on every device of `devs`, one thread each, and `cpu` on
+    /// this thread meanwhile. The test hook's device is destroyed first.
+    fn run_devices<T: Send, C>(
+        &self,
+        devs: &[usize],
+        work: impl Fn(&Device) -> Result<T, Error> + Sync,
+        cpu: impl FnOnce() -> C,
+    ) -> (Vec<Result<T, Error>>, C) {
+        let lose = self
+            .lose_next
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        let work = &work;
+        std::thread::scope(|sc| {
+            let handles: Vec<_> = devs
+                .iter()
+                .map(|&k| {
+                    let dev = &self.devices[k];
+                    sc.spawn(move || {
+                        if lose == Some(k) {
+                            dev.corpus.context().destroy_device();
+                        }
+                        work(dev)
+                    })
+                })
+                .collect();
+            let c = cpu();
+            let r = handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(Error::backend("a GPU search thread panicked")))
+                })
+                .collect();
+            (r, c)
+        })
+    }
+
+    /// What device `k` failing with `e` means: an error on a forced route
+    /// when the device is not lost (a query the GPU refuses); otherwise
+    /// a note, and the CPU searches its lines.
+    fn device_failed(
+        &self,
+        k: usize,
+        e: Error,
+        route: &Route,
+        notes: &mut Vec<String>,
+    ) -> Result<(), Error> {
+        let dev = &self.devices[k];
+        dev.note_failure(&e);
+        if route.forced && !dev.corpus.context().is_lost() {
+            return Err(e);
+        }
+        notes.push(format!(
+            "device {k} ({}) failed mid-request ({e}); its shard searched on the CPU",
+            dev.corpus.context().info().name
+        ));
+        Ok(())
+    }
+
+    /// The CPU's matches in corpus-wide lines `parts`, before `-v` and
+    /// `-m`, in pieces of ~4 MiB on rayon's pool when `threads` > 1.
+    fn cpu_raw(&self, q: &Query, parts: &[Range<u64>], lines: bool, threads: usize) -> RawHits {
+        use rayon::prelude::*;
+        let map = LineMap::new(&self.corpus);
+        let nd = self.corpus.docs().len();
+        let mut pieces = Vec::new();
+        for (d, r) in parts.iter().flat_map(|r| map.doc_bytes(r)) {
+            let starts = self.corpus.docs()[d].lines().starts();
+            let mut at = r.start;
+            while at < r.end {
+                let target = at + CPU_PIECE;
+                let end = if target >= r.end {
+                    r.end
+                } else {
+                    let i = starts.partition_point(|&s| s < target);
+                    starts.get(i).copied().unwrap_or(r.end).min(r.end)
+                };
+                pieces.push((d, at..end));
+                at = end;
+            }
+        }
+        let one = |(d, r): &(usize, Range<u64>)| {
+            let mut h = RawHits::empty(nd, lines);
+            h.add_cpu(&self.corpus, q, *d, r.clone());
+            h
+        };
+        let add = |mut a: RawHits, b: RawHits| {
+            a.add(b);
+            a
+        };
+        if crate::cpu::resolve_threads(threads) > 1 && pieces.len() > 1 {
+            pieces
+                .par_iter()
+                .map(one)
+                .reduce(|| RawHits::empty(nd, lines), add)
+        } else {
+            pieces.iter().map(one).fold(RawHits::empty(nd, lines), add)
+        }
+    }
+
+    fn line_counts(&self) -> Vec<u64> {
+        self.corpus.docs().iter().map(|d| d.lines().len()).collect()
+    }
+
+    fn report_name(&self, what: &str, devs: usize, cpu: bool, threads: usize) -> String {
+        let mut n = format!("{what} x{devs} GPUs");
+        if cpu {
+            n.push_str(&format!(" + cpu x{}", crate::cpu::resolve_threads(threads)));
+        }
+        n
+    }
+
+    /// A search over the split: every device on its shard, the CPU on the
+    /// rest, merged in corpus order with `-v` and `-m` applied once.
+    pub(super) fn search_split(
+        &self,
+        q: &Query,
+        opts: &SearchOptions,
+        kernel: Kernel,
+        split: &Split,
+        route: &Route,
+    ) -> Result<SearchResult, Error> {
+        let t = Instant::now();
+        let lines = opts.want == Want::Lines;
+        let (devs, cpu_lines) = Self::fan_out(split);
+        let (results, mut raw) = self.run_devices(
+            &devs,
+            |d| {
+                d.corpus
+                    .search_part(&self.corpus, q, kernel, opts.want)
+                    .map(|r| r.0)
+            },
+            || self.cpu_raw(q, &cpu_lines, lines, opts.threads),
+        );
+        let mut notes = Vec::new();
+        let mut on_cpu = !cpu_lines.is_empty();
+        for (&k, r) in devs.iter().zip(results) {
+            match r {
+                Ok(h) => raw.add(h),
+                Err(e) => {
+                    self.device_failed(k, e, route, &mut notes)?;
+                    raw.add(self.cpu_raw(q, &Self::lines_of(split, k), lines, opts.threads));
+                    on_cpu = true;
+                }
+            }
+        }
+        let docs = raw.finish(&self.line_counts(), q.invert(), opts.max_count);
+        let mut reason = route.reason.clone();
+        for n in notes {
+            reason.push_str("; ");
+            reason.push_str(&n);
+        }
+        Ok(SearchResult {
+            docs,
+            backend: BackendReport {
+                name: self.report_name(
+                    &format!("gpu/{}", kernel.name()),
+                    devs.len(),
+                    on_cpu,
+                    opts.threads,
+                ),
+                reason,
+                elapsed: t.elapsed(),
+            },
+            plan: None,
+        })
+    }
+
+    /// The CPU's per-pattern counts (lines, occurrences) over corpus-wide
+    /// lines `parts`: the exact one-pass counter the GPU path uses for its
+    /// oversized lines.
+    fn cpu_pattern_counts(&self, q: &Query, parts: &[Range<u64>]) -> (Vec<u64>, Vec<u64>) {
+        let n = q.patterns().len();
+        let Some(lits) = q.literals() else {
+            return (vec![0; n], vec![0; n]);
+        };
+        let set = PatternSet::new(lits, q.case() == CaseMode::Ascii);
+        let lens: Vec<usize> = set.uniq.iter().map(|p| p.len()).collect();
+        let group_of = set.group_of.clone();
+        let mut c = GroupCounts::zero(lens.len());
+        if let Some(occ) = Occurrences::new(set, q.cpu_multi()) {
+            let map = LineMap::new(&self.corpus);
+            for (d, r) in parts.iter().flat_map(|r| map.doc_bytes(r)) {
+                let hay = self.corpus.docs()[d].data();
+                c.add(&count_range(
+                    &occ,
+                    &lens,
+                    hay,
+                    r.start as usize,
+                    r.end as usize,
+                ));
+            }
+        }
+        (
+            group_of.iter().map(|&k| c.lines[k as usize]).collect(),
+            group_of
+                .iter()
+                .map(|&k| c.occurrences[k as usize])
+                .collect(),
+        )
+    }
+
+    /// Per-pattern counts over the split: every part's counts add up.
+    pub(super) fn pattern_counts_split(
+        &self,
+        q: &Query,
+        opts: &SearchOptions,
+        kernel: Kernel,
+        split: &Split,
+        route: &Route,
+    ) -> Result<PatternCounts, Error> {
+        let t = Instant::now();
+        let Some(mk) = kernel.multi() else {
+            return Err(Error::backend(format!(
+                "per-pattern counts run a many-literal kernel, not {kernel}"
+            )));
+        };
+        let (devs, cpu_lines) = Self::fan_out(split);
+        let (results, (mut lines, mut occs)) = self.run_devices(
+            &devs,
+            |d| d.corpus.count_per_pattern_part(&self.corpus, q, mk),
+            || self.cpu_pattern_counts(q, &cpu_lines),
+        );
+        let add = |a: &mut Vec<u64>, b: &[u64]| a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+        let mut notes = Vec::new();
+        let mut on_cpu = !cpu_lines.is_empty();
+        for (&k, r) in devs.iter().zip(results) {
+            let (l, o) = match r {
+                Ok(x) => x,
+                Err(e) => {
+                    self.device_failed(k, e, route, &mut notes)?;
+                    on_cpu = true;
+                    self.cpu_pattern_counts(q, &Self::lines_of(split, k))
+                }
+            };
+            add(&mut lines, &l);
+            add(&mut occs, &o);
+        }
+        let mut reason = route.reason.clone();
+        for n in notes {
+            reason.push_str("; ");
+            reason.push_str(&n);
+        }
+        Ok(PatternCounts {
+            patterns: q.patterns().to_vec(),
+            lines,
+            occurrences: occs,
+            backend: BackendReport {
+                name: self.report_name(
+                    &format!("gpu/{}", kernel.name()),
+                    devs.len(),
+                    on_cpu,
+                    opts.threads,
+                ),
+                reason,
+                elapsed: t.elapsed(),
+            },
+        })
+    }
+
+    /// Stats over the split: each device's columns on its shard, the CPU
+    /// on the rest; the counts add up ([`Stats::merge`]).
+    pub(super) fn stats_split(
+        &self,
+        cols: &Columns,
+        q: &StatsQuery<'_>,
+        split: &Split,
+        route: &Route,
+        t: Instant,
+    ) -> Result<(Stats, BackendReport), Error> {
+        let (devs, cpu_lines) = Self::fan_out(split);
+        let map = LineMap::new(&self.corpus);
+        let doc_lines = |parts: &[Range<u64>]| -> Vec<(usize, Range<u64>)> {
+            parts.iter().flat_map(|r| map.doc_lines(r)).collect()
+        };
+        let cpu_parts = doc_lines(&cpu_lines);
+        let (results, cpu) = self.run_devices(
+            &devs,
+            |d| {
+                let gc = d.columns(&self.corpus, cols)?;
+                gc.run_part(&d.corpus, &self.corpus, cols, q)
+                    .map(|r| r.stats)
+            },
+            || crate::pipeline::run_cpu_lines(&self.corpus, cols, q, &cpu_parts),
+        );
+        let mut stats = cpu?;
+        let mut notes = Vec::new();
+        let mut on_cpu = !cpu_lines.is_empty();
+        for (&k, r) in devs.iter().zip(results) {
+            let s = match r {
+                Ok(s) => s,
+                Err(e) => {
+                    self.device_failed(k, e, route, &mut notes)?;
+                    on_cpu = true;
+                    crate::pipeline::run_cpu_lines(
+                        &self.corpus,
+                        cols,
+                        q,
+                        &doc_lines(&Self::lines_of(split, k)),
+                    )?
+                }
+            };
+            stats = stats.merge(s);
+        }
+        let mut reason = route.reason.clone();
+        for n in notes {
+            reason.push_str("; ");
+            reason.push_str(&n);
+        }
+        Ok((
+            stats,
+            BackendReport {
+                name: self.report_name("gpu/pipeline", devs.len(), on_cpu, 0),
+                reason,
+                elapsed: t.elapsed(),
+            },
+        ))
+    }
+}
