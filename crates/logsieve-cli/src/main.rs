@@ -34,6 +34,7 @@ fn main() {
         Command::Web(a) => cmd::web::run(a),
         Command::Stats(a) => cmd::stats::run(a, &tuning),
         Command::Bench(a) => cmd::bench::run(a, &tuning),
+        Command::Serve(a) => cmd::serve::run(a, &tuning),
     };
     std::process::exit(code);
 }

@@ -7,12 +7,14 @@
 //! `search` prints them), the subcommand rewords it with `mut_arg` and keeps
 //! the flag's names and default.
 
+pub mod serve;
 pub mod shared;
 pub mod subcommands;
 pub mod walk;
 
 use clap::{Parser, Subcommand};
 
+pub use serve::ServeArgs;
 pub use shared::{BackendArg, ColorChoice, PipelineArgs};
 pub use subcommands::{BenchArgs, DemoArgs, GenArgs, SearchArgs, StatsArgs, WebArgs};
 
@@ -49,4 +51,6 @@ pub enum Command {
     Stats(StatsArgs),
     /// Reproduce the reference tables (CPU, GPU kernels, auto, rg, grep).
     Bench(BenchArgs),
+    /// Load logs once and answer queries over HTTP (JSON API under /api/v1).
+    Serve(ServeArgs),
 }
