@@ -799,7 +799,10 @@ async fn search_inner(
 
 /// Selected lines in corpus order, paged: `(doc, line)` pairs from the
 /// cursor, at most `limit`, and the next cursor.
-fn page(s: &Searched, req: &SearchRequest) -> Result<(Vec<(usize, u64)>, Option<u64>), ApiError> {
+/// A page: `(document, line)` pairs and the next page's cursor.
+type Page = (Vec<(usize, u64)>, Option<u64>);
+
+fn page(s: &Searched, req: &SearchRequest) -> Result<Page, ApiError> {
     let skip = match req.cursor.as_deref() {
         None | Some("") => 0,
         Some(c) => c.parse::<u64>().map_err(|_| {

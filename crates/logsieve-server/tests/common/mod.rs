@@ -214,10 +214,7 @@ fn parse(raw: &[u8]) -> Resp {
 
 fn dechunk(mut b: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
-    loop {
-        let Some(nl) = b.windows(2).position(|w| w == b"\r\n") else {
-            break;
-        };
+    while let Some(nl) = b.windows(2).position(|w| w == b"\r\n") {
         let size_text = std::str::from_utf8(&b[..nl]).unwrap();
         let size = usize::from_str_radix(size_text.split(';').next().unwrap().trim(), 16).unwrap();
         b = &b[nl + 2..];
