@@ -44,6 +44,7 @@ fn main() {
         Command::Bench(a) => cmd::bench::run(a, &tuning),
         Command::Completions(a) => cmd::completions::completions(a),
         Command::Man => cmd::completions::man(),
+        Command::Serve(a) => cmd::serve::run(a, &tuning),
     };
     std::process::exit(code);
 }

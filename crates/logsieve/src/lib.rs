@@ -48,6 +48,7 @@ pub mod pipeline;
 pub mod planner;
 pub mod query;
 pub mod results;
+pub mod rg_json;
 pub mod session;
 pub mod support;
 

@@ -9,5 +9,6 @@ pub mod files;
 pub mod gen;
 pub mod gpu_info;
 pub mod search;
+pub mod serve;
 pub mod stats;
 pub mod web;

@@ -9,12 +9,14 @@
 
 pub mod argv;
 pub mod gpus;
+pub mod serve;
 pub mod shared;
 pub mod subcommands;
 pub mod walk;
 
 use clap::{Parser, Subcommand};
 
+pub use serve::ServeArgs;
 pub use shared::{BackendArg, ColorChoice, PipelineArgs};
 pub use subcommands::{
     BenchArgs, CompletionsArgs, DemoArgs, GenArgs, SearchArgs, StatsArgs, WebArgs,
@@ -58,4 +60,6 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Print the man page (roff) on stdout.
     Man,
+    /// Load logs once and answer queries over HTTP (JSON API under /api/v1).
+    Serve(ServeArgs),
 }

@@ -18,9 +18,13 @@ use crate::error::Error;
 
 pub mod decode;
 #[cfg(not(target_arch = "wasm32"))]
+mod load;
+#[cfg(not(target_arch = "wasm32"))]
 pub mod walk;
 
 use decode::Detected;
+#[cfg(not(target_arch = "wasm32"))]
+pub use load::{load_paths, LoadProgress};
 #[cfg(not(target_arch = "wasm32"))]
 pub use walk::{expand_paths, expand_paths_with, Found, SortBy, WalkOptions, Walker};
 

@@ -37,6 +37,7 @@
 pub mod fields;
 #[cfg(feature = "gpu")]
 pub mod gpu;
+pub mod json;
 pub mod time;
 
 use std::collections::HashMap;

@@ -1,0 +1,72 @@
+//! `logsieve serve`: turns the flags into a `logsieve_server::ServeConfig`
+//! and runs it; the server (loading, routes, limits) is the
+//! `logsieve-server` crate.
+
+use std::time::Duration;
+
+use logsieve::Tuning;
+use logsieve_server::{GpuMode, Limits, LoadConfig, ServeConfig, Source};
+
+use crate::exit::{err, EXIT_ERROR};
+use crate::flags::serve::{GpuArg, ServeArgs};
+
+/// Runs `logsieve serve`; returns the exit code (0 after a signal, 2 on an
+/// error).
+pub fn run(a: &ServeArgs, tuning: &Tuning) -> i32 {
+    if a.walk.lists() {
+        return super::files::list(&a.paths, &a.walk);
+    }
+    if !(a.timeout > 0.0 && a.timeout.is_finite()) {
+        err(format!(
+            "--timeout {}: expected a positive number of seconds",
+            a.timeout
+        ));
+        return EXIT_ERROR;
+    }
+    logsieve_server::init_tracing();
+    let source = if a.demo {
+        Source::Demo { lines: a.lines }
+    } else {
+        Source::Paths {
+            paths: if a.paths.is_empty() {
+                vec!["./".into()]
+            } else {
+                a.paths.clone()
+            },
+            walk: a.walk.options(),
+            load: a.input.load_options(),
+        }
+    };
+    let config = ServeConfig {
+        listen: a.listen,
+        token_file: a.token_file.clone(),
+        tls: a.tls_cert.clone().zip(a.tls_key.clone()),
+        cors: a.cors.clone(),
+        limits: Limits {
+            timeout: Duration::from_secs_f64(a.timeout),
+            max_in_flight: a.max_in_flight.max(1),
+            max_body: a.max_body,
+            threads: 0,
+        },
+        load: LoadConfig {
+            source,
+            gpu: match a.gpu {
+                GpuArg::Auto => GpuMode::Auto,
+                GpuArg::On => GpuMode::On,
+                GpuArg::Off => GpuMode::Off,
+            },
+            fields: a.field.clone(),
+            time_format: a.time_format.clone(),
+            year: a.year,
+            progress_bar: true,
+            tuning: tuning.clone(),
+        },
+    };
+    match logsieve_server::run(config) {
+        Ok(()) => 0,
+        Err(e) => {
+            err(e);
+            EXIT_ERROR
+        }
+    }
+}

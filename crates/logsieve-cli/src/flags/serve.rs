@@ -1,0 +1,96 @@
+//! `logsieve serve`'s flags.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+use super::shared::InputArgs;
+use super::walk::WalkArgs;
+
+/// `--gpu`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum GpuArg {
+    /// Keep the corpus on a hardware GPU when one exists (never a
+    /// software adapter).
+    #[default]
+    Auto,
+    /// Upload to the GPU, or exit 2 with the error.
+    On,
+    /// CPU only.
+    Off,
+}
+
+/// `logsieve serve`.
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// Files and directories to serve (walked as `search` walks them).
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+
+    /// Serve generated logs instead of files.
+    #[arg(long, conflicts_with = "paths")]
+    pub demo: bool,
+
+    /// Lines to generate with --demo.
+    #[arg(long, value_name = "N", default_value_t = 1_000_000, requires = "demo")]
+    pub lines: u64,
+
+    /// Address and port to listen on (port 0: any free port; the printed
+    /// line says which). Beyond loopback, --token-file is required.
+    #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:8788")]
+    pub listen: SocketAddr,
+
+    /// A file whose first line is the bearer token every request must
+    /// carry (`Authorization: Bearer TOKEN`).
+    #[arg(long = "token-file", value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+
+    /// TLS certificate chain (PEM); with --tls-key, serve HTTPS.
+    #[arg(long = "tls-cert", value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+
+    /// TLS private key (PEM).
+    #[arg(long = "tls-key", value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+
+    /// Allow browser pages from ORIGIN (repeatable); none: no CORS.
+    #[arg(long, value_name = "ORIGIN")]
+    pub cors: Vec<String>,
+
+    /// Keep the corpus on the GPU: auto, on, off.
+    #[arg(long, value_enum, default_value_t = GpuArg::Auto)]
+    pub gpu: GpuArg,
+
+    /// A stats field NAME=REGEX (repeatable), besides level and host.
+    #[arg(long = "field", value_name = "NAME=REGEX")]
+    pub field: Vec<String>,
+
+    /// Timestamp format (default: detected per file).
+    #[arg(long = "time-format", value_name = "NAME")]
+    pub time_format: Option<String>,
+
+    /// Year of year-less timestamps (default: each file's modification year).
+    #[arg(long, value_name = "YEAR")]
+    pub year: Option<i32>,
+
+    /// A query's deadline in seconds (504 past it).
+    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
+    pub timeout: f64,
+
+    /// Queries running at once (429 past it).
+    #[arg(long = "max-in-flight", value_name = "N", default_value_t = 64)]
+    pub max_in_flight: usize,
+
+    /// Largest request body in bytes (413 past it).
+    #[arg(long = "max-body", value_name = "BYTES", default_value_t = 1 << 20)]
+    pub max_body: usize,
+
+    /// -z, --no-mmap.
+    #[command(flatten)]
+    pub input: InputArgs,
+
+    /// Which files a directory walk reads.
+    #[command(flatten)]
+    pub walk: WalkArgs,
+}

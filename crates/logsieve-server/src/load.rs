@@ -1,0 +1,216 @@
+//! Loading the corpus once: files (walked as `search` walks them) or
+//! generated logs, the stats columns, and the GPU when one pays.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+use logsieve::corpus::{load_paths, LoadProgress, WalkOptions};
+use logsieve::pipeline::{ColumnOptions, Columns, FieldSpec, TimeFormat};
+use logsieve::{Corpus, LoadOptions, Session, Tuning};
+
+use crate::state::{AppState, Ready};
+
+/// What to serve.
+#[derive(Clone, Debug)]
+pub enum Source {
+    /// Files and directories.
+    Paths {
+        /// As given on the command line.
+        paths: Vec<PathBuf>,
+        /// How directories are walked.
+        walk: WalkOptions,
+        /// mmap, `-z`.
+        load: LoadOptions,
+    },
+    /// `logsieve::gen::generate` with this many lines.
+    Demo {
+        /// Lines to generate.
+        lines: u64,
+    },
+}
+
+/// Whether the corpus goes to a GPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum GpuMode {
+    /// Upload when a hardware adapter exists (never a software one).
+    #[default]
+    Auto,
+    /// Upload, or fail.
+    On,
+    /// CPU only.
+    Off,
+}
+
+/// Everything the load needs.
+#[derive(Clone, Debug)]
+pub struct LoadConfig {
+    /// What to load.
+    pub source: Source,
+    /// GPU residency.
+    pub gpu: GpuMode,
+    /// `--field NAME=REGEX` specs, besides the built-in `level` and `host`.
+    pub fields: Vec<String>,
+    /// `--time-format`.
+    pub time_format: Option<String>,
+    /// `--year`.
+    pub year: Option<i32>,
+    /// A progress bar on stderr (when it is a terminal).
+    pub progress_bar: bool,
+    /// The environment's tuning.
+    pub tuning: Tuning,
+}
+
+/// Checks what can be checked before loading: field specs, the time
+/// format. Returns the field specs.
+pub fn check(config: &LoadConfig) -> Result<(Vec<FieldSpec>, Option<TimeFormat>), String> {
+    let mut fields: Vec<FieldSpec> = ["level", "host"]
+        .iter()
+        .filter_map(|n| FieldSpec::builtin(n))
+        .collect();
+    for f in &config.fields {
+        let f = FieldSpec::parse(f).map_err(|e| e.to_string())?;
+        fields.retain(|g| g.name != f.name);
+        fields.push(f);
+    }
+    let tf = match config.time_format.as_deref() {
+        None => None,
+        Some(n) => Some(TimeFormat::from_name(n).ok_or_else(|| {
+            let names: Vec<&str> = TimeFormat::ALL.iter().map(|f| f.name()).collect();
+            format!(
+                "--time-format {n:?}: unknown format (one of {})",
+                names.join(", ")
+            )
+        })?),
+    };
+    Ok((fields, tf))
+}
+
+fn mtime_ms(path: &Path) -> Option<i64> {
+    let t = std::fs::metadata(path).and_then(|m| m.modified()).ok()?;
+    Some(match t.duration_since(std::time::UNIX_EPOCH) {
+        Ok(d) => d.as_millis() as i64,
+        Err(e) => -(e.duration().as_millis() as i64),
+    })
+}
+
+/// Loads, builds the columns, attaches the GPU as asked, and makes `state`
+/// ready. Runs on a thread of its own (it blocks). Errors (a file that
+/// cannot be read) are logged and the rest served; the `Err` is fatal
+/// (`--gpu on` without a GPU).
+pub fn load(config: &LoadConfig, state: &AppState) -> Result<(), String> {
+    let (fields, time_format) = check(config)?;
+    let bar = (config.progress_bar && std::io::stderr().is_terminal()).then(|| {
+        let b = indicatif::ProgressBar::new(0);
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{msg:8} [{bar:40}] {bytes}/{total_bytes} ({eta})",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .progress_chars("=> "),
+        );
+        b.set_message("loading");
+        b
+    });
+    let corpus = match &config.source {
+        Source::Paths { paths, walk, load } => {
+            let (corpus, errors) = load_paths(paths, walk, *load, &mut |p: LoadProgress| {
+                state.set_progress(p);
+                if let Some(b) = &bar {
+                    b.set_length(p.bytes_total);
+                    b.set_position(p.bytes_done);
+                }
+            });
+            for e in errors {
+                tracing::warn!("{e}");
+                if bar.is_none() {
+                    eprintln!("logsieve: {e}");
+                }
+            }
+            corpus
+        }
+        Source::Demo { lines } => {
+            state.set_progress(LoadProgress {
+                files_total: 1,
+                ..Default::default()
+            });
+            let data = logsieve::gen::generate(&logsieve::gen::GenOptions {
+                lines: *lines,
+                ..Default::default()
+            });
+            let n = data.len() as u64;
+            state.set_progress(LoadProgress {
+                files_total: 1,
+                files_done: 1,
+                bytes_total: n,
+                bytes_done: n,
+                bytes_loaded: n,
+            });
+            Corpus::from_bytes("demo.log", data)
+        }
+    };
+    if let Some(b) = &bar {
+        b.set_message("columns");
+    }
+    state.set_phase("columns");
+    let mtimes = corpus
+        .docs()
+        .iter()
+        .map(|d| mtime_ms(Path::new(d.name())))
+        .collect();
+    let cols = Columns::build(
+        &corpus,
+        &ColumnOptions {
+            time_format,
+            year: config.year.unwrap_or(1970),
+            doc_years: config
+                .year
+                .map_or_else(Vec::new, |y| vec![y; corpus.docs().len()]),
+            doc_mtimes: mtimes,
+            fields,
+        },
+    );
+    let mut session = Session::with_tuning(corpus, config.tuning.clone());
+    session.set_columns(cols);
+    state.set_phase("gpu");
+    attach_gpu(&mut session, config)?;
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    let ready = Ready::new(session);
+    tracing::info!(
+        files = ready.session.corpus().docs().len(),
+        bytes = ready.session.corpus().total_bytes(),
+        lines = ready.lines,
+        backend = %ready.backend,
+        "ready"
+    );
+    state.set_phase("ready");
+    state.set_ready(ready);
+    Ok(())
+}
+
+/// `--gpu auto|on|off`. Auto uploads only to a hardware adapter: a
+/// resident server's repeated queries pay for the upload there, and a
+/// software adapter (lavapipe) is never faster than the CPU engine.
+fn attach_gpu(session: &mut Session, config: &LoadConfig) -> Result<(), String> {
+    match config.gpu {
+        GpuMode::Off => Ok(()),
+        GpuMode::On => session.attach_gpu().map_err(|e| format!("--gpu on: {e}")),
+        GpuMode::Auto => {
+            {
+                match logsieve::gpu::GpuContext::shared_with(&config.tuning.gpu) {
+                    Ok(ctx) if !ctx.info().is_software => {
+                        if let Err(e) = session.attach_gpu() {
+                            tracing::warn!("GPU not used: {e}");
+                        }
+                    }
+                    Ok(ctx) => {
+                        tracing::info!("GPU not used: {} is a software adapter", ctx.info().name)
+                    }
+                    Err(e) => tracing::info!("GPU not used: {e}"),
+                }
+            }
+            Ok(())
+        }
+    }
+}
