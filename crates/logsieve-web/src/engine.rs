@@ -460,6 +460,13 @@ impl WebEngine {
             (Ok(r), Some(g)) => match r.backend {
                 Backend::Gpu(k) => (Route::Gpu(g.clone(), k), r.reason),
                 Backend::Cpu => (Route::Cpu, r.reason),
+                // `support::prefilter_support` refuses tier 1 in the
+                // browser (its readback blocks); natively the page's
+                // engine runs it on the CPU.
+                Backend::GpuPrefilter(_) => (
+                    Route::Cpu,
+                    format!("{}; tier 1 runs on the CPU in the page", r.reason),
+                ),
             },
             (Ok(r), None) => (Route::Cpu, r.reason),
             // `--backend gpu` that cannot run: the page still answers, on

@@ -28,7 +28,12 @@ use crate::corpus::Corpus;
 use crate::kernel::{Kernel, MultiKernel};
 use crate::query::{CaseMode, Query};
 use crate::results::Want;
-use crate::support::gpu_support;
+use crate::support::{gpu_support, PrefilterPlan, Unsupported};
+
+/// CPU time to verify one candidate line of tier 1 with the query's own
+/// matcher, ms: the per-line cost `cpu_estimate` uses for a line a regex
+/// re-checks (~0.4 us on the 2-core build machine, 2026-11-24).
+pub const VERIFY_MS_PER_LINE: f64 = 4e-4;
 
 /// The many-literal kernel for `query`, and why (for `--explain`).
 pub fn multi_kernel(query: &Query) -> (Kernel, String) {
@@ -300,6 +305,9 @@ pub struct SampleStats {
     pub matching: u64,
     /// Sampled lines a 128-bin histogram filter would reject.
     pub rejected: u64,
+    /// Sampled lines that hold one of the query's required literals
+    /// (`Query::required_literals`): tier 1's candidates.
+    pub candidates: u64,
 }
 
 impl SampleStats {
@@ -309,6 +317,15 @@ impl SampleStats {
             0.0
         } else {
             self.matching as f64 / self.lines as f64
+        }
+    }
+
+    /// Estimated share of lines that are tier 1's candidates.
+    pub fn candidate_share(&self) -> f64 {
+        if self.lines == 0 {
+            0.0
+        } else {
+            self.candidates as f64 / self.lines as f64
         }
     }
 
@@ -376,6 +393,14 @@ pub fn sample(corpus: &Corpus, query: &Query, windows: usize, histogram: bool) -
                 st.matching += 1;
                 true
             });
+            if let Some(pre) = query.prefilter() {
+                // Lines holding a required literal: one find per line.
+                let mut pos = s;
+                while let Some(p) = pre.find(hay, pos, e) {
+                    st.candidates += 1;
+                    pos = memchr::memchr(b'\n', &hay[p..e]).map_or(e, |i| p + i + 1);
+                }
+            }
             if let Some(need) = &need {
                 let mut pos = s;
                 while pos < e && hist_lines < HIST_LINES {
@@ -473,6 +498,11 @@ pub struct PlanInput<'a> {
     /// Why the GPU kernels cannot run this query shape (beyond the
     /// categorical inhibitors), if they cannot.
     pub gpu_unsupported: Option<String>,
+    /// Tier 1 (the required literals on the GPU, candidates verified on
+    /// the CPU), for a search the GPU kernels cannot run directly: `None`
+    /// when not considered (the kernels run it, or not a search),
+    /// `Some(Err(_))` when it cannot run ([`crate::support::prefilter_support`]).
+    pub prefilter: Option<Result<PrefilterPlan, Unsupported>>,
     /// Sample statistics.
     pub sample: SampleStats,
     /// Throughputs and latencies.
@@ -497,6 +527,9 @@ pub enum Choice {
     Cpu,
     /// The GPU, with this kernel.
     Gpu(Kernel),
+    /// Tier 1: this literal kernel finds the required literals' candidate
+    /// lines, the CPU verifies them.
+    GpuPrefilter(Kernel),
 }
 
 /// The planner's decision and its reasons.
@@ -515,6 +548,9 @@ pub struct Decision {
     /// Estimated CPU ms, also when the GPU was not scored (an inhibitor,
     /// no adapter): for `--explain`, and to check the model.
     pub cpu_estimate_ms: Option<f64>,
+    /// When tier 1 was scored: its literals, candidate share and verify
+    /// time in one line (the route's reason).
+    pub tier1: Option<String>,
 }
 
 impl Decision {
@@ -526,9 +562,13 @@ impl Decision {
         if let Some(n) = self.notes.first() {
             return n.clone();
         }
-        match self.estimate_ms {
+        let est = match self.estimate_ms {
             Some((c, g)) => format!("estimated cpu {c:.3} ms vs gpu {g:.3} ms"),
             None => "no estimate".to_string(),
+        };
+        match &self.tier1 {
+            Some(t) => format!("{est}; {t}"),
+            None => est,
         }
     }
 
@@ -538,6 +578,7 @@ impl Decision {
         let choice = match &self.choice {
             Choice::Cpu => "cpu".to_string(),
             Choice::Gpu(k) => format!("gpu/{}", k.name()),
+            Choice::GpuPrefilter(k) => format!("gpu/{}+verify (tier 1)", k.name()),
         };
         s.push_str(&format!("plan: {choice}\n"));
         if self.inhibitors.is_empty() {
@@ -549,6 +590,9 @@ impl Decision {
         }
         for n in &self.notes {
             s.push_str(&format!("note: {n}\n"));
+        }
+        if let Some(t) = &self.tier1 {
+            s.push_str(&format!("{t}\n"));
         }
         if !self.factors.is_empty() {
             s.push_str("factors (estimated ms: cpu | gpu):\n");
@@ -613,7 +657,24 @@ pub fn cpu_estimate(input: &PlanInput<'_>) -> f64 {
 
 /// Decides where `input.query` runs.
 pub fn plan(input: &PlanInput<'_>) -> Decision {
-    let inhib = inhibitors(input.query, input.want, &input.sample);
+    let mut inhib = inhibitors(input.query, input.want, &input.sample);
+    // The kernels' categorical reason (a regex, say) inhibits only when
+    // tier 1 cannot take the query either; then it says why.
+    if let Err(u) = gpu_support(input.query) {
+        if let Some(at) = inhib.iter().position(|i| i == u.reason()) {
+            match &input.prefilter {
+                Some(Ok(_)) => {
+                    inhib.remove(at);
+                }
+                Some(Err(t)) => inhib[at] = format!("{}; GPU prefilter: {}", u.reason(), t),
+                None => {}
+            }
+        }
+    }
+    let tier1 = match &input.prefilter {
+        Some(Ok(p)) => Some(p),
+        _ => None,
+    };
     let mut d = Decision {
         choice: Choice::Cpu,
         inhibitors: inhib,
@@ -621,11 +682,12 @@ pub fn plan(input: &PlanInput<'_>) -> Decision {
         factors: Vec::new(),
         estimate_ms: None,
         cpu_estimate_ms: Some(cpu_estimate(input)),
+        tier1: None,
     };
     if !d.inhibitors.is_empty() {
         return d;
     }
-    if let Some(r) = &input.gpu_unsupported {
+    if let (Some(r), None) = (&input.gpu_unsupported, tier1) {
         d.notes
             .push(format!("GPU kernels do not run this query: {r}"));
         return d;
@@ -655,7 +717,21 @@ pub fn plan(input: &PlanInput<'_>) -> Decision {
         ms: (cpu_scan, 0.0),
     });
     let multi = input.query.literals().is_some_and(|l| l.len() > 1);
-    let (kernel, gpu_gbps) = if multi {
+    let (kernel, gpu_gbps) = if let Some(t) = tier1 {
+        f.push(Factor {
+            name: "tier 1 literals",
+            value: format!("{} ({})", t.describe(), t.kernel.name()),
+            ms: (0.0, 0.0),
+        });
+        let best = c.best_kernel().1;
+        let g = c.gpu_gbps.get(&t.kernel).copied();
+        let g = g.unwrap_or(if t.kernel.multi().is_some() {
+            best / 10.0
+        } else {
+            best
+        });
+        (t.kernel, g)
+    } else if multi {
         // Many literals: the multi-literal kernel, at its calibrated speed
         // (before any run, a tenth of the single-literal kernels').
         let (k, why) = multi_kernel(input.query);
@@ -702,6 +778,8 @@ pub fn plan(input: &PlanInput<'_>) -> Decision {
     let lines = input.lines.unwrap_or((bytes / 200.0) as u64) as f64;
     let density = input.sample.density();
     let readback = match input.want {
+        // Tier 1 reads back its candidates instead (below).
+        _ if tier1.is_some() => 0.0,
         // Count: a few bytes per segment. Lines: one bit per line, then
         // decoding the selected ids on the host.
         Want::Count => 0.0,
@@ -712,6 +790,30 @@ pub fn plan(input: &PlanInput<'_>) -> Decision {
         value: format!("{:.2}% of lines", density * 100.0),
         ms: ((cpu_all - cpu_scan).max(0.0), readback),
     });
+    if let Some(t) = tier1 {
+        // Candidates come back as line ids (the bit sets, decoded), then
+        // each is verified on the CPU.
+        let share = input.sample.candidate_share();
+        let n = share * lines;
+        let back = lines / 8.0 / 10e9 * 1e3 + n * 2e-6;
+        let verify = n * VERIFY_MS_PER_LINE / threads;
+        f.push(Factor {
+            name: "candidate share",
+            value: format!("{:.2}% of lines (sample)", share * 100.0),
+            ms: (0.0, back),
+        });
+        f.push(Factor {
+            name: "verify on CPU",
+            value: format!("{n:.0} lines, {threads:.0} threads"),
+            ms: (0.0, verify),
+        });
+        d.tier1 = Some(format!(
+            "tier 1: GPU prefilter on {} ({}), candidates {:.2}% of lines, CPU verify est. {verify:.3} ms",
+            t.describe(),
+            t.kernel.name(),
+            share * 100.0
+        ));
+    }
     f.push(Factor {
         name: "phase-1 elimination",
         value: format!("{:.1}% (sample)", input.sample.elimination() * 100.0),
@@ -740,7 +842,10 @@ pub fn plan(input: &PlanInput<'_>) -> Decision {
         return d;
     }
     if gpu_total < cpu_total {
-        d.choice = Choice::Gpu(kernel);
+        d.choice = match tier1 {
+            Some(_) => Choice::GpuPrefilter(kernel),
+            None => Choice::Gpu(kernel),
+        };
     }
     d
 }
@@ -773,10 +878,16 @@ mod tests {
             gpu: Some((DeviceClass::Discrete, "test gpu".into())),
             resident,
             gpu_unsupported: None,
+            // As the route offers it: tier 1 for what the kernels cannot
+            // run directly.
+            prefilter: gpu_support(query)
+                .is_err()
+                .then(|| crate::support::prefilter_support(query, None)),
             sample: SampleStats {
                 lines: 1000,
                 matching: 1,
                 rejected: 900,
+                candidates: 2,
             },
             calibration: cal,
         }
@@ -786,14 +897,16 @@ mod tests {
     fn inhibitors_name_their_cause() {
         let cal = Calibration::defaults(DeviceClass::Discrete);
         let cases = [
-            (q("ERR.R", Syntax::Regex, false), "regex"),
-            (q("ERR*R", Syntax::Wildcard, false), "wildcard"),
+            // Tier 1 takes `ERR.R` and `ERR*R` (required literal `ERR`):
+            // these have no required literal of 3+ bytes.
+            (q("E.R.R", Syntax::Regex, false), "regex"),
+            (q("E*R*R", Syntax::Wildcard, false), "wildcard"),
             (q("ERROR", Syntax::Fuzzy(1), false), "fuzzy"),
             (q(&"a".repeat(65), Syntax::Fixed, false), "longer than 64"),
-            (
-                q("erreur é", Syntax::Fixed, true),
-                "Unicode case-insensitive",
-            ),
+            // `erreur é` under Unicode -i has required literals (its case
+            // variants, cut to 5 bytes): tier 1 takes it; `é` (2 bytes)
+            // has none worth searching.
+            (q("é", Syntax::Fixed, true), "Unicode case-insensitive"),
         ];
         for (query, want) in &cases {
             let d = plan(&input(query, &cal, 1 << 30, true));
@@ -808,6 +921,38 @@ mod tests {
     }
 
     #[test]
+    fn tier1_takes_regexes_with_required_literals() {
+        let cal = Calibration::defaults(DeviceClass::Discrete);
+        for (query, lit) in [
+            (q(r"ERROR_5\d\d", Syntax::Regex, false), "ERROR_5"),
+            (q("ERR.R", Syntax::Regex, false), "ERR"),
+            (q("GET /*HTTP", Syntax::Wildcard, false), "GET /"),
+            (q("erreur é", Syntax::Fixed, true), " é"),
+        ] {
+            let d = plan(&input(&query, &cal, 1 << 30, true));
+            assert!(d.inhibitors.is_empty(), "{lit}: {:?}", d.inhibitors);
+            assert!(matches!(d.choice, Choice::GpuPrefilter(_)), "{lit}");
+            let e = d.explain();
+            assert!(
+                e.contains("tier 1") && e.to_lowercase().contains(&lit.to_lowercase()),
+                "{e}"
+            );
+            assert!(e.contains("candidate share") && e.contains("verify"), "{e}");
+        }
+        // Many candidates: verifying them costs more than the CPU's scan.
+        let query = q(r"ERROR_5\d\d", Syntax::Regex, false);
+        let mut inp = input(&query, &cal, 1 << 30, true);
+        inp.sample.candidates = 900;
+        inp.sample.matching = 50;
+        assert_eq!(plan(&inp).choice, Choice::Cpu);
+        // Fuzzy has no GPU prefilter; the inhibitor says so.
+        let fz = q("ERROR", Syntax::Fuzzy(1), false);
+        let d = plan(&input(&fz, &cal, 1 << 30, true));
+        assert_eq!(d.choice, Choice::Cpu);
+        assert!(d.inhibitors[0].contains("fuzzy"), "{:?}", d.inhibitors);
+    }
+
+    #[test]
     fn density_inhibits_line_output_only() {
         let cal = Calibration::defaults(DeviceClass::Discrete);
         let query = q("x", Syntax::Fixed, false);
@@ -816,6 +961,7 @@ mod tests {
             lines: 1000,
             matching: 250,
             rejected: 0,
+            candidates: 0,
         };
         assert!(matches!(plan(&inp).choice, Choice::Gpu(_)));
         inp.want = Want::Lines;

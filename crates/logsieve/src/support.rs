@@ -1,9 +1,16 @@
 //! "Can the GPU run this query?" answered once, for the planner and the GPU
 //! backend alike ([`gpu_support`]). Every limit the GPU kernels have is
 //! defined here and nowhere else.
+//!
+//! Two tiers. A query the literal kernels run as it is (tier 0:
+//! [`gpu_support`], [`kernel_support`]) runs there alone. A query they
+//! cannot run — a regex, a wildcard, `-w`, `-x`, Unicode `-i` — may still
+//! hold literals every match contains ([`Query::required_literals`]):
+//! tier 1 ([`prefilter_support`]) searches for those on the GPU, which
+//! yields candidate lines, and the CPU matcher verifies each one.
 
 use crate::kernel::{Kernel, MultiKernel};
-use crate::query::{CaseMode, Query, QueryKind};
+use crate::query::{CaseMode, Query, QueryBuilder, QueryKind, Syntax};
 
 /// The longest single pattern the GPU kernels take: it lives in the query's
 /// parameters (512-byte uniform, or the immediates), packed in words.
@@ -130,6 +137,102 @@ pub fn kernel_support(q: &Query, asked: Option<Kernel>) -> Result<GpuPlan, Unsup
             .fallback_note(q)
     });
     Ok(GpuPlan { kernel, note })
+}
+
+/// What tier 1 runs for a query the literal kernels cannot run directly.
+#[derive(Clone, Debug)]
+pub struct PrefilterPlan {
+    /// The literal kernel that finds candidate lines (on
+    /// [`PrefilterPlan::literals`]).
+    pub kernel: Kernel,
+    /// The required literals as a case-sensitive literal query: exact
+    /// bytes (case variants listed), each cut to [`MAX_PATTERN`] bytes (a
+    /// prefix of a required literal is required too).
+    pub literals: Query,
+    /// Why another kernel than the default many-literal one runs, if so.
+    pub note: Option<String>,
+}
+
+impl PrefilterPlan {
+    /// The literals for `--explain`: the first few, quoted, the rest
+    /// counted.
+    pub fn describe(&self) -> String {
+        describe_literals(self.literals.patterns())
+    }
+}
+
+/// Up to four literals quoted (each cut to 24 bytes), and how many more.
+pub fn describe_literals(lits: &[Vec<u8>]) -> String {
+    const SHOW: usize = 4;
+    let mut parts: Vec<String> = lits
+        .iter()
+        .take(SHOW)
+        .map(|l| {
+            let cut = &l[..l.len().min(24)];
+            let more = if cut.len() < l.len() { "…" } else { "" };
+            format!("{:?}{more}", String::from_utf8_lossy(cut))
+        })
+        .collect();
+    if lits.len() > SHOW {
+        parts.push(format!("+{} more", lits.len() - SHOW));
+    }
+    parts.join(", ")
+}
+
+/// Whether tier 1 runs `q` — the required literals on the GPU as a
+/// prefilter, every candidate line verified by the CPU matcher — and with
+/// which kernel (`asked` as in [`kernel_support`]). The literals come from
+/// the CPU's own prefilter ([`Query::required_literals`]: at most
+/// [`crate::query::literals::MAX_SET`], none shorter than
+/// [`crate::query::literals::MIN_LEN`] bytes), so tier 1 takes regexes,
+/// wildcards, `-w`, `-x` and Unicode `-i` exactly when that set exists.
+/// Fuzzy matching, and queries without required literals, stay on the
+/// CPU. A query [`kernel_support`] takes is not tier 1's (it runs directly).
+pub fn prefilter_support(q: &Query, asked: Option<Kernel>) -> Result<PrefilterPlan, Unsupported> {
+    if q.kind() == QueryKind::Fuzzy {
+        return Err(Unsupported::categorical(
+            "fuzzy matching (no GPU prefilter)".to_string(),
+        ));
+    }
+    if kernel_support(q, asked).is_ok() {
+        return Err(Unsupported::shape(
+            "the GPU kernels run this query directly".to_string(),
+        ));
+    }
+    let Some(req) = q.required_literals() else {
+        return Err(Unsupported::categorical(
+            "no required literal of 3+ bytes for the GPU prefilter".to_string(),
+        ));
+    };
+    // A literal holding `\n` cannot occur inside a line; the literal query
+    // would split it on `\n` (grep's rule). Such a regex never matches.
+    if req.literals().iter().any(|l| l.contains(&b'\n')) {
+        return Err(Unsupported::categorical(
+            "a required literal holds a newline".to_string(),
+        ));
+    }
+    if cfg!(target_arch = "wasm32") {
+        return Err(Unsupported::shape(
+            "the GPU prefilter runs natively only (its readback blocks)".to_string(),
+        ));
+    }
+    let mut lits: Vec<Vec<u8>> = req
+        .literals()
+        .iter()
+        .map(|l| l[..l.len().min(MAX_PATTERN)].to_vec())
+        .collect();
+    lits.sort();
+    lits.dedup();
+    let literals = QueryBuilder::new()
+        .syntax(Syntax::Fixed)
+        .build(&lits)
+        .map_err(|e| Unsupported::categorical(format!("GPU prefilter literals: {e}")))?;
+    let plan = kernel_support(&literals, asked)?;
+    Ok(PrefilterPlan {
+        kernel: plan.kernel,
+        literals,
+        note: plan.note,
+    })
 }
 
 /// Whether the stats kernel runs with `search` as its text filter: it takes

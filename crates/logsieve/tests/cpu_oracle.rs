@@ -7,8 +7,8 @@ mod common;
 use std::collections::BTreeSet;
 
 use common::{
-    assemble, build, generated, naive, naive_find_iter, naive_lines, pats, variations, Flags,
-    NaiveMatcher, CASES, PATTERN_PIECES, PIECES,
+    assemble, build, flags_strategy, generated, naive, naive_find_iter, naive_lines, pats,
+    prefilter_case, variations, Flags, NaiveMatcher, CASES, PATTERN_PIECES, PIECES,
 };
 use logsieve::cpu::{search_doc, CpuOptions};
 use logsieve::{
@@ -558,17 +558,6 @@ fn literal_patterns() -> impl Strategy<Value = Vec<Vec<u8>>> {
     )
 }
 
-fn flags_strategy(allow_wx: bool) -> impl Strategy<Value = Flags> {
-    (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>()).prop_map(move |(i, w, x, v)| {
-        Flags {
-            i,
-            w: w && allow_wx,
-            x: x && allow_wx && !w,
-            v,
-        }
-    })
-}
-
 /// Regex fragments without look-around (the oracle checks `-w` spans by
 /// slicing the line, where `^`/`\b` would change meaning; the table covers
 /// anchors).
@@ -633,56 +622,6 @@ fn wildcard_patterns() -> impl Strategy<Value = Vec<Vec<u8>>> {
             .prop_map(|idx| assemble(WILD_PIECES, &idx)),
         1..3,
     )
-}
-
-/// Regex fragments for the prefilter property: the required literal sits in
-/// alternations, optional groups, `{0,}` and `{1,}` repetitions, next to
-/// classes and anchors, over a small alphabet so literals occur often.
-const PREFILTER_PIECES: &[&str] = &[
-    "abc",
-    "(abc)?",
-    "(?:abc|bca)",
-    "(?:ab|cab)",
-    "(?:cab){0,}",
-    "(?:bcab){1,2}",
-    "(?:a|abc)bb",
-    "[ab]",
-    "[^c]",
-    "c+",
-    "a*",
-    ".",
-    "cc",
-    "^",
-    "$",
-    "\\b",
-];
-
-fn prefilter_case() -> impl Strategy<Value = (Vec<u8>, Vec<Vec<u8>>, Flags)> {
-    let corpus = prop::collection::vec(
-        prop::sample::select(&[b'a', b'b', b'c', b'\n', b' ', b'A', b'C'][..]),
-        0..400,
-    );
-    let pattern = prop::collection::vec(0..PREFILTER_PIECES.len(), 1..5).prop_map(|idx| {
-        idx.iter()
-            .map(|&i| PREFILTER_PIECES[i])
-            .collect::<String>()
-            .into_bytes()
-    });
-    (
-        corpus,
-        prop::collection::vec(pattern, 1..3),
-        flags_strategy(true),
-    )
-        .prop_map(|(c, p, mut f)| {
-            // The oracle checks -w spans by slicing the line, where anchors
-            // change meaning; anchors are covered without -w.
-            if p.iter()
-                .any(|p| p.iter().any(|&b| b == b'^' || b == b'$' || b == b'\\'))
-            {
-                f.w = false;
-            }
-            (c, p, f)
-        })
 }
 
 fn run_random(corpus: &[u8], p: &[Vec<u8>], syntax: Syntax, f: Flags) -> Result<(), TestCaseError> {

@@ -282,6 +282,14 @@ impl Matcher {
         }
     }
 
+    /// The required-literal prefilter in front of this matcher, if any.
+    pub(crate) fn prefilter(&self) -> Option<&Prefilter> {
+        match self {
+            Matcher::Prefiltered { pre, .. } => Some(pre),
+            _ => None,
+        }
+    }
+
     /// True when a candidate's line is re-checked by a second matcher (its
     /// per-line cost is higher).
     pub(crate) fn verifies(&self) -> bool {

@@ -99,7 +99,7 @@ fn chunks(hay: &[u8], n: usize) -> Vec<(usize, usize)> {
 
 /// A rayon pool of `threads` threads, built once per size and kept: building
 /// one costs ~0.3 ms, more than a whole search of a few MB.
-fn pool(threads: usize) -> Option<std::sync::Arc<rayon::ThreadPool>> {
+pub(crate) fn pool(threads: usize) -> Option<std::sync::Arc<rayon::ThreadPool>> {
     use std::collections::HashMap;
     use std::sync::{Arc, Mutex, OnceLock};
     static POOLS: OnceLock<Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>> = OnceLock::new();

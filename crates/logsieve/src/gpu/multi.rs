@@ -36,6 +36,7 @@ mod tests {
                 gpu: Some((DeviceClass::Discrete, "test gpu".into())),
                 resident: true,
                 gpu_unsupported: crate::gpu::unsupported_reason(query),
+                prefilter: None,
                 sample: SampleStats::default(),
                 calibration: &cal,
             })

@@ -371,6 +371,65 @@ impl RawHits {
     }
 }
 
+/// Lines that hold a required literal of a query: what the GPU's tier 1
+/// found (`support::prefilter_support`). A *prefilter's* answer: every
+/// line that matches the query is among them (no false negatives), but a
+/// candidate may not match (false positives), so the only way to results
+/// is [`Candidates::verify`].
+#[derive(Clone, Debug)]
+pub(crate) struct Candidates(RawHits);
+
+impl Candidates {
+    /// What a literal kernel found for the required literals, with line
+    /// ids (the lines a part of the corpus holds).
+    pub(crate) fn unverified(raw: RawHits) -> Result<Candidates, crate::Error> {
+        if raw.lines.is_none() {
+            return Err(crate::Error::backend(
+                "GPU prefilter: the literal search returned no line ids",
+            ));
+        }
+        Ok(Candidates(raw))
+    }
+
+    /// Candidate lines, over all documents.
+    pub(crate) fn len(&self) -> u64 {
+        self.0.matched.iter().sum()
+    }
+
+    /// The candidates that match `q` (before `-v`), each line checked by
+    /// the query's CPU matcher ([`Query::is_match_line`]); on rayon's pool
+    /// of `threads` threads when there are many. Line ids are kept when
+    /// `lines`, else only the counts.
+    pub(crate) fn verify(self, corpus: &Corpus, q: &Query, lines: bool, threads: usize) -> RawHits {
+        use rayon::prelude::*;
+        // Below this many candidates one thread verifies faster than a
+        // pool wakes up (~0.4 us a line against ~20 us to fan out).
+        const PARALLEL_MIN: usize = 4096;
+        let ids = self.0.lines.unwrap_or_default();
+        let threads = crate::cpu::resolve_threads(threads);
+        let mut out = RawHits::empty(corpus.docs().len(), lines);
+        for (di, cand) in ids.into_iter().enumerate() {
+            let doc = &corpus.docs()[di];
+            let keep = |&&i: &&u64| q.is_match_line(doc.line(i));
+            let confirmed: Vec<u64> = match crate::cpu::pool(threads) {
+                Some(pool) if threads > 1 && cand.len() >= PARALLEL_MIN => pool.install(|| {
+                    cand.par_iter()
+                        .with_min_len(1024)
+                        .filter(|i| keep(i))
+                        .copied()
+                        .collect()
+                }),
+                _ => cand.iter().filter(keep).copied().collect(),
+            };
+            out.matched[di] = confirmed.len() as u64;
+            if let Some(l) = out.lines.as_mut() {
+                l[di] = confirmed;
+            }
+        }
+        out
+    }
+}
+
 /// What the GPU segments `segs` found, with the CPU's oversized segments
 /// `cpu_segs`, before `-v` and `-m`.
 pub(crate) fn collect(

@@ -277,6 +277,19 @@ impl Query {
         self.literals.as_deref()
     }
 
+    /// The literals every match contains one of (`query::literals`), when
+    /// the CPU matcher runs behind a required-literal prefilter: exact
+    /// bytes, case variants listed. The GPU's tier 1 searches for them
+    /// (`support::prefilter_support`).
+    pub fn required_literals(&self) -> Option<&literals::RequiredLiterals> {
+        self.matcher.prefilter().map(|p| p.literals())
+    }
+
+    /// The CPU searcher for [`Query::required_literals`].
+    pub(crate) fn prefilter(&self) -> Option<&literals::Prefilter> {
+        self.matcher.prefilter()
+    }
+
     /// Which CPU matcher runs this query (`memmem`, `aho-corasick`, `regex`,
     /// `fuzzy`, `all-lines`).
     pub fn cpu_matcher_name(&self) -> &'static str {

@@ -40,8 +40,9 @@ impl Session {
         opts: &SearchOptions,
     ) -> Result<SearchResult, Error> {
         #[cfg(feature = "gpu")]
-        if let (Backend::Gpu(kernel), Some(split)) = (route.backend, &route.split) {
-            let mut r = self.search_split(q, opts, kernel, split, route)?;
+        if let (Some(kernel), Some(split)) = (route.backend.kernel(), &route.split) {
+            let tier1 = matches!(route.backend, Backend::GpuPrefilter(_));
+            let mut r = self.search_split(q, opts, kernel, tier1, split, route)?;
             r.plan = route.decision.clone();
             return Ok(r);
         }
@@ -55,6 +56,23 @@ impl Session {
                     Backend::Cpu,
                 ),
             },
+            Backend::GpuPrefilter(kernel) => {
+                match self.search_gpu_prefilter(q, opts, kernel, &route.reason) {
+                    // Tier 1's time is the literal kernel's plus the
+                    // verification: not that kernel's throughput, so it is
+                    // not recorded.
+                    Ok(r) => (r, route.backend),
+                    Err(e) if route.forced => return Err(e),
+                    Err(e) => (
+                        self.search_cpu(
+                            q,
+                            opts,
+                            &format!("GPU prefilter failed ({e}); fell back to the CPU"),
+                        ),
+                        Backend::Cpu,
+                    ),
+                }
+            }
         };
         if route.decision.is_some() {
             self.record_result(&r, ran, opts);
@@ -118,6 +136,63 @@ impl Session {
         })
     }
 
+    /// Tier 1 on one device: the required literals' candidate lines from
+    /// `kernel` (the GPU), each verified by the query's CPU matcher, then
+    /// `-v` and `-m` on the host.
+    #[cfg(feature = "gpu")]
+    fn search_gpu_prefilter(
+        &self,
+        q: &Query,
+        opts: &SearchOptions,
+        kernel: Kernel,
+        reason: &str,
+    ) -> Result<SearchResult, Error> {
+        use crate::gpu::readback::Candidates;
+        let Some(g) = self.gpu() else {
+            return Err(Error::backend("no GPU attached"));
+        };
+        let plan = crate::support::prefilter_support(q, Some(kernel))
+            .map_err(|u| Error::backend(format!("GPU prefilter: {u}")))?;
+        let t = Instant::now();
+        let (raw, _) = g.search_part(&self.corpus, &plan.literals, kernel, crate::Want::Lines)?;
+        let cands = Candidates::unverified(raw)?;
+        let gpu_ms = t.elapsed().as_secs_f64() * 1e3;
+        let n = cands.len();
+        let tv = Instant::now();
+        let lines = opts.want == crate::Want::Lines;
+        let hits = cands.verify(&self.corpus, q, lines, opts.threads);
+        let verify_ms = tv.elapsed().as_secs_f64() * 1e3;
+        let confirmed: u64 = hits.matched.iter().sum();
+        let docs = hits.finish(&self.line_counts(), q.invert(), opts.max_count);
+        Ok(SearchResult {
+            docs,
+            backend: BackendReport {
+                name: format!(
+                    "gpu/{}+verify cpu x{}",
+                    kernel.name(),
+                    crate::cpu::resolve_threads(opts.threads)
+                ),
+                reason: format!(
+                    "{reason}; tier 1: {n} candidate lines in {gpu_ms:.3} ms, \
+                     {confirmed} confirmed in {verify_ms:.3} ms"
+                ),
+                elapsed: t.elapsed(),
+            },
+            plan: None,
+        })
+    }
+
+    #[cfg(not(feature = "gpu"))]
+    fn search_gpu_prefilter(
+        &self,
+        _q: &Query,
+        _opts: &SearchOptions,
+        _kernel: Kernel,
+        _reason: &str,
+    ) -> Result<SearchResult, Error> {
+        Err(Error::backend("built without the GPU backend"))
+    }
+
     #[cfg(not(feature = "gpu"))]
     fn search_gpu(
         &self,
@@ -137,6 +212,8 @@ impl Session {
         }
         let backend = match ran {
             Backend::Gpu(kernel) => planner::MeasuredBackend::Gpu { kernel },
+            // Tier 1 measures the literal kernel plus verification.
+            Backend::GpuPrefilter(_) => return,
             Backend::Cpu => planner::MeasuredBackend::Cpu {
                 threads: crate::cpu::resolve_threads(opts.threads),
             },
@@ -180,6 +257,9 @@ impl Session {
         }
         match route.backend {
             Backend::Cpu => cpu(&route.reason),
+            Backend::GpuPrefilter(_) => Err(Error::backend(
+                "the GPU prefilter (tier 1) runs searches only, not per-pattern counts",
+            )),
             Backend::Gpu(kernel) => match self.pattern_counts_gpu(q, kernel, &route.reason, t) {
                 Ok(r) => Ok(r),
                 Err(e) if route.forced => Err(e),
@@ -253,6 +333,9 @@ impl Session {
         };
         match route.backend {
             Backend::Cpu => cpu(route.reason.clone()),
+            Backend::GpuPrefilter(_) => Err(Error::backend(
+                "the GPU prefilter (tier 1) runs searches only, not stats",
+            )),
             Backend::Gpu(_) => match self.stats_gpu(cols, q, route) {
                 Ok(Ok(r)) => Ok(r),
                 Ok(Err(why)) if route.forced || opts.backend == BackendChoice::Gpu => {

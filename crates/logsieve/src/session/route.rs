@@ -14,7 +14,9 @@ use crate::options::{BackendChoice, SearchOptions};
 use crate::planner::{self, Calibration, Choice, Decision, DeviceClass};
 use crate::query::Query;
 use crate::results::Want;
-use crate::support::{kernel_support, stats_support};
+use crate::support::{
+    kernel_support, prefilter_support, stats_support, PrefilterPlan, Unsupported,
+};
 use crate::Error;
 
 /// What is asked, without the data it is asked of.
@@ -80,6 +82,21 @@ pub enum Backend {
     Cpu,
     /// The GPU, with this kernel.
     Gpu(Kernel),
+    /// Tier 1, for a search the GPU kernels cannot run directly: this
+    /// literal kernel finds the lines holding a required literal
+    /// ([`crate::support::prefilter_support`]): candidates, which the
+    /// CPU matcher verifies one by one; `-v` and `-m` on the host.
+    GpuPrefilter(Kernel),
+}
+
+impl Backend {
+    /// The GPU kernel it runs, if any.
+    pub fn kernel(self) -> Option<Kernel> {
+        match self {
+            Backend::Cpu => None,
+            Backend::Gpu(k) | Backend::GpuPrefilter(k) => Some(k),
+        }
+    }
 }
 
 /// The typed plan of one request: made once by [`route`], carried to the
@@ -114,7 +131,7 @@ impl Route {
 
     /// True when the route runs on the GPU.
     pub fn is_gpu(&self) -> bool {
-        matches!(self.backend, Backend::Gpu(_))
+        self.backend.kernel().is_some()
     }
 }
 
@@ -141,6 +158,19 @@ fn gpu_kernel(
             .map(|_| (Kernel::Stats, None))
             .map_err(|u| u.to_string()),
         RequestKind::Stats(None) => Ok((Kernel::Stats, None)),
+    }
+}
+
+/// Tier 1 for `request` when the GPU kernels cannot run it directly
+/// (`None`: they can, or the request is not a search).
+fn tier1(
+    request: &RequestKind<'_>,
+    direct: &Result<(Kernel, Option<String>), String>,
+    asked: Option<Kernel>,
+) -> Option<Result<PrefilterPlan, Unsupported>> {
+    match (request, direct) {
+        (RequestKind::Search(q), Err(_)) => Some(prefilter_support(q, asked)),
+        _ => None,
     }
 }
 
@@ -172,11 +202,35 @@ pub fn route(input: &RouteInput<'_>) -> Result<Route, Error> {
                     "--backend gpu: no GPU attached (no adapter, or the upload failed)",
                 ));
             }
-            let (kernel, note) = gpu_kernel(&input.request, opts.gpu_kernel)
-                .map_err(|r| Error::backend(format!("--backend gpu: {r}")))?;
+            let direct = gpu_kernel(&input.request, opts.gpu_kernel);
+            let (backend, reason) = match (&direct, tier1(&input.request, &direct, opts.gpu_kernel))
+            {
+                (Ok((kernel, note)), _) => (
+                    Backend::Gpu(*kernel),
+                    with_note("forced with --backend gpu".to_string(), note.clone()),
+                ),
+                (Err(_), Some(Ok(p))) => (
+                    Backend::GpuPrefilter(p.kernel),
+                    with_note(
+                        format!(
+                            "forced with --backend gpu; tier 1: GPU prefilter on {} ({}), \
+                             candidates verified on the CPU",
+                            p.describe(),
+                            p.kernel.name()
+                        ),
+                        p.note.clone(),
+                    ),
+                ),
+                (Err(r), Some(Err(t))) => {
+                    return Err(Error::backend(format!(
+                        "--backend gpu: {r}; GPU prefilter: {t}"
+                    )))
+                }
+                (Err(r), None) => return Err(Error::backend(format!("--backend gpu: {r}"))),
+            };
             Ok(Route {
-                backend: Backend::Gpu(kernel),
-                reason: with_note("forced with --backend gpu".to_string(), note),
+                backend,
+                reason,
                 forced: true,
                 decision: None,
                 split: None,
@@ -202,9 +256,12 @@ fn route_auto(input: &RouteInput<'_>) -> Route {
         };
     };
     let want = input.request.want(opts);
+    let supported = gpu_kernel(&input.request, opts.gpu_kernel);
+    let prefilter = tier1(&input.request, &supported, opts.gpu_kernel);
     // Density only decides for line output (the inhibitor); for counts
     // the sample is informational, so it is taken only for --explain.
-    let sample = if want == Want::Lines || opts.explain {
+    // Tier 1 needs its candidate share.
+    let sample = if want == Want::Lines || opts.explain || matches!(prefilter, Some(Ok(_))) {
         planner::sample(input.corpus, query, 16, opts.explain)
     } else {
         planner::SampleStats::default()
@@ -215,7 +272,6 @@ fn route_auto(input: &RouteInput<'_>) -> Route {
         .iter()
         .map(|d| d.has_line_index().then(|| d.lines().len()))
         .sum::<Option<u64>>();
-    let supported = gpu_kernel(&input.request, opts.gpu_kernel);
     let decision = planner::plan(&planner::PlanInput {
         query,
         want,
@@ -225,13 +281,21 @@ fn route_auto(input: &RouteInput<'_>) -> Route {
         resident: input.gpu.as_ref().is_some_and(|g| g.resident),
         gpu: input.gpu.as_ref().map(|g| (g.class, g.name.clone())),
         gpu_unsupported: supported.as_ref().err().cloned(),
+        prefilter: prefilter.clone(),
         sample,
         calibration: input.calibration,
     });
-    match (&decision.choice, supported) {
-        (Choice::Gpu(_), Ok((kernel, note))) => Route {
+    match (&decision.choice, supported, prefilter) {
+        (Choice::Gpu(_), Ok((kernel, note)), _) => Route {
             backend: Backend::Gpu(kernel),
             reason: with_note(decision.summary(), note),
+            forced: false,
+            decision: Some(decision),
+            split: None,
+        },
+        (Choice::GpuPrefilter(_), _, Some(Ok(p))) => Route {
+            backend: Backend::GpuPrefilter(p.kernel),
+            reason: with_note(decision.summary(), p.note),
             forced: false,
             decision: Some(decision),
             split: None,

@@ -17,7 +17,7 @@ use super::{SearchResult, Session};
 use crate::corpus::Corpus;
 use crate::cpu::multi::{count_range, GroupCounts, Occurrences, PatternSet};
 use crate::error::Error;
-use crate::gpu::readback::RawHits;
+use crate::gpu::readback::{Candidates, RawHits};
 use crate::gpu::{GpuContext, GpuCorpus, Placement, UploadOptions};
 use crate::kernel::Kernel;
 use crate::options::SearchOptions;
@@ -231,7 +231,7 @@ impl Session {
         cal: &Calibration,
         opts: &SearchOptions,
     ) -> Route {
-        let (Some(layout), super::Backend::Gpu(kernel)) = (&self.layout, r.backend) else {
+        let (Some(layout), Some(kernel)) = (&self.layout, r.backend.kernel()) else {
             return r;
         };
         let states: Vec<DeviceState> = self.devices.iter().map(Device::state).collect();
@@ -376,7 +376,8 @@ impl Session {
         }
     }
 
-    fn line_counts(&self) -> Vec<u64> {
+    /// Each document's line count.
+    pub(super) fn line_counts(&self) -> Vec<u64> {
         self.corpus.docs().iter().map(|d| d.lines().len()).collect()
     }
 
@@ -389,24 +390,42 @@ impl Session {
     }
 
     /// A search over the split: every device on its shard, the CPU on the
-    /// rest, merged in corpus order with `-v` and `-m` applied once.
+    /// rest, merged in corpus order with `-v` and `-m` applied once. With
+    /// `tier1`, each device finds the candidate lines of the query's
+    /// required literals and they are verified on the CPU (the CPU's own
+    /// parts run the query exactly).
     pub(super) fn search_split(
         &self,
         q: &Query,
         opts: &SearchOptions,
         kernel: Kernel,
+        tier1: bool,
         split: &Split,
         route: &Route,
     ) -> Result<SearchResult, Error> {
         let t = Instant::now();
         let lines = opts.want == Want::Lines;
         let (devs, cpu_lines) = Self::fan_out(split);
+        let plan = match tier1 {
+            true => Some(
+                crate::support::prefilter_support(q, Some(kernel))
+                    .map_err(|u| Error::backend(format!("GPU prefilter: {u}")))?,
+            ),
+            false => None,
+        };
         let (results, mut raw) = self.run_devices(
             &devs,
-            |d| {
-                d.corpus
+            |d| match &plan {
+                Some(p) => {
+                    let (raw, _) =
+                        d.corpus
+                            .search_part(&self.corpus, &p.literals, kernel, Want::Lines)?;
+                    Ok(Candidates::unverified(raw)?.verify(&self.corpus, q, lines, opts.threads))
+                }
+                None => d
+                    .corpus
                     .search_part(&self.corpus, q, kernel, opts.want)
-                    .map(|r| r.0)
+                    .map(|r| r.0),
             },
             || self.cpu_raw(q, &cpu_lines, lines, opts.threads),
         );
@@ -432,7 +451,11 @@ impl Session {
             docs,
             backend: BackendReport {
                 name: self.report_name(
-                    &format!("gpu/{}", kernel.name()),
+                    &format!(
+                        "gpu/{}{}",
+                        kernel.name(),
+                        if tier1 { "+verify" } else { "" }
+                    ),
                     devs.len(),
                     on_cpu,
                     opts.threads,

@@ -1150,3 +1150,72 @@ pub fn generated(lines: u64, seed: u64) -> Vec<u8> {
         ..Default::default()
     })
 }
+
+// ---------------------------------------------------------------------------
+// Random regexes with required literals (the CPU prefilter's and the GPU
+// tier 1's property tests)
+// ---------------------------------------------------------------------------
+
+use proptest::prelude::*;
+
+/// `-i`, `-w`, `-x`, `-v` at random (`-x` never with `-w`).
+pub fn flags_strategy(allow_wx: bool) -> impl Strategy<Value = Flags> {
+    (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>()).prop_map(move |(i, w, x, v)| {
+        Flags {
+            i,
+            w: w && allow_wx,
+            x: x && allow_wx && !w,
+            v,
+        }
+    })
+}
+
+/// Regex fragments for the prefilter property: the required literal sits in
+/// alternations, optional groups, `{0,}` and `{1,}` repetitions, next to
+/// classes and anchors, over a small alphabet so literals occur often.
+pub const PREFILTER_PIECES: &[&str] = &[
+    "abc",
+    "(abc)?",
+    "(?:abc|bca)",
+    "(?:ab|cab)",
+    "(?:cab){0,}",
+    "(?:bcab){1,2}",
+    "(?:a|abc)bb",
+    "[ab]",
+    "[^c]",
+    "c+",
+    "a*",
+    ".",
+    "cc",
+    "^",
+    "$",
+    "\\b",
+];
+
+pub fn prefilter_case() -> impl Strategy<Value = (Vec<u8>, Vec<Vec<u8>>, Flags)> {
+    let corpus = prop::collection::vec(
+        prop::sample::select(&[b'a', b'b', b'c', b'\n', b' ', b'A', b'C'][..]),
+        0..400,
+    );
+    let pattern = prop::collection::vec(0..PREFILTER_PIECES.len(), 1..5).prop_map(|idx| {
+        idx.iter()
+            .map(|&i| PREFILTER_PIECES[i])
+            .collect::<String>()
+            .into_bytes()
+    });
+    (
+        corpus,
+        prop::collection::vec(pattern, 1..3),
+        flags_strategy(true),
+    )
+        .prop_map(|(c, p, mut f)| {
+            // The oracle checks -w spans by slicing the line, where anchors
+            // change meaning; anchors are covered without -w.
+            if p.iter()
+                .any(|p| p.iter().any(|&b| b == b'^' || b == b'$' || b == b'\\'))
+            {
+                f.w = false;
+            }
+            (c, p, f)
+        })
+}

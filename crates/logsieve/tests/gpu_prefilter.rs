@@ -1,0 +1,292 @@
+//! Tier 1 of "regex on the GPU": a query the literal kernels cannot run
+//! (regex, wildcard, `-w`, `-x`, Unicode `-i`) but that has required
+//! literals runs them on the GPU for candidate lines, each verified by the
+//! CPU matcher, `-v` and `-m` on the host. Forced with `--backend gpu`
+//! through `Session::search`, against the naive oracle (the regex crate
+//! line by line): the case table, random regexes and corpora, matches at
+//! segment edges, CRLF lines, a last line without `\n`, several devices.
+
+mod common;
+
+use std::sync::OnceLock;
+
+use common::{build, flags_strategy, naive, prefilter_case, variations, Flags, CASES};
+use logsieve::gpu::{GpuContext, GpuSelection, GpuTuning, UploadOptions};
+use logsieve::session::{Layout, LayoutPart, Place};
+use logsieve::support::prefilter_support;
+use logsieve::{BackendChoice, Corpus, Kernel, Query, SearchOptions, Session, Syntax, Want};
+use proptest::prelude::*;
+
+fn ctx() -> Option<&'static GpuContext> {
+    static CTX: OnceLock<Option<GpuContext>> = OnceLock::new();
+    CTX.get_or_init(|| match GpuContext::new() {
+        Ok(c) => Some(c),
+        Err(e) => {
+            if std::env::var("LOGSIEVE_REQUIRE_GPU").as_deref() == Ok("1") {
+                panic!("LOGSIEVE_REQUIRE_GPU=1 but no GPU: {e}");
+            }
+            eprintln!("\n!!!!!!!! NO GPU ADAPTER: tier 1 tests SKIPPED ({e}) !!!!!!!!\n");
+            None
+        }
+    })
+    .as_ref()
+}
+
+/// A session over `data` on the GPU in segments of `seg` bytes.
+fn session(c: &GpuContext, data: &[u8], seg: u64) -> Session {
+    let mut s = Session::new(Corpus::from_bytes("t1", data.to_vec()));
+    s.attach_gpu_with(
+        c,
+        UploadOptions {
+            max_segment: Some(seg),
+            ..Default::default()
+        },
+    )
+    .expect("upload");
+    s
+}
+
+/// Runs `q` forced on the GPU over `s` (lines, counts, `-m 1`, `-m 2`) and
+/// compares with `oracle`. Returns false when the GPU refused it (then
+/// tier 1 must not take it either).
+fn check(s: &Session, q: &Query, kernel: Option<Kernel>, oracle: &[u64], what: &str) -> bool {
+    for (want, max_count) in [
+        (Want::Lines, None),
+        (Want::Count, None),
+        (Want::Lines, Some(1)),
+        (Want::Count, Some(2)),
+    ] {
+        let opts = SearchOptions {
+            backend: BackendChoice::Gpu,
+            gpu_kernel: kernel,
+            want,
+            max_count,
+            ..Default::default()
+        };
+        let w = format!("{what} {kernel:?} {want:?} -m {max_count:?}");
+        let r = match s.search(q, &opts) {
+            Ok(r) => r,
+            Err(e) => {
+                assert!(prefilter_support(q, kernel).is_err(), "{w}: {e}");
+                assert!(e.to_string().contains("GPU prefilter"), "{w}: {e}");
+                return false;
+            }
+        };
+        let expect: Vec<u64> = match max_count {
+            Some(m) => oracle.iter().copied().take(m as usize).collect(),
+            None => oracle.to_vec(),
+        };
+        assert_eq!(r.total(), expect.len() as u64, "{w}: count ({})", r.backend);
+        if want == Want::Lines {
+            assert_eq!(r.docs[0].lines, expect, "{w}: lines ({})", r.backend);
+        }
+        assert!(r.backend.name.starts_with("gpu/"), "{w}: {}", r.backend);
+    }
+    true
+}
+
+fn is_tier1(q: &Query) -> bool {
+    logsieve::support::gpu_support(q).is_err() && prefilter_support(q, None).is_ok()
+}
+
+#[test]
+fn every_regex_wildcard_w_x_case_through_tier1() {
+    let Some(c) = ctx() else { return };
+    let (mut ran, mut refused) = (0, 0);
+    for case in CASES {
+        let f = case.flags();
+        if !(case.syntax != Syntax::Fixed || f.w || f.x) {
+            continue;
+        }
+        let pats = case.patterns();
+        let Ok(q) = build(&pats, case.syntax, f) else {
+            continue;
+        };
+        if logsieve::support::gpu_support(&q).is_ok() {
+            continue; // a regex that is a plain literal runs directly
+        }
+        let oracle = naive(case.corpus, &pats, case.syntax, f);
+        let s = session(c, case.corpus, 64);
+        for kernel in [None, Some(Kernel::Scan), Some(Kernel::Ac)] {
+            if check(&s, &q, kernel, &oracle, case.name) {
+                ran += 1;
+            } else {
+                refused += 1;
+            }
+        }
+        if is_tier1(&q) {
+            let r = s
+                .search(
+                    &q,
+                    &SearchOptions {
+                        backend: BackendChoice::Gpu,
+                        ..Default::default()
+                    },
+                )
+                .unwrap();
+            assert!(r.backend.name.contains("+verify"), "{}", r.backend);
+            assert!(r.backend.reason.contains("tier 1"), "{}", r.backend.reason);
+            assert!(
+                r.backend.reason.contains("candidate"),
+                "{}",
+                r.backend.reason
+            );
+        }
+    }
+    eprintln!("tier 1: {ran} case routes ran, {refused} refused");
+    assert!(ran > 20, "{ran}");
+    assert!(refused > 0, "some cases have no required literal");
+}
+
+#[test]
+fn forced_route_names_the_literals_and_refuses_without_them() {
+    let Some(c) = ctx() else { return };
+    let data = b"ERROR_503 x\nERROR_504\nERROR_5\nok\r\nERROR_599";
+    let s = session(c, data, 16);
+    let q = build(&[br"ERROR_5\d\d".to_vec()], Syntax::Regex, Flags::default()).unwrap();
+    assert_eq!(
+        q.required_literals().unwrap().literals(),
+        &[b"ERROR_5".to_vec()]
+    );
+    let opts = SearchOptions {
+        backend: BackendChoice::Gpu,
+        ..Default::default()
+    };
+    let route = s.route(&logsieve::Request::Search(&q), &opts).unwrap();
+    assert_eq!(
+        route.backend,
+        logsieve::session::Backend::GpuPrefilter(Kernel::Scan)
+    );
+    assert!(route.reason.contains("\"ERROR_5\""), "{}", route.reason);
+    let r = s.search(&q, &opts).unwrap();
+    assert_eq!(r.docs[0].lines, vec![0, 1, 4]);
+    // No required literal of 3+ bytes: the forced route says why.
+    let none = build(&[br"\d{4}-\d\d".to_vec()], Syntax::Regex, Flags::default()).unwrap();
+    let e = s.search(&none, &opts).unwrap_err().to_string();
+    assert!(e.contains("regex") && e.contains("GPU prefilter"), "{e}");
+    // Fuzzy stays on the CPU.
+    let fz = build(&[b"ERROR".to_vec()], Syntax::Fuzzy(1), Flags::default()).unwrap();
+    assert!(s.search(&fz, &opts).is_err());
+}
+
+#[test]
+fn segment_edges_crlf_and_a_last_line_without_newline() {
+    let Some(c) = ctx() else { return };
+    let hay: &[u8] = b"GET /a HTTP/1.1\r\nxx ERROR_503\r\nPOST /b HTTP/2\nERROR_5x9 ERROR_512";
+    let queries: &[(&[u8], Syntax, &str)] = &[
+        (br"ERROR_5\d\d", Syntax::Regex, ""),
+        (br"ERROR_5\d\d", Syntax::Regex, "v"),
+        (b"HTTP/[12]", Syntax::Regex, ""),
+        (br"\d\r?$", Syntax::Regex, ""),
+        (b"GET /*HTTP", Syntax::Wildcard, ""),
+        (b"ERROR_503", Syntax::Fixed, "w"),
+        (b"ERROR_512", Syntax::Fixed, "wi"),
+        (br"ERROR_5x9 ERROR_\d+", Syntax::Regex, "x"),
+    ];
+    let mut ran = 0;
+    for v in variations(hay, 17) {
+        for &(p, syntax, flags) in queries {
+            let f = Flags::parse(flags);
+            let q = build(&[p.to_vec()], syntax, f).unwrap();
+            let oracle = naive(&v, &[p.to_vec()], syntax, f);
+            for seg in [16, 40] {
+                let s = session(c, &v, seg);
+                let what = format!("{:?} seg {seg} on {:?}", String::from_utf8_lossy(p), v);
+                ran += check(&s, &q, None, &oracle, &what) as usize;
+            }
+        }
+    }
+    assert!(ran > 100, "{ran}");
+}
+
+#[test]
+fn several_devices_and_a_host_tier() {
+    let tuning = GpuTuning {
+        gpus: GpuSelection::Count(2),
+        ..Default::default()
+    };
+    let ctxs = match GpuContext::open_selected(&tuning) {
+        Ok(v) => v,
+        Err(e) => {
+            assert!(
+                std::env::var("LOGSIEVE_REQUIRE_GPU").as_deref() != Ok("1"),
+                "no GPU: {e}"
+            );
+            return;
+        }
+    };
+    let data = common::generated(600, 11);
+    let lines = data.iter().filter(|&&b| b == b'\n').count() as u64;
+    let (a, b) = (lines / 3, 2 * lines / 3);
+    let part = |r: std::ops::Range<u64>, place| LayoutPart {
+        lines: r,
+        bytes: 0,
+        place,
+    };
+    let layout = Layout {
+        parts: vec![
+            part(0..a, Place::Device(0)),
+            part(a..b, Place::Host),
+            part(b..lines, Place::Device(1)),
+        ],
+    };
+    let mut s = Session::new(Corpus::from_bytes("t1", data.clone()));
+    s.attach_gpus_with(
+        &ctxs,
+        UploadOptions {
+            max_segment: Some(4096),
+            ..Default::default()
+        },
+        Some(layout),
+    )
+    .unwrap();
+    for (p, syntax, flags) in [
+        (&br"ERROR \w+ 5\d\d"[..], Syntax::Regex, ""),
+        (br"user=u1\d", Syntax::Regex, "v"),
+        (b"timeout", Syntax::Fixed, "w"),
+        (br"(?:GET|POST) /api", Syntax::Regex, "i"),
+    ] {
+        let f = Flags::parse(flags);
+        let q = build(&[p.to_vec()], syntax, f).unwrap();
+        assert!(is_tier1(&q), "{p:?}");
+        let oracle = naive(&data, &[p.to_vec()], syntax, f);
+        assert!(check(&s, &q, None, &oracle, &String::from_utf8_lossy(p)));
+        let r = s
+            .search(
+                &q,
+                &SearchOptions {
+                    backend: BackendChoice::Gpu,
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+        assert!(r.backend.name.contains("x2 GPUs"), "{}", r.backend);
+        assert!(r.backend.name.contains("+verify"), "{}", r.backend);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    /// Random regexes whose required literals sit in alternations,
+    /// optional groups and repetitions, over a small alphabet: tier 1
+    /// agrees with the regex crate line by line.
+    #[test]
+    fn random_regexes_through_tier1((corpus, p, f) in prefilter_case(), seg in 16u64..80) {
+        let Some(c) = ctx() else { return Ok(()) };
+        let Ok(q) = build(&p, Syntax::Regex, f) else { return Ok(()) };
+        let oracle = naive(&corpus, &p, Syntax::Regex, f);
+        let s = session(c, &corpus, seg);
+        check(&s, &q, None, &oracle, &format!("{p:?} {f:?}"));
+    }
+
+    /// The same with -w/-x/-i drawn independently.
+    #[test]
+    fn random_flags_through_tier1((corpus, p, _) in prefilter_case(), f in flags_strategy(false)) {
+        let Some(c) = ctx() else { return Ok(()) };
+        let Ok(q) = build(&p, Syntax::Regex, f) else { return Ok(()) };
+        let oracle = naive(&corpus, &p, Syntax::Regex, f);
+        let s = session(c, &corpus, 64);
+        check(&s, &q, None, &oracle, &format!("{p:?} {f:?}"));
+    }
+}
