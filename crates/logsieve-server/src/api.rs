@@ -16,7 +16,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use logsieve::pipeline::{json::stats_json, StatsQuery, TimeSpec};
 use logsieve::rg_json::{self, RgJson};
-use logsieve::session::{Backend, Route};
+use logsieve::session::Route;
 use logsieve::{
     Answer, BackendChoice, Query, QueryBuilder, Request, SearchOptions, SearchResult, Syntax, Want,
 };
@@ -558,10 +558,7 @@ fn build_query(
 }
 
 fn route_name(r: &Route) -> String {
-    match r.backend {
-        Backend::Cpu => "cpu".to_string(),
-        Backend::Gpu(k) => format!("gpu/{}", k.name()),
-    }
+    r.backend.to_string()
 }
 
 fn backend_info(route: &Route, report: &logsieve::BackendReport, explain: bool) -> BackendInfo {

@@ -3,7 +3,7 @@
 //! request from its first byte written to its last byte read.
 //!
 //! Usage: `serve-load --addr 127.0.0.1:PORT [--clients N] [--seconds S]
-//! [--pause-ms MS] [--warmup N] [--patterns A,B,C] [--expect A=N,...]`.
+//! [--pause-ms MS] [--warmup N] [--patterns A,B,C] [--syntax literal|regex]`.
 //! Prints one line: requests, requests per second, p50, p90, p99 and max
 //! latency in ms, and the count of every pattern seen (which must be the
 //! same in every answer: the run fails on a mismatch or an HTTP error).
@@ -24,6 +24,7 @@ struct Args {
     pause: Duration,
     warmup: usize,
     patterns: Vec<String>,
+    syntax: String,
 }
 
 fn parse() -> Args {
@@ -33,6 +34,7 @@ fn parse() -> Args {
         seconds: 5.0,
         pause: Duration::ZERO,
         warmup: 20,
+        syntax: "literal".into(),
         patterns: [
             "ERROR_503",
             "192.168.1",
@@ -53,8 +55,11 @@ fn parse() -> Args {
             "--pause-ms" => a.pause = Duration::from_millis(v.parse().expect("--pause-ms MS")),
             "--warmup" => a.warmup = v.parse().expect("--warmup N"),
             "--patterns" => a.patterns = v.split(',').map(String::from).collect(),
+            // Patterns are split on commas: a regex with a comma cannot
+            // be given here.
+            "--syntax" => a.syntax = v,
             _ => {
-                eprintln!("usage: serve-load --addr HOST:PORT [--clients N] [--seconds S] [--pause-ms MS] [--warmup N] [--patterns A,B]");
+                eprintln!("usage: serve-load --addr HOST:PORT [--clients N] [--seconds S] [--pause-ms MS] [--warmup N] [--patterns A,B] [--syntax literal|regex]");
                 std::process::exit(2)
             }
         }
@@ -130,8 +135,8 @@ impl Conn {
     }
 }
 
-fn count_query(pattern: &str) -> String {
-    serde_json::json!({"patterns": [pattern], "syntax": "literal", "output": "count"}).to_string()
+fn count_query(pattern: &str, syntax: &str) -> String {
+    serde_json::json!({"patterns": [pattern], "syntax": syntax, "output": "count"}).to_string()
 }
 
 fn total_of(body: &[u8]) -> Option<u64> {
@@ -152,6 +157,7 @@ fn main() {
     let mut workers = Vec::new();
     for c in 0..a.clients {
         let (addr, pats, pause, warmup) = (a.addr.clone(), a.patterns.clone(), a.pause, a.warmup);
+        let syntax = a.syntax.clone();
         let (latencies, counts, errors) = (latencies.clone(), counts.clone(), errors.clone());
         workers.push(std::thread::spawn(move || {
             let mut conn = match Conn::open(&addr) {
@@ -171,7 +177,7 @@ fn main() {
                 let p = &pats[i % pats.len()];
                 i += 1;
                 let t = Instant::now();
-                match conn.post("/api/v1/search", &count_query(p)) {
+                match conn.post("/api/v1/search", &count_query(p, &syntax)) {
                     Ok((200, body)) => {
                         let took = t.elapsed();
                         match total_of(&body) {

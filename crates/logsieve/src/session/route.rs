@@ -89,6 +89,18 @@ pub enum Backend {
     GpuPrefilter(Kernel),
 }
 
+/// The route's short name: `cpu`, `gpu/scan`, `gpu/scan+verify` (the names
+/// reports and the server show; nothing routes on them).
+impl std::fmt::Display for Backend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Backend::Cpu => f.write_str("cpu"),
+            Backend::Gpu(k) => write!(f, "gpu/{}", k.name()),
+            Backend::GpuPrefilter(k) => write!(f, "gpu/{}+verify", k.name()),
+        }
+    }
+}
+
 impl Backend {
     /// The GPU kernel it runs, if any.
     pub fn kernel(self) -> Option<Kernel> {
