@@ -7,6 +7,7 @@ mod exit;
 mod flags;
 mod input;
 mod printer;
+mod remote;
 
 use std::path::{Path, PathBuf};
 

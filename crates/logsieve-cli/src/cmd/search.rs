@@ -66,10 +66,7 @@ fn plan(a: &SearchArgs, tuning: &Tuning) -> Result<Plan, String> {
         .cpu_multi(tuning.cpu_multi)
         .build(&patterns)
         .map_err(|e| e.to_string())?;
-    Ok(Plan {
-        query,
-        paths: input::search_paths(paths),
-    })
+    Ok(Plan { query, paths })
 }
 
 /// Runs `logsieve search`; returns the exit code.
@@ -80,7 +77,7 @@ pub fn run(a: &SearchArgs, tuning: &Tuning) -> i32 {
     if a.pipeline.active() {
         return super::stats::run_search(a, tuning);
     }
-    let plan = match plan(a, tuning) {
+    let mut plan = match plan(a, tuning) {
         Ok(p) => p,
         Err(e) if e.is_empty() => return EXIT_NO_MATCH,
         Err(e) => {
@@ -88,6 +85,10 @@ pub fn run(a: &SearchArgs, tuning: &Tuning) -> i32 {
             return EXIT_ERROR;
         }
     };
+    if let Some(url) = crate::remote::server_url(&a.server) {
+        return remote(a, &plan, &url);
+    }
+    plan.paths = input::search_paths(std::mem::take(&mut plan.paths));
     let explicit_many = plan.paths.len() > 1 || plan.paths.iter().any(|p| p.is_dir());
     let (corpus, had_error) = input::load(&plan.paths, a.input, &a.walk);
     let many = explicit_many || corpus.docs().len() > 1;
@@ -251,6 +252,177 @@ pub fn run(a: &SearchArgs, tuning: &Tuning) -> i32 {
         EXIT_MATCH
     } else {
         EXIT_NO_MATCH
+    }
+}
+
+/// `--server URL`: the same search asked of a `logsieve serve`, printed by
+/// the same printers; returns the exit code.
+fn remote(a: &SearchArgs, plan: &Plan, url: &str) -> i32 {
+    match remote_search(a, plan, url) {
+        Ok(code) => code,
+        Err(e) => {
+            err(e);
+            EXIT_ERROR
+        }
+    }
+}
+
+fn remote_search(a: &SearchArgs, plan: &Plan, url: &str) -> Result<i32, String> {
+    use crate::remote::{self, Server};
+    use serde_json::Value;
+    // Flags whose work the API does not do: refused, not silently dropped.
+    let unsupported = [
+        (a.crlf, "--crlf"),
+        (a.passthru, "--passthru"),
+        (a.stats, "--stats"),
+        (a.gpu_kernel.is_some(), "--gpu-kernel"),
+    ];
+    if let Some((_, flag)) = unsupported.iter().find(|(on, _)| *on) {
+        return Err(format!("{flag} is not supported with --server"));
+    }
+    let server = Server::parse(url)?;
+    let files: Vec<String> = plan
+        .paths
+        .iter()
+        .map(|p| {
+            p.to_str()
+                .map(str::to_string)
+                .ok_or_else(|| format!("{}: not UTF-8, cannot be sent", p.display()))
+        })
+        .collect::<Result<_, _>>()?;
+    let backend = remote::backend_name(a.engine.backend);
+    if a.per_pattern.active() {
+        if !files.is_empty() {
+            return Err("--server: per-pattern counts are over the whole served corpus (the API takes no paths)".into());
+        }
+        let mut req = remote::query_fields(&plan.query, true, false)?;
+        req.insert("backend".into(), backend.into());
+        let t0 = Instant::now();
+        let v: Value = serde_json::from_slice(&server.post("patterns", &Value::Object(req))?.body)
+            .map_err(|e| format!("the server's answer is not JSON: {e}"))?;
+        let rows = v["patterns"]
+            .as_array()
+            .map(|a| a.as_slice())
+            .unwrap_or_default();
+        let counts = logsieve::PatternCounts {
+            patterns: rows
+                .iter()
+                .map(|r| remote::data_bytes(&r["pattern"]))
+                .collect(),
+            lines: rows
+                .iter()
+                .map(|r| r["lines"].as_u64().unwrap_or(0))
+                .collect(),
+            occurrences: rows
+                .iter()
+                .map(|r| r["occurrences"].as_u64().unwrap_or(0))
+                .collect(),
+            backend: logsieve::BackendReport {
+                name: v["backend"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+                reason: v["backend"]["reason"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+                elapsed: std::time::Duration::from_secs_f64(
+                    v["backend"]["elapsed_ms"].as_f64().unwrap_or(0.0).max(0.0) / 1e3,
+                ),
+            },
+        };
+        let stdout = io::stdout();
+        let mut out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
+        return print_done(per_pattern::print(&mut out, a, &counts, t0).and_then(|_| out.flush()))
+            .map(|()| {
+                if counts.lines.iter().any(|&n| n > 0) {
+                    EXIT_MATCH
+                } else {
+                    EXIT_NO_MATCH
+                }
+            });
+    }
+    let lists = a.files_with_matches || a.files_without_match;
+    let counting = (a.count || lists || a.quiet) && !a.report.json;
+    let (before, after) = (
+        a.before_context.or(a.context).unwrap_or(0),
+        a.after_context.or(a.context).unwrap_or(0),
+    );
+    let max_count = if a.quiet || lists {
+        Some(a.max_count.map_or(1, |m| m.min(1)))
+    } else {
+        a.max_count
+    };
+    let mut req = remote::query_fields(&plan.query, true, true)?;
+    req.insert(
+        "output".into(),
+        if counting { "count" } else { "lines" }.into(),
+    );
+    req.insert("backend".into(), backend.into());
+    if let Some(m) = max_count {
+        req.insert("max_count".into(), m.into());
+    }
+    if !counting {
+        req.insert("before".into(), before.into());
+        req.insert("after".into(), after.into());
+    }
+    if !files.is_empty() {
+        req.insert("files".into(), files.clone().into());
+    }
+    let resp = server.post("search", &Value::Object(req))?;
+    if resp.header("x-logsieve-next-cursor").is_some() {
+        return Err("the server paged its answer, which this client does not follow yet".into());
+    }
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    if a.report.json {
+        // The server's NDJSON is written by the library's encoder, the
+        // same bytes as the local `--json` but for the `elapsed` times.
+        let any = resp.header("x-logsieve-total").is_some_and(|t| t != "0");
+        print_done(out.write_all(&resp.body).and_then(|_| out.flush()))?;
+        return Ok(if any { EXIT_MATCH } else { EXIT_NO_MATCH });
+    }
+    let answer = if counting {
+        remote::read_counts(&resp.body)?
+    } else {
+        remote::read_lines(&resp.body)?
+    };
+    let any = if a.files_without_match {
+        answer.files.iter().any(|(_, h)| h.count == 0)
+    } else {
+        answer.files.iter().any(|(_, h)| h.count > 0)
+    };
+    if a.quiet {
+        return Ok(if any { EXIT_MATCH } else { EXIT_NO_MATCH });
+    }
+    // As a local run: file names when several files are searched.
+    let many = files.len() > 1 || answer.searched > 1;
+    let stdout_tty = io::stdout().is_terminal();
+    let color = match a.color {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => stdout_tty && std::env::var_os("NO_COLOR").is_none(),
+    };
+    let with_filename = (many || a.with_filename || a.vimgrep) && !a.no_filename;
+    let printer = Printer {
+        a,
+        query: &plan.query,
+        color,
+        with_filename,
+        line_number: !a.no_line_number && (a.line_number || stdout_tty || a.column || a.vimgrep),
+        heading: with_filename && !a.vimgrep && (a.heading || (stdout_tty && !a.no_heading)),
+    };
+    let res = printer.print_files(&mut out, answer.files.iter().map(|(f, h)| (f, h)));
+    print_done(res.and_then(|_| out.flush()))?;
+    Ok(if any { EXIT_MATCH } else { EXIT_NO_MATCH })
+}
+
+/// A write's result: a closed pipe is fine (as `| head`), another error
+/// is reported.
+fn print_done(res: io::Result<()>) -> Result<(), String> {
+    match res {
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(e.to_string()),
+        _ => Ok(()),
     }
 }
 

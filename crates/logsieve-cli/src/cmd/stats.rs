@@ -49,6 +49,15 @@ pub fn run(a: &StatsArgs, tuning: &Tuning) -> i32 {
     .word(m.word_regexp)
     .invert(m.invert_match)
     .cpu_multi(tuning.cpu_multi);
+    if let Some(url) = crate::remote::server_url(&a.server) {
+        return match remote(a, &patterns, &b, &url) {
+            Ok(code) => code,
+            Err(e) => {
+                err(e);
+                EXIT_ERROR
+            }
+        };
+    }
     execute(Job {
         patterns,
         builder: b,
@@ -62,6 +71,116 @@ pub fn run(a: &StatsArgs, tuning: &Tuning) -> i32 {
         explain: a.report.explain,
         tuning,
     })
+}
+
+/// `stats --server URL`: `POST /api/v1/stats`; the answer is rebuilt into
+/// the `Stats` the text printer reads, or (`--json`) passed through: the
+/// server writes it with the same library function as a local run.
+fn remote(
+    a: &StatsArgs,
+    patterns: &[Vec<u8>],
+    builder: &QueryBuilder,
+    url: &str,
+) -> Result<i32, String> {
+    use serde_json::Value;
+    let pipe = &a.pipeline;
+    if !a.paths.is_empty() {
+        return Err(
+            "--server: stats are over the whole served corpus (the API takes no paths)".into(),
+        );
+    }
+    // The server's columns were built by its own --field/--time-format/--year.
+    let fixed = [
+        (!pipe.field.is_empty(), "--field"),
+        (pipe.time_format.is_some(), "--time-format"),
+        (pipe.year.is_some(), "--year"),
+    ];
+    if let Some((_, flag)) = fixed.iter().find(|(on, _)| *on) {
+        return Err(format!(
+            "{flag} is not supported with --server: the server's columns decide (logsieve serve {flag})"
+        ));
+    }
+    let mut req = serde_json::Map::new();
+    if !patterns.is_empty() {
+        let q = builder.build(patterns).map_err(|e| e.to_string())?;
+        req = crate::remote::query_fields(&q, false, true)?;
+    }
+    if let Some(s) = &pipe.since {
+        req.insert("since".into(), s.clone().into());
+    }
+    if let Some(u) = &pipe.until {
+        req.insert("until".into(), u.clone().into());
+    }
+    if let Some(h) = &pipe.histogram {
+        req.insert("histogram".into(), h.clone().into());
+    }
+    req.insert("count_by".into(), pipe.count_by.clone().into());
+    req.insert(
+        "backend".into(),
+        crate::remote::backend_name(a.engine.backend).into(),
+    );
+    let server = crate::remote::Server::parse(url)?;
+    let resp = server.post("stats", &Value::Object(req))?;
+    let v: Value = serde_json::from_slice(&resp.body)
+        .map_err(|e| format!("the server's answer is not JSON: {e}"))?;
+    let selected = v["selected"].as_u64().unwrap_or(0);
+    let out = io::stdout();
+    let mut out = io::BufWriter::new(out.lock());
+    let res = if a.report.json {
+        out.write_all(&resp.body).and_then(|_| writeln!(out))
+    } else {
+        let q = StatsQuery {
+            since: v["since"]["ms"].as_i64(),
+            until: v["until"]["ms"].as_i64(),
+            ..Default::default()
+        };
+        let groups = v["groups"]
+            .as_array()
+            .map(|a| a.as_slice())
+            .unwrap_or_default()
+            .iter()
+            .map(|g| pipeline::Group {
+                key: pipe
+                    .count_by
+                    .iter()
+                    .map(|n| g["key"][n].as_str().map(|s| s.as_bytes().to_vec()))
+                    .collect(),
+                count: g["count"].as_u64().unwrap_or(0),
+            })
+            .collect();
+        let histogram = v.get("histogram").map(|h| {
+            let buckets = h["buckets"]
+                .as_array()
+                .map(|a| a.as_slice())
+                .unwrap_or_default();
+            pipeline::Histogram {
+                start: buckets
+                    .first()
+                    .and_then(|b| b["start_ms"].as_i64())
+                    .unwrap_or(0),
+                bucket: h["bucket_ms"].as_i64().unwrap_or(0),
+                counts: buckets
+                    .iter()
+                    .map(|b| b["count"].as_u64().unwrap_or(0))
+                    .collect(),
+            }
+        });
+        let stats = pipeline::Stats {
+            selected,
+            groups,
+            histogram,
+        };
+        let stamped = !v["newest"].is_null();
+        print_text(&mut out, &q, &stats, &pipe.count_by, stamped)
+    };
+    match res.and_then(|_| out.flush()) {
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(e.to_string()),
+        _ => Ok(if selected > 0 {
+            EXIT_MATCH
+        } else {
+            EXIT_NO_MATCH
+        }),
+    }
 }
 
 /// `logsieve search` with a pipeline flag: the same patterns and paths, the

@@ -207,6 +207,12 @@ pub struct SearchArgs {
     /// Which files are read (--hidden, --no-ignore, -L, -g, -t, --files, ...).
     #[command(flatten)]
     pub walk: WalkArgs,
+
+    /// Ask a running `logsieve serve` at URL (`http://HOST:PORT`) instead
+    /// of reading files; paths name its served files. Also
+    /// `LOGSIEVE_SERVER`.
+    #[arg(long, value_name = "URL")]
+    pub server: Option<String>,
 }
 
 /// `logsieve stats`: the shared flags, some worded for counting.
@@ -252,6 +258,12 @@ pub struct StatsArgs {
     /// Which files are read (--hidden, --no-ignore, -L, -g, -t, --files, ...).
     #[command(flatten)]
     pub walk: WalkArgs,
+
+    /// Ask a running `logsieve serve` at URL (`http://HOST:PORT`) instead
+    /// of reading files; paths name its served files. Also
+    /// `LOGSIEVE_SERVER`.
+    #[arg(long, value_name = "URL")]
+    pub server: Option<String>,
 }
 
 /// `logsieve gen`.

@@ -10,6 +10,46 @@ pub mod stats;
 pub use json::JsonPrinter;
 pub use standard::Printer;
 
+/// What the text printer reads of a file. A loaded [`logsieve::Document`]
+/// is one; so is the partial file rebuilt from a server's answer
+/// (`crate::remote`), which holds only the lines the server sent: one
+/// printer per format, whichever side searched.
+pub trait Source {
+    /// The name printed before its lines.
+    fn name(&self) -> &str;
+    /// Line `id` (0-based), without its `\n`.
+    fn line(&self, id: u64) -> &[u8];
+    /// The absolute byte offset where line `id` starts.
+    fn line_start(&self, id: u64) -> u64;
+    /// The line starting at byte `start` (a search's `DocHits::starts`).
+    fn line_at(&self, start: u64) -> &[u8];
+    /// Lines in the file (context stops at the last).
+    fn line_count(&self) -> u64;
+    /// Where a NUL byte was found, for "binary file matches".
+    fn binary_offset(&self) -> Option<u64>;
+}
+
+impl Source for logsieve::Document {
+    fn name(&self) -> &str {
+        logsieve::Document::name(self)
+    }
+    fn line(&self, id: u64) -> &[u8] {
+        logsieve::Document::line(self, id)
+    }
+    fn line_start(&self, id: u64) -> u64 {
+        self.lines().line_range(id).start
+    }
+    fn line_at(&self, start: u64) -> &[u8] {
+        logsieve::Document::line_at(self, start)
+    }
+    fn line_count(&self) -> u64 {
+        self.lines().len()
+    }
+    fn binary_offset(&self) -> Option<u64> {
+        logsieve::Document::binary_offset(self)
+    }
+}
+
 /// One step of a file's output with context: a line (selected or context)
 /// or the `--` break between groups.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -6,9 +6,9 @@
 use std::io::{self, Write};
 use std::ops::Range;
 
-use logsieve::{Corpus, DocHits, Document, Query};
+use logsieve::{Corpus, DocHits, Query};
 
-use super::{with_context, Item};
+use super::{with_context, Item, Source};
 use crate::flags::SearchArgs;
 
 /// Prints a search result as `rg` would.
@@ -58,6 +58,16 @@ impl Printer<'_> {
         corpus: &Corpus,
         result: &logsieve::SearchResult,
     ) -> io::Result<()> {
+        self.print_files(out, corpus.docs().iter().zip(&result.docs))
+    }
+
+    /// Prints each file's hits, in order: the loaded corpus's files or
+    /// the ones a server answered for.
+    pub fn print_files<'d, W: Write, S: Source + 'd>(
+        &self,
+        out: &mut W,
+        files: impl IntoIterator<Item = (&'d S, &'d DocHits)>,
+    ) -> io::Result<()> {
         let a = self.a;
         // With context, rg puts `--` between files as well as between
         // groups of one file (a blank line instead under --heading).
@@ -66,7 +76,7 @@ impl Printer<'_> {
                 .iter()
                 .any(|c| c.is_some_and(|n| n > 0));
         let mut printed = false;
-        for (doc, hits) in corpus.docs().iter().zip(&result.docs) {
+        for (doc, hits) in files {
             if a.files_with_matches || a.files_without_match {
                 if (hits.count > 0) == a.files_with_matches {
                     self.path(out, doc)?;
@@ -117,7 +127,7 @@ impl Printer<'_> {
         Ok(())
     }
 
-    fn path<W: Write>(&self, out: &mut W, doc: &Document) -> io::Result<()> {
+    fn path<W: Write, S: Source>(&self, out: &mut W, doc: &S) -> io::Result<()> {
         if self.color {
             write!(out, "{C_PATH}{}{C_RESET}", doc.name())
         } else {
@@ -125,7 +135,7 @@ impl Printer<'_> {
         }
     }
 
-    fn prefix<W: Write>(&self, out: &mut W, doc: &Document, at: &At) -> io::Result<()> {
+    fn prefix<W: Write, S: Source>(&self, out: &mut W, doc: &S, at: &At) -> io::Result<()> {
         let sep = if at.selected { b':' } else { b'-' };
         if self.with_filename && !self.heading {
             self.path(out, doc)?;
@@ -161,7 +171,7 @@ impl Printer<'_> {
             .collect()
     }
 
-    fn lines<W: Write>(&self, out: &mut W, doc: &Document, hits: &DocHits) -> io::Result<()> {
+    fn lines<W: Write, S: Source>(&self, out: &mut W, doc: &S, hits: &DocHits) -> io::Result<()> {
         let a = self.a;
         let ids = &hits.lines[..];
         // The selected lines' start offsets when the search gave them: then
@@ -169,7 +179,7 @@ impl Printer<'_> {
         let starts = (hits.starts.len() == ids.len()).then_some(&hits.starts[..]);
         let selected_line = |i: usize, id: u64| match starts {
             Some(s) => (doc.line_at(s[i]), s[i]),
-            None => (doc.line(id), doc.lines().line_range(id).start),
+            None => (doc.line(id), doc.line_start(id)),
         };
         if a.only_matching || a.vimgrep {
             // One output line per match (--vimgrep prints the whole line
@@ -211,7 +221,7 @@ impl Printer<'_> {
             }
             return Ok(());
         }
-        let n = doc.lines().len();
+        let n = doc.line_count();
         let (before, after) = if a.passthru {
             (n, n)
         } else {
@@ -224,7 +234,7 @@ impl Printer<'_> {
             match item {
                 Item::Break => out.write_all(b"--\n")?,
                 Item::Line { id, selected } => {
-                    let start = doc.lines().line_range(id).start;
+                    let start = doc.line_start(id);
                     self.line(out, doc, id, doc.line(id), start, selected)?
                 }
             }
@@ -242,10 +252,10 @@ impl Printer<'_> {
         }
     }
 
-    fn line<W: Write>(
+    fn line<W: Write, S: Source>(
         &self,
         out: &mut W,
-        doc: &Document,
+        doc: &S,
         id: u64,
         line: &[u8],
         start: u64,
