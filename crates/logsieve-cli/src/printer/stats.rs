@@ -96,48 +96,8 @@ pub fn print_json<W: Write>(
     names: &[String],
     backend: &str,
 ) -> io::Result<()> {
-    use serde_json::{json, Map, Value};
-    let t = |v: Option<i64>| v.map_or(Value::Null, |t| json!({"ms": t, "utc": format_ms(t)}));
-    let groups: Vec<Value> = s
-        .groups
-        .iter()
-        .map(|g| {
-            let mut key = Map::new();
-            for (n, v) in names.iter().zip(&g.key) {
-                let v = v.as_ref().map_or(Value::Null, |b| {
-                    Value::String(String::from_utf8_lossy(b).into())
-                });
-                key.insert(n.clone(), v);
-            }
-            json!({"key": key, "count": g.count})
-        })
-        .collect();
-    let mut obj = Map::new();
-    obj.insert("selected".into(), json!(s.selected));
-    obj.insert("since".into(), t(q.since));
-    obj.insert("until".into(), t(q.until));
-    obj.insert("oldest".into(), t(cols.oldest()));
-    obj.insert("newest".into(), t(cols.newest()));
-    if !names.is_empty() {
-        obj.insert("count_by".into(), json!(names));
-        obj.insert("groups".into(), Value::Array(groups));
-    }
-    if let Some(h) = &s.histogram {
-        let buckets: Vec<Value> = h
-            .counts
-            .iter()
-            .enumerate()
-            .map(|(i, &c)| {
-                let st = h.start + i as i64 * h.bucket;
-                json!({"start_ms": st, "start": format_ms(st), "count": c})
-            })
-            .collect();
-        obj.insert(
-            "histogram".into(),
-            json!({"bucket_ms": h.bucket, "buckets": buckets}),
-        );
-    }
-    obj.insert("backend".into(), json!(backend));
-    serde_json::to_writer(&mut *out, &Value::Object(obj))?;
+    // The library's encoder, which the server uses too: one shape.
+    let v = logsieve::pipeline::json::stats_json(cols, q, s, names, backend);
+    serde_json::to_writer(&mut *out, &v)?;
     writeln!(out)
 }
