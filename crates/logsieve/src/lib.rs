@@ -34,6 +34,12 @@ println!("{}", res.backend);
 * `gpu` (default): the wgpu backend.
 */
 #![deny(missing_docs)]
+// In the browser build, the native-only paths (several GPUs, blocking
+// uploads on threads) leave some items unused.
+#![cfg_attr(
+    target_arch = "wasm32",
+    allow(unused_imports, dead_code, unused_variables)
+)]
 
 pub mod corpus;
 pub mod cpu;

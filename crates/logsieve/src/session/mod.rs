@@ -364,9 +364,19 @@ impl Session {
     /// device, or in shards over several and a host tier under a GPU
     /// memory budget ([`Session::attach_gpus_with`]). On error the session
     /// stays CPU-only.
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn attach_gpu(&mut self) -> Result<(), Error> {
         let ctxs = crate::gpu::GpuContext::open_selected(&self.tuning.gpu)?;
         self.attach_gpus_with(&ctxs, crate::gpu::UploadOptions::default(), None)
+    }
+
+    /// In a browser a thread cannot block on the GPU: upload with
+    /// `GpuCorpus::upload_async` and hand the corpus to [`Session::set_gpu`].
+    #[cfg(target_arch = "wasm32")]
+    pub fn attach_gpu(&mut self) -> Result<(), Error> {
+        Err(Error::backend(
+            "in a browser, upload with GpuCorpus::upload_async and Session::set_gpu",
+        ))
     }
 
     /// Uploads the corpus to `ctx` with `opts` (e.g. a small segment size).

@@ -127,6 +127,7 @@ impl Session {
     /// GPUs by default), one upload thread per device. A device whose
     /// upload fails leaves its shard in host memory (the reports say so);
     /// an error only when every device fails.
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn attach_gpus_with(
         &mut self,
         ctxs: &[GpuContext],
@@ -276,6 +277,7 @@ impl Session {
 
     /// Runs `work` on every device of `devs`, one thread each, and `cpu` on
     /// this thread meanwhile. The test hook's device is destroyed first.
+    #[cfg(not(target_arch = "wasm32"))]
     fn run_devices<T: Send, C>(
         &self,
         devs: &[usize],
@@ -311,6 +313,33 @@ impl Session {
                 .collect();
             (r, c)
         })
+    }
+
+    /// [`Session::run_devices`] in a browser, where GPU handles cannot
+    /// cross threads: the devices one after the other, then `cpu`.
+    #[cfg(target_arch = "wasm32")]
+    fn run_devices<T, C>(
+        &self,
+        devs: &[usize],
+        work: impl Fn(&Device) -> Result<T, Error>,
+        cpu: impl FnOnce() -> C,
+    ) -> (Vec<Result<T, Error>>, C) {
+        let lose = self
+            .lose_next
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        let r = devs
+            .iter()
+            .map(|&k| {
+                let dev = &self.devices[k];
+                if lose == Some(k) {
+                    dev.corpus.context().destroy_device();
+                }
+                work(dev)
+            })
+            .collect();
+        (r, cpu())
     }
 
     /// What device `k` failing with `e` means: an error on a forced route
@@ -357,9 +386,12 @@ impl Session {
                 at = end;
             }
         }
+        // The corpus alone crosses to rayon's threads (in a browser the
+        // session's GPU handles cannot).
+        let corpus = &self.corpus;
         let one = |(d, r): &(usize, Range<u64>)| {
             let mut h = RawHits::empty(nd, lines);
-            h.add_cpu(&self.corpus, q, *d, r.clone());
+            h.add_cpu(corpus, q, *d, r.clone());
             h
         };
         let add = |mut a: RawHits, b: RawHits| {
