@@ -1156,9 +1156,12 @@ pub fn generated(lines: u64, seed: u64) -> Vec<u8> {
 // tier 1's property tests)
 // ---------------------------------------------------------------------------
 
+// The browser tests include this file and have no proptest.
+#[cfg(not(target_arch = "wasm32"))]
 use proptest::prelude::*;
 
 /// `-i`, `-w`, `-x`, `-v` at random (`-x` never with `-w`).
+#[cfg(not(target_arch = "wasm32"))]
 pub fn flags_strategy(allow_wx: bool) -> impl Strategy<Value = Flags> {
     (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>()).prop_map(move |(i, w, x, v)| {
         Flags {
@@ -1192,6 +1195,7 @@ pub const PREFILTER_PIECES: &[&str] = &[
     "\\b",
 ];
 
+#[cfg(not(target_arch = "wasm32"))]
 pub fn prefilter_case() -> impl Strategy<Value = (Vec<u8>, Vec<Vec<u8>>, Flags)> {
     let corpus = prop::collection::vec(
         prop::sample::select(&[b'a', b'b', b'c', b'\n', b' ', b'A', b'C'][..]),
