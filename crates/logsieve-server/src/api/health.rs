@@ -1,0 +1,93 @@
+//! `GET /api/v1/health`, `/api/v1/openapi.json` and `/metrics`.
+
+use super::*;
+
+/// The server's state.
+#[derive(Serialize, ToSchema)]
+pub struct Health {
+    /// `loading` until the corpus answers queries, then `ready`.
+    pub status: String,
+    /// While loading: what is being done (`reading`, `columns`, `gpu`).
+    pub phase: String,
+    /// Bytes held in memory (decompressed).
+    pub bytes: u64,
+    /// Lines over all files (0 while loading).
+    pub lines: u64,
+    /// Files loaded (while loading: read so far).
+    pub files: u64,
+    /// `cpu`, or `gpu` when the corpus is resident on a GPU (null while
+    /// loading).
+    pub backend: Option<String>,
+    /// The GPU adapter's name when the corpus is resident on it.
+    pub gpu: Option<String>,
+    /// Load progress, 0 to 1 (1 when ready).
+    pub progress: f64,
+}
+
+/// Whether the corpus is loaded, and how far the load is.
+#[utoipa::path(get, path = "/api/v1/health", responses((status = 200, body = Health)))]
+pub async fn health(State(state): State<AppState>) -> Json<Health> {
+    let p = state.progress();
+    Json(match state.ready() {
+        Some(r) => Health {
+            status: "ready".into(),
+            phase: "ready".into(),
+            bytes: r.session.corpus().total_bytes(),
+            lines: r.lines,
+            files: r.session.corpus().docs().len() as u64,
+            backend: Some(r.backend.clone()),
+            gpu: r.gpu.clone(),
+            progress: 1.0,
+        },
+        None => Health {
+            status: "loading".into(),
+            phase: state.0.phase.lock().map(|p| *p).unwrap_or("reading").into(),
+            bytes: p.bytes_loaded,
+            lines: 0,
+            files: p.files_done,
+            backend: None,
+            gpu: None,
+            // The reading phase is most of a load; columns and the GPU
+            // upload take the last tenth.
+            progress: (p.fraction() * 0.9).min(0.9),
+        },
+    })
+}
+
+/// The OpenAPI document of this API.
+#[utoipa::path(get, path = "/api/v1/openapi.json", responses((status = 200, description = "OpenAPI 3 JSON", content_type = "application/json")))]
+pub async fn openapi() -> Response {
+    match ApiDoc::openapi().to_json() {
+        Ok(s) => ([(header::CONTENT_TYPE, "application/json")], s).into_response(),
+        Err(e) => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string())
+            .into_response(),
+    }
+}
+
+/// Prometheus metrics: queries by kind and backend, latency histogram,
+/// resident bytes (host and GPU), load progress.
+#[utoipa::path(get, path = "/metrics", responses((status = 200, description = "Prometheus text format", content_type = "text/plain")))]
+pub async fn metrics(State(state): State<AppState>) -> Response {
+    let ready = state.ready();
+    let g = crate::metrics::Gauges {
+        host_bytes: ready.as_ref().map_or(state.progress().bytes_loaded, |r| {
+            r.session.corpus().total_bytes()
+        }),
+        gpu_bytes: ready
+            .as_ref()
+            .and_then(|r| r.session.gpu().map(|g| g.resident_bytes()))
+            .unwrap_or(0),
+        progress: if ready.is_some() {
+            1.0
+        } else {
+            state.progress().fraction() * 0.9
+        },
+        ready: ready.is_some(),
+        in_flight: state.in_flight(),
+    };
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        state.0.metrics.render(&g),
+    )
+        .into_response()
+}

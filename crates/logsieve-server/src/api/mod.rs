@@ -1,0 +1,255 @@
+//! The routes under `/api/v1`, their request and response types (every
+//! field documented in the OpenAPI document, [`ApiDoc`]), and the work
+//! each one hands to the [`Session`](logsieve::Session) on a blocking
+//! thread.
+
+use std::convert::Infallible;
+use std::io::Write;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::body::{Body, Bytes};
+use axum::extract::rejection::BytesRejection;
+use axum::extract::State;
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use logsieve::pipeline::{json::stats_json, StatsQuery, TimeSpec};
+use logsieve::rg_json::{self, RgJson};
+use logsieve::session::Route;
+use logsieve::{
+    Answer, BackendChoice, Query, QueryBuilder, Request, SearchOptions, SearchResult, Syntax, Want,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::sync::OwnedSemaphorePermit;
+use utoipa::{OpenApi, ToSchema};
+
+use crate::error::{ApiError, ErrorBody};
+use crate::state::{AppState, Ready};
+
+mod health;
+mod patterns;
+mod search;
+mod stats;
+mod types;
+
+pub use health::{health, metrics, openapi, Health};
+pub use patterns::patterns;
+pub use search::search;
+pub use stats::stats;
+pub use types::*;
+
+/// The OpenAPI 3 document (`GET /api/v1/openapi.json`).
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "logsieve serve",
+        description = "A log corpus loaded once and searched many times: lines as NDJSON in ripgrep's --json schema, counts, stats and per-pattern counts as JSON. With --token-file every route needs `Authorization: Bearer TOKEN`."
+    ),
+    paths(
+        health::health,
+        search::search,
+        stats::stats,
+        patterns::patterns,
+        health::openapi,
+        health::metrics
+    ),
+    components(schemas(
+        Health,
+        SearchRequest,
+        SyntaxName,
+        OutputKind,
+        BackendName,
+        CountResponse,
+        FileCount,
+        BackendInfo,
+        FilesResponse,
+        StatsRequest,
+        PatternsRequest,
+        PatternsResponse,
+        PatternRow,
+        ErrorBody,
+        crate::error::ErrorDetail
+    ))
+)]
+pub struct ApiDoc;
+
+// ---------------------------------------------------------------- plumbing
+
+/// Parses a JSON body: malformed JSON is 400 `bad_json`, a well-formed
+/// body of the wrong shape (unknown field, wrong type) 422
+/// `invalid_request`, a body over the limit 413.
+fn parse_body<T: serde::de::DeserializeOwned>(
+    body: Result<Bytes, BytesRejection>,
+) -> Result<T, ApiError> {
+    let body = body.map_err(|e| {
+        if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            ApiError::new(e.status(), "body_too_large", e.body_text())
+        } else {
+            ApiError::new(e.status(), "bad_request", e.body_text())
+        }
+    })?;
+    serde_json::from_slice(&body).map_err(|e| {
+        if e.is_data() {
+            ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid_request",
+                e.to_string(),
+            )
+        } else {
+            ApiError::bad_request("bad_json", e.to_string())
+        }
+    })
+}
+
+/// The session, or 503 while loading.
+fn ready(state: &AppState) -> Result<Arc<Ready>, ApiError> {
+    state.ready().ok_or_else(|| {
+        let p = state.progress().fraction() * 90.0;
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "loading",
+            format!(
+                "the corpus is still loading ({p:.0}%); GET /api/v1/health says when it is ready"
+            ),
+        )
+    })
+}
+
+/// A query slot, or 429.
+fn slot(state: &AppState) -> Result<OwnedSemaphorePermit, ApiError> {
+    state.0.slots.clone().try_acquire_owned().map_err(|_| {
+        ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "too_many_requests",
+            format!(
+                "{} queries are running (--max-in-flight); retry later",
+                state.limits().max_in_flight
+            ),
+        )
+    })
+}
+
+/// Counts a query in flight while alive.
+struct InFlight(AppState);
+
+impl InFlight {
+    fn new(state: &AppState) -> InFlight {
+        state
+            .0
+            .in_flight
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        InFlight(state.clone())
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0
+             .0
+            .in_flight
+            .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// Runs `work` on a blocking thread (the HTTP workers never block on a
+/// search) under the request deadline: past it, 504 (the search itself
+/// runs to its end, holding its slot, but nobody waits for it).
+async fn run_blocking<T: Send + 'static>(
+    state: &AppState,
+    work: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    let timeout = state.limits().timeout;
+    let task = tokio::task::spawn_blocking(work);
+    match tokio::time::timeout(timeout, task).await {
+        Ok(Ok(r)) => r,
+        Ok(Err(join)) => Err(ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            format!("the query failed: {join}"),
+        )),
+        Err(_) => Err(ApiError::new(
+            StatusCode::GATEWAY_TIMEOUT,
+            "timeout",
+            format!(
+                "the query took longer than {:.3} s (--timeout)",
+                timeout.as_secs_f64()
+            ),
+        )),
+    }
+}
+
+/// Counts an error answer in the metrics and returns it.
+fn counted(state: &AppState, e: ApiError) -> Response {
+    state.0.metrics.error(e.kind);
+    e.into_response()
+}
+
+#[allow(clippy::too_many_arguments)]
+fn build_query(
+    patterns: &[String],
+    syntax: SyntaxName,
+    fuzzy_k: Option<u8>,
+    ignore_case: bool,
+    word: bool,
+    line: bool,
+    invert: bool,
+    ready: &Ready,
+) -> Result<Query, ApiError> {
+    if patterns.is_empty() {
+        return Err(ApiError::bad_request(
+            "invalid_query",
+            "`patterns` is empty: give at least one pattern",
+        ));
+    }
+    let syntax = match syntax {
+        SyntaxName::Literal => Syntax::Fixed,
+        SyntaxName::Regex => Syntax::Regex,
+        SyntaxName::Wildcard => Syntax::Wildcard,
+        SyntaxName::Fuzzy => Syntax::Fuzzy(fuzzy_k.unwrap_or(1)),
+    };
+    QueryBuilder::new()
+        .syntax(syntax)
+        .case_insensitive(ignore_case)
+        .word(word)
+        .whole_line(line)
+        .invert(invert)
+        .cpu_multi(ready.session.tuning().cpu_multi)
+        .build(patterns)
+        .map_err(ApiError::from_lib)
+}
+
+fn route_name(r: &Route) -> String {
+    r.backend.to_string()
+}
+
+fn backend_info(route: &Route, report: &logsieve::BackendReport, explain: bool) -> BackendInfo {
+    BackendInfo {
+        name: report.name.clone(),
+        reason: report.reason.clone(),
+        route: route_name(route),
+        route_reason: route.reason.clone(),
+        forced: route.forced,
+        elapsed_ms: report.elapsed.as_secs_f64() * 1e3,
+        explain: explain.then(|| {
+            route
+                .decision
+                .as_ref()
+                .map_or_else(|| route.reason.clone(), |d| d.explain())
+        }),
+    }
+}
+
+/// A time spec resolved against the newest line, or 400.
+fn window(ready: &Ready, spec: Option<&str>, name: &str) -> Result<Option<i64>, ApiError> {
+    let Some(s) = spec else { return Ok(None) };
+    let t = TimeSpec::parse(s)
+        .map_err(|e| ApiError::bad_request("invalid_time", format!("{name}: {e}")))?;
+    let newest = ready
+        .session
+        .columns()
+        .and_then(|c| c.newest())
+        .unwrap_or(0);
+    Ok(Some(t.resolve(newest)))
+}

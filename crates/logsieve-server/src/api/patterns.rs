@@ -1,0 +1,87 @@
+//! `POST /api/v1/patterns`: per-pattern lines and occurrences.
+
+use super::*;
+
+/// Per-pattern lines and occurrences (`--count-per-pattern`): each pattern
+/// counted as if searched alone.
+#[utoipa::path(
+    post,
+    path = "/api/v1/patterns",
+    request_body = PatternsRequest,
+    responses(
+        (status = 200, body = PatternsResponse),
+        (status = 400, body = ErrorBody), (status = 413, body = ErrorBody), (status = 422, body = ErrorBody),
+        (status = 429, body = ErrorBody), (status = 503, body = ErrorBody), (status = 504, body = ErrorBody),
+    )
+)]
+pub async fn patterns(
+    State(state): State<AppState>,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let res = async {
+        let req: PatternsRequest = parse_body(body)?;
+        let ready = ready(&state)?;
+        let _permit = slot(&state)?;
+        let _in_flight = InFlight::new(&state);
+        let t0 = Instant::now();
+        let resp = run_blocking(&state, move || run_patterns(&ready, &req)).await?;
+        state
+            .0
+            .metrics
+            .query("patterns", &resp.backend.name, t0.elapsed());
+        Ok::<_, ApiError>(Json(resp).into_response())
+    }
+    .await;
+    res.unwrap_or_else(|e| counted(&state, e))
+}
+
+fn run_patterns(ready: &Ready, req: &PatternsRequest) -> Result<PatternsResponse, ApiError> {
+    let query = build_query(
+        &req.patterns,
+        req.syntax,
+        req.fuzzy_k,
+        req.ignore_case,
+        req.word,
+        req.line,
+        false,
+        ready,
+    )?;
+    let opts = SearchOptions {
+        backend: req.backend.choice(),
+        ..Default::default()
+    };
+    let request = Request::PatternCounts(&query);
+    let route = ready
+        .session
+        .route(&request, &opts)
+        .map_err(ApiError::from_lib)?;
+    let c = match ready
+        .session
+        .execute(&request, &route, &opts)
+        .map_err(ApiError::from_lib)?
+    {
+        Answer::PatternCounts(c) => c,
+        _ => {
+            return Err(ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal",
+                "a per-pattern request was not answered by counts",
+            ))
+        }
+    };
+    let rows = (0..c.patterns.len())
+        .filter(|&i| !req.only_matched || c.lines[i] > 0)
+        .map(|i| PatternRow {
+            index: i,
+            pattern: rg_json::data(&c.patterns[i]),
+            lines: c.lines[i],
+            occurrences: c.occurrences[i],
+        })
+        .collect();
+    Ok(PatternsResponse {
+        patterns: rows,
+        patterns_total: c.patterns.len(),
+        patterns_matched: c.matched().len(),
+        backend: backend_info(&route, &c.backend, false),
+    })
+}

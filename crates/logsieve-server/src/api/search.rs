@@ -1,0 +1,386 @@
+//! `POST /api/v1/search`: counts as one object, lines streamed as NDJSON.
+
+use super::*;
+
+/// A search answered: what the stream encoder needs.
+struct Searched {
+    query: Query,
+    result: SearchResult,
+    route: Route,
+    /// Documents searched, in corpus order.
+    docs: Vec<usize>,
+}
+
+fn run_search(ready: &Ready, req: &SearchRequest, threads: usize) -> Result<Searched, ApiError> {
+    let query = build_query(
+        &req.patterns,
+        req.syntax,
+        req.fuzzy_k,
+        req.ignore_case,
+        req.word,
+        req.line,
+        req.invert,
+        ready,
+    )?;
+    let corpus = ready.session.corpus();
+    let docs: Vec<usize> = match &req.files {
+        None => (0..corpus.docs().len()).collect(),
+        Some(names) => {
+            let mut docs = Vec::new();
+            for n in names {
+                match corpus.docs().iter().position(|d| d.name() == n) {
+                    Some(i) => docs.push(i),
+                    None => {
+                        return Err(ApiError::bad_request(
+                            "unknown_file",
+                            format!("files: {n:?} is not served (GET /api/v1/health counts the files; names are as loaded)"),
+                        ))
+                    }
+                }
+            }
+            docs.sort_unstable();
+            docs.dedup();
+            docs
+        }
+    };
+    let since = window(ready, req.since.as_deref(), "since")?;
+    let until = window(ready, req.until.as_deref(), "until")?;
+    let windowed = since.is_some() || until.is_some();
+    let counting = matches!(req.output, OutputKind::Count | OutputKind::FilesWithMatches);
+    let max_count = match req.output {
+        OutputKind::FilesWithMatches => Some(req.max_count.map_or(1, |m| m.min(1))),
+        _ => req.max_count,
+    };
+    let opts = SearchOptions {
+        backend: req.backend.choice(),
+        threads,
+        // A window selects lines by their times: line ids are needed.
+        want: if counting && !windowed {
+            Want::Count
+        } else {
+            Want::Lines
+        },
+        // Under a window, -m applies to the lines in the window.
+        max_count: if windowed { None } else { max_count },
+        explain: req.explain,
+        ..Default::default()
+    };
+    let request = Request::Search(&query);
+    let route = ready
+        .session
+        .route(&request, &opts)
+        .map_err(ApiError::from_lib)?;
+    let mut result = match ready
+        .session
+        .execute(&request, &route, &opts)
+        .map_err(ApiError::from_lib)?
+    {
+        Answer::Search(r) => r,
+        _ => {
+            return Err(ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal",
+                "a search was not answered by a search result",
+            ))
+        }
+    };
+    if windowed {
+        let cols = ready.session.columns();
+        let q = StatsQuery {
+            since,
+            until,
+            ..Default::default()
+        };
+        for (d, hits) in result.docs.iter_mut().enumerate() {
+            let times = cols.map(|c| &c.docs()[d].times[..]).unwrap_or(&[]);
+            hits.lines
+                .retain(|&l| times.get(l as usize).is_some_and(|&t| q.in_window(t)));
+            if let Some(m) = max_count {
+                hits.lines.truncate(m.min(usize::MAX as u64) as usize);
+            }
+            hits.count = hits.lines.len() as u64;
+        }
+    }
+    // Files not asked for count as not searched.
+    for (d, hits) in result.docs.iter_mut().enumerate() {
+        if docs.binary_search(&d).is_err() {
+            hits.count = 0;
+            hits.lines.clear();
+        }
+    }
+    Ok(Searched {
+        query,
+        result,
+        route,
+        docs,
+    })
+}
+
+/// Searches the served files.
+///
+/// `lines` streams NDJSON in ripgrep's `--json` schema (`begin`, `match`,
+/// `context`, `end`, `summary`; byte for byte what `logsieve search --json`
+/// prints for the same query when no `limit`/`cursor`/context is given).
+/// Response headers: `x-logsieve-backend`, `x-logsieve-total` (selected
+/// lines), `x-logsieve-next-cursor` (when a `limit` left lines over). A
+/// client that disconnects stops the stream.
+#[utoipa::path(
+    post,
+    path = "/api/v1/search",
+    request_body = SearchRequest,
+    responses(
+        (status = 200, description = "`lines`/`only_matching`: NDJSON (application/x-ndjson), one object per line; `count`: CountResponse; `files_with_matches`: FilesResponse", body = CountResponse),
+        (status = 400, description = "bad JSON, invalid pattern (with the caret), unknown file, bad time", body = ErrorBody),
+        (status = 413, description = "request body too large", body = ErrorBody),
+        (status = 422, description = "unknown field or wrong type; a forced backend that cannot run the query", body = ErrorBody),
+        (status = 429, description = "too many queries in flight", body = ErrorBody),
+        (status = 503, description = "still loading", body = ErrorBody),
+        (status = 504, description = "past the deadline (--timeout)", body = ErrorBody),
+    )
+)]
+pub async fn search(
+    State(state): State<AppState>,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    match search_inner(&state, body).await {
+        Ok(r) => r,
+        Err(e) => counted(&state, e),
+    }
+}
+
+async fn search_inner(
+    state: &AppState,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let req: SearchRequest = parse_body(body)?;
+    let ready = ready(state)?;
+    let permit = slot(state)?;
+    let in_flight = InFlight::new(state);
+    let t0 = Instant::now();
+    let r2 = ready.clone();
+    let req2 = req.clone();
+    let threads = state.limits().threads;
+    let searched = run_blocking(state, move || run_search(&r2, &req2, threads)).await?;
+    state
+        .0
+        .metrics
+        .query("search", &searched.result.backend.name, t0.elapsed());
+    let info = backend_info(&searched.route, &searched.result.backend, req.explain);
+    let corpus = ready.session.corpus();
+    match req.output {
+        OutputKind::Count => {
+            let files = searched
+                .docs
+                .iter()
+                .map(|&d| FileCount {
+                    path: corpus.docs()[d].name().to_string(),
+                    count: searched.result.docs[d].count,
+                })
+                .collect();
+            Ok(Json(CountResponse {
+                total: searched.result.total(),
+                files,
+                backend: info,
+            })
+            .into_response())
+        }
+        OutputKind::FilesWithMatches => {
+            let files = searched
+                .docs
+                .iter()
+                .filter(|&&d| searched.result.docs[d].count > 0)
+                .map(|&d| corpus.docs()[d].name().to_string())
+                .collect();
+            Ok(Json(FilesResponse {
+                files,
+                backend: info,
+            })
+            .into_response())
+        }
+        OutputKind::Lines | OutputKind::OnlyMatching => {
+            stream_lines(ready, searched, &req, t0, permit, in_flight)
+        }
+    }
+}
+
+/// Selected lines in corpus order, paged: `(doc, line)` pairs from the
+/// cursor, at most `limit`, and the next cursor.
+/// A page: `(document, line)` pairs and the next page's cursor.
+type Page = (Vec<(usize, u64)>, Option<u64>);
+
+fn page(s: &Searched, req: &SearchRequest) -> Result<Page, ApiError> {
+    let skip = match req.cursor.as_deref() {
+        None | Some("") => 0,
+        Some(c) => c.parse::<u64>().map_err(|_| {
+            ApiError::bad_request(
+                "invalid_query",
+                format!("cursor {c:?}: not a cursor this server gave"),
+            )
+        })?,
+    };
+    let limit = req.limit.unwrap_or(u64::MAX);
+    let mut out = Vec::new();
+    let mut seen = 0u64;
+    let mut next = None;
+    'docs: for &d in &s.docs {
+        for &l in &s.result.docs[d].lines {
+            if seen >= skip {
+                if out.len() as u64 >= limit {
+                    next = Some(seen);
+                    break 'docs;
+                }
+                out.push((d, l));
+            }
+            seen += 1;
+        }
+    }
+    Ok((out, next))
+}
+
+/// Header-safe: visible ASCII only.
+fn header_text(s: &str) -> HeaderValue {
+    let clean: String = s
+        .chars()
+        .map(|c| if (' '..='~').contains(&c) { c } else { '?' })
+        .collect();
+    HeaderValue::from_str(&clean).unwrap_or_else(|_| HeaderValue::from_static("?"))
+}
+
+/// The streamed answer: the encoder runs on a blocking thread and hands
+/// ~64 KiB chunks to the response body through a small channel; when the
+/// client goes away the body (and its receiver) is dropped, the next send
+/// fails and the encoder stops.
+fn stream_lines(
+    ready: Arc<Ready>,
+    searched: Searched,
+    req: &SearchRequest,
+    t0: Instant,
+    permit: OwnedSemaphorePermit,
+    in_flight: InFlight,
+) -> Result<Response, ApiError> {
+    let (lines, next) = page(&searched, req)?;
+    let total = searched.result.total();
+    let backend = searched.result.backend.name.clone();
+    let (tx, rx) = tokio::sync::mpsc::channel::<Vec<u8>>(4);
+    let only = req.output == OutputKind::OnlyMatching;
+    let (before, after) = (req.before, req.after);
+    tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        let _in_flight = in_flight;
+        let corpus = ready.session.corpus();
+        let mut sink = ChunkSink {
+            buf: Vec::with_capacity(CHUNK),
+            tx,
+        };
+        let res = if only {
+            write_only_matching(&mut sink, &searched, &lines, corpus)
+        } else {
+            write_rg_json(&mut sink, &searched, &lines, corpus, before, after, t0)
+        };
+        match res.and_then(|_| sink.flush()) {
+            Ok(()) => {}
+            Err(e) => tracing::debug!("stream stopped: {e}"),
+        }
+    });
+    let body = Body::from_stream(futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv()
+            .await
+            .map(|chunk| (Ok::<_, Infallible>(Bytes::from(chunk)), rx))
+    }));
+    let mut resp = Response::new(body);
+    let h = resp.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/x-ndjson"),
+    );
+    h.insert("x-logsieve-backend", header_text(&backend));
+    h.insert("x-logsieve-total", HeaderValue::from(total));
+    if let Some(n) = next {
+        h.insert("x-logsieve-next-cursor", HeaderValue::from(n));
+    }
+    Ok(resp)
+}
+
+const CHUNK: usize = 64 << 10;
+
+/// A `Write` that sends full chunks down the channel; a send that fails
+/// (the client went away) is a `BrokenPipe` error, which stops the encoder.
+struct ChunkSink {
+    buf: Vec<u8>,
+    tx: tokio::sync::mpsc::Sender<Vec<u8>>,
+}
+
+impl Write for ChunkSink {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.buf.extend_from_slice(b);
+        if self.buf.len() >= CHUNK {
+            self.flush()?;
+        }
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let chunk = std::mem::replace(&mut self.buf, Vec::with_capacity(CHUNK));
+        self.tx
+            .blocking_send(chunk)
+            .map_err(|_| std::io::Error::new(std::io::ErrorKind::BrokenPipe, "client gone"))
+    }
+}
+
+fn write_rg_json(
+    out: &mut ChunkSink,
+    s: &Searched,
+    lines: &[(usize, u64)],
+    corpus: &logsieve::Corpus,
+    before: u64,
+    after: u64,
+    t0: Instant,
+) -> std::io::Result<()> {
+    let mut enc =
+        RgJson::new(&s.query, corpus, s.result.backend.elapsed).with_context(before, after);
+    let mut i = 0;
+    for &d in &s.docs {
+        enc.begin_doc(d);
+        while i < lines.len() && lines[i].0 == d {
+            enc.line(out, lines[i].1)?;
+            i += 1;
+        }
+        enc.end_doc(out)?;
+    }
+    enc.summary(out, t0.elapsed())
+}
+
+fn write_only_matching(
+    out: &mut ChunkSink,
+    s: &Searched,
+    lines: &[(usize, u64)],
+    corpus: &logsieve::Corpus,
+) -> std::io::Result<()> {
+    let enc = RgJson::new(&s.query, corpus, Duration::ZERO);
+    let mut matches = 0u64;
+    for &(d, l) in lines {
+        let doc = &corpus.docs()[d];
+        let path = rg_json::data(doc.name().as_bytes());
+        let start = doc.lines().line_range(l).start;
+        for m in enc.submatches(doc.line(l)) {
+            let v = serde_json::json!({
+                "type": "only_match",
+                "data": {
+                    "path": path,
+                    "line_number": l + 1,
+                    "absolute_offset": start + m["start"].as_u64().unwrap_or(0),
+                    "match": m["match"],
+                    "patterns": m["patterns"],
+                }
+            });
+            serde_json::to_writer(&mut *out, &v).map_err(std::io::Error::other)?;
+            out.write_all(b"\n")?;
+            matches += 1;
+        }
+    }
+    let v = serde_json::json!({"type": "summary", "data": {"matched_lines": lines.len(), "matches": matches}});
+    serde_json::to_writer(&mut *out, &v).map_err(std::io::Error::other)?;
+    out.write_all(b"\n")
+}

@@ -1,0 +1,86 @@
+//! `POST /api/v1/stats`: `logsieve stats --json` over the served columns.
+
+use super::*;
+
+/// Counts lines in a time window, optionally matching patterns, by field
+/// and time bucket: the object `logsieve stats --json` prints (`selected`,
+/// `since`, `until`, `oldest`, `newest`, `count_by`, `groups`,
+/// `histogram`, `backend`).
+#[utoipa::path(
+    post,
+    path = "/api/v1/stats",
+    request_body = StatsRequest,
+    responses(
+        (status = 200, description = "the `logsieve stats --json` object", content_type = "application/json"),
+        (status = 400, body = ErrorBody), (status = 413, body = ErrorBody), (status = 422, body = ErrorBody),
+        (status = 429, body = ErrorBody), (status = 503, body = ErrorBody), (status = 504, body = ErrorBody),
+    )
+)]
+pub async fn stats(State(state): State<AppState>, body: Result<Bytes, BytesRejection>) -> Response {
+    let res = async {
+        let req: StatsRequest = parse_body(body)?;
+        let ready = ready(&state)?;
+        let _permit = slot(&state)?;
+        let _in_flight = InFlight::new(&state);
+        let t0 = Instant::now();
+        let (v, backend) = run_blocking(&state, move || run_stats(&ready, &req)).await?;
+        state.0.metrics.query("stats", &backend, t0.elapsed());
+        Ok::<_, ApiError>(Json(v).into_response())
+    }
+    .await;
+    res.unwrap_or_else(|e| counted(&state, e))
+}
+
+fn run_stats(ready: &Ready, req: &StatsRequest) -> Result<(Value, String), ApiError> {
+    let query = if req.patterns.is_empty() {
+        None
+    } else {
+        Some(build_query(
+            &req.patterns,
+            req.syntax,
+            req.fuzzy_k,
+            req.ignore_case,
+            req.word,
+            false,
+            req.invert,
+            ready,
+        )?)
+    };
+    let cols = ready.session.columns().ok_or_else(|| {
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "no stats columns",
+        )
+    })?;
+    let mut q = StatsQuery {
+        search: query.as_ref(),
+        since: window(ready, req.since.as_deref(), "since")?,
+        until: window(ready, req.until.as_deref(), "until")?,
+        ..Default::default()
+    };
+    let names: Vec<&str> = req.count_by.iter().map(|s| s.as_str()).collect();
+    q.count_by(cols, &names)
+        .map_err(|e| ApiError::bad_request("unknown_field", e.to_string()))?;
+    if let Some(h) = &req.histogram {
+        match logsieve::pipeline::time::parse_duration(h.trim()) {
+            Some(ms) if ms > 0 => q.histogram = Some(ms),
+            _ => {
+                return Err(ApiError::bad_request(
+                    "invalid_time",
+                    format!("histogram {h:?}: expected a positive duration (30s, 1m, 15m, 1h, 1d)"),
+                ))
+            }
+        }
+    }
+    let opts = SearchOptions {
+        backend: req.backend.choice(),
+        want: Want::Count,
+        ..Default::default()
+    };
+    let (s, report) = ready.session.stats(&q, &opts).map_err(ApiError::from_lib)?;
+    Ok((
+        stats_json(cols, &q, &s, &req.count_by, &report.name),
+        report.name,
+    ))
+}

@@ -1,0 +1,266 @@
+//! The request and response types of the query routes (every field
+//! documented: they are the OpenAPI document's schemas).
+
+use super::*;
+
+/// How patterns are read.
+#[derive(Deserialize, ToSchema, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum SyntaxName {
+    /// Fixed strings (`-F`).
+    Literal,
+    /// Regular expressions (the default, as the CLI).
+    #[default]
+    Regex,
+    /// `*` any run of bytes, `?` one byte (`--wildcard`).
+    Wildcard,
+    /// Within `fuzzy_k` edits (`--fuzzy K`).
+    Fuzzy,
+}
+
+/// What a search answers with.
+#[derive(Deserialize, ToSchema, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputKind {
+    /// Selected lines as NDJSON in ripgrep's `--json` schema (the default).
+    #[default]
+    Lines,
+    /// One JSON object: the selected lines per file and in total.
+    Count,
+    /// NDJSON: one `{"type":"only_match","data":{"path","line_number",
+    /// "absolute_offset","match","patterns"}}` per match (the offset is the
+    /// match's), then `{"type":"summary","data":{"matched_lines","matches"}}`.
+    OnlyMatching,
+    /// One JSON object: the files with a selected line.
+    FilesWithMatches,
+}
+
+/// Which backend runs the query (the routing point decides for `auto`).
+#[derive(Deserialize, ToSchema, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum BackendName {
+    /// The routing point chooses.
+    #[default]
+    Auto,
+    /// The CPU engine.
+    Cpu,
+    /// The GPU, or an error (422) saying why not.
+    Gpu,
+}
+
+impl BackendName {
+    pub(crate) fn choice(self) -> BackendChoice {
+        match self {
+            BackendName::Auto => BackendChoice::Auto,
+            BackendName::Cpu => BackendChoice::Cpu,
+            BackendName::Gpu => BackendChoice::Gpu,
+        }
+    }
+}
+
+/// `POST /api/v1/search`.
+#[derive(Deserialize, ToSchema, Clone, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct SearchRequest {
+    /// Patterns; a line is selected when any matches (`-e`, repeatable).
+    pub patterns: Vec<String>,
+    /// How the patterns are read (default `regex`).
+    #[serde(default)]
+    pub syntax: SyntaxName,
+    /// Edits allowed with `syntax: fuzzy` (0..=3, default 1).
+    #[serde(default)]
+    pub fuzzy_k: Option<u8>,
+    /// `-i`.
+    #[serde(default)]
+    pub ignore_case: bool,
+    /// `-w`: whole words.
+    #[serde(default)]
+    pub word: bool,
+    /// `-x`: whole lines.
+    #[serde(default)]
+    pub line: bool,
+    /// `-v`: select lines that do not match.
+    #[serde(default)]
+    pub invert: bool,
+    /// `lines` (default), `count`, `only_matching`, `files_with_matches`.
+    #[serde(default)]
+    pub output: OutputKind,
+    /// `-m`: at most this many selected lines per file.
+    #[serde(default)]
+    pub max_count: Option<u64>,
+    /// `-B`: context lines before each match (`lines` output).
+    #[serde(default)]
+    pub before: u64,
+    /// `-A`: context lines after each match (`lines` output).
+    #[serde(default)]
+    pub after: u64,
+    /// Lines at or after this time (`2026-11-20T10:00`, epoch seconds, or a
+    /// duration before the newest line: `15m`), through the stats columns.
+    #[serde(default)]
+    pub since: Option<String>,
+    /// Lines before this time (same forms as `since`).
+    #[serde(default)]
+    pub until: Option<String>,
+    /// Only these served files (by name, as `/health`'s loader named them;
+    /// an unknown name is a 400).
+    #[serde(default)]
+    pub files: Option<Vec<String>>,
+    /// Add the routing decision (`count`, `files_with_matches`).
+    #[serde(default)]
+    pub explain: bool,
+    /// `auto` (default), `cpu`, `gpu`.
+    #[serde(default)]
+    pub backend: BackendName,
+    /// At most this many selected lines in this answer (`lines`,
+    /// `only_matching`); the response header `x-logsieve-next-cursor`
+    /// then holds the cursor of the next page, when there is one.
+    #[serde(default)]
+    pub limit: Option<u64>,
+    /// Where the page starts: a previous answer's `x-logsieve-next-cursor`.
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+
+/// Which backend ran, and why.
+#[derive(Serialize, ToSchema)]
+pub struct BackendInfo {
+    /// What ran: `cpu/memmem x2`, `gpu/scan`, ...
+    pub name: String,
+    /// Why it ran there (a GPU failure that fell back says so).
+    pub reason: String,
+    /// The routing point's choice: `cpu` or `gpu/KERNEL`.
+    pub route: String,
+    /// The routing point's reason.
+    pub route_reason: String,
+    /// True when the request forced the backend.
+    pub forced: bool,
+    /// Search time in ms.
+    pub elapsed_ms: f64,
+    /// The planner's decision in words, when `explain` was asked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explain: Option<String>,
+}
+
+/// One file's count.
+#[derive(Serialize, ToSchema)]
+pub struct FileCount {
+    /// The file's name.
+    pub path: String,
+    /// Selected lines in it.
+    pub count: u64,
+}
+
+/// `output: count`.
+#[derive(Serialize, ToSchema)]
+pub struct CountResponse {
+    /// Selected lines over the files searched.
+    pub total: u64,
+    /// Per file, in corpus order (files with no selected line included).
+    pub files: Vec<FileCount>,
+    /// The backend and route.
+    pub backend: BackendInfo,
+}
+
+/// `output: files_with_matches`.
+#[derive(Serialize, ToSchema)]
+pub struct FilesResponse {
+    /// Files with a selected line, in corpus order.
+    pub files: Vec<String>,
+    /// The backend and route.
+    pub backend: BackendInfo,
+}
+
+/// `POST /api/v1/stats`: `logsieve stats --json` over the served columns.
+#[derive(Deserialize, ToSchema, Clone, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct StatsRequest {
+    /// Only lines matching one of these (none: every line).
+    #[serde(default)]
+    pub patterns: Vec<String>,
+    /// How the patterns are read (default `regex`).
+    #[serde(default)]
+    pub syntax: SyntaxName,
+    /// Edits allowed with `syntax: fuzzy`.
+    #[serde(default)]
+    pub fuzzy_k: Option<u8>,
+    /// `-i`.
+    #[serde(default)]
+    pub ignore_case: bool,
+    /// `-w`.
+    #[serde(default)]
+    pub word: bool,
+    /// `-v`.
+    #[serde(default)]
+    pub invert: bool,
+    /// Window start (as `search`'s `since`).
+    #[serde(default)]
+    pub since: Option<String>,
+    /// Window end, exclusive.
+    #[serde(default)]
+    pub until: Option<String>,
+    /// Fields to count by, nested (`level`, `host`, the server's `--field`s).
+    #[serde(default)]
+    pub count_by: Vec<String>,
+    /// Histogram bucket width (`30s`, `1m`, `1h`).
+    #[serde(default)]
+    pub histogram: Option<String>,
+    /// `auto` (default), `cpu`, `gpu`.
+    #[serde(default)]
+    pub backend: BackendName,
+}
+
+/// `POST /api/v1/patterns`: per-pattern lines and occurrences.
+#[derive(Deserialize, ToSchema, Clone, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct PatternsRequest {
+    /// The patterns (an IOC list).
+    pub patterns: Vec<String>,
+    /// How the patterns are read (default `regex`).
+    #[serde(default)]
+    pub syntax: SyntaxName,
+    /// Edits allowed with `syntax: fuzzy`.
+    #[serde(default)]
+    pub fuzzy_k: Option<u8>,
+    /// `-i`.
+    #[serde(default)]
+    pub ignore_case: bool,
+    /// `-w`.
+    #[serde(default)]
+    pub word: bool,
+    /// `-x`.
+    #[serde(default)]
+    pub line: bool,
+    /// Only patterns that occur (`--patterns-matched`).
+    #[serde(default)]
+    pub only_matched: bool,
+    /// `auto` (default), `cpu`, `gpu`.
+    #[serde(default)]
+    pub backend: BackendName,
+}
+
+/// One pattern's counts.
+#[derive(Serialize, ToSchema)]
+pub struct PatternRow {
+    /// Its index in the request.
+    pub index: usize,
+    /// `{"text": ...}` (or `{"bytes": base64}`).
+    #[schema(value_type = Object)]
+    pub pattern: Value,
+    /// Lines that contain it, as if searched alone.
+    pub lines: u64,
+    /// Its non-overlapping occurrences.
+    pub occurrences: u64,
+}
+
+/// The per-pattern answer (`--count-per-pattern --json` as one object).
+#[derive(Serialize, ToSchema)]
+pub struct PatternsResponse {
+    /// One row per pattern (only those found with `only_matched`).
+    pub patterns: Vec<PatternRow>,
+    /// Patterns asked for.
+    pub patterns_total: usize,
+    /// Patterns found.
+    pub patterns_matched: usize,
+    /// The backend that counted.
+    pub backend: BackendInfo,
+}
