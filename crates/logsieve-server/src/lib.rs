@@ -47,6 +47,7 @@ pub mod auth;
 pub mod error;
 pub mod load;
 pub mod metrics;
+pub mod page;
 pub mod state;
 #[cfg(feature = "tls")]
 pub mod tls;
@@ -84,6 +85,9 @@ pub struct ServeConfig {
     pub limits: Limits,
     /// What to load and how.
     pub load: LoadConfig,
+    /// `--web-dir`: the wasm bundle of the page at `/` (built by
+    /// `scripts/build-web.sh`); `None`: looked for in [`page::default_dirs`].
+    pub web_dir: Option<PathBuf>,
 }
 
 /// A failure of `logsieve serve` before or while serving (exit 2).
@@ -98,9 +102,18 @@ impl std::fmt::Display for ServeError {
 
 impl std::error::Error for ServeError {}
 
-/// The routes, the token check, limits and panic catching, without CORS.
+/// The routes, the token check, limits and panic catching, without CORS;
+/// the page at `/` without its wasm bundle.
 pub fn router(state: AppState) -> Router {
+    router_with_page(state, page::Page::default())
+}
+
+/// [`router`] with the page `page` at `/` (public: the token guards the
+/// API, not the page's files).
+pub fn router_with_page(state: AppState, mut page: page::Page) -> Router {
     let max_body = state.limits().max_body;
+    page.api = true;
+    page.token = state.0.token.is_some();
     Router::new()
         .route("/api/v1/health", get(api::health))
         .route("/api/v1/search", post(api::search))
@@ -112,6 +125,7 @@ pub fn router(state: AppState) -> Router {
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(max_body))
         .layer(middleware::from_fn_with_state(state.clone(), require_token))
+        .merge(page::routes(page))
         .layer(CatchPanicLayer::custom(panicked))
         .with_state(state)
 }
@@ -294,7 +308,7 @@ pub fn run(config: ServeConfig) -> Result<(), ServeError> {
             .local_addr()
             .map_err(|e| ServeError(e.to_string()))?;
         let state = AppState::new(config.limits.clone(), token);
-        let mut app = router(state.clone());
+        let mut app = router_with_page(state.clone(), page::Page::find(config.web_dir.as_deref()));
         if let Some(c) = cors {
             app = app.layer(c);
         }

@@ -1,5 +1,9 @@
-// The page: controls, progress, the virtualised result list. The engine
-// lives in worker.js; this thread only renders.
+// The page: controls, progress, the virtualised result list. The engines
+// live elsewhere: the wasm engine for files opened in this tab in
+// worker.js, and, when `logsieve serve` serves the page, the server's
+// corpus behind its API (server.js); this thread only renders.
+
+import { ServerEngine, Unauthorized, token } from './server.js';
 
 const $ = (id) => document.getElementById(id);
 const ROW_H = 20;           // px, as --row in style.css
@@ -8,8 +12,27 @@ const DEBOUNCE_MS = 120;
 const ELIDE_AFTER = 80;      // chars before the first match shown in full
 
 const params = new URLSearchParams(location.search);
+// What serves this page (GET /page.json): a `logsieve serve` API beside
+// it, the wasm engine, a token. A plain static server has no page.json:
+// the wasm engine alone.
+let pageInfo = { api: false, wasm: true, token: false };
+try {
+  const r = await fetch('page.json');
+  if (r.ok) pageInfo = await r.json();
+} catch (_) { /* not served by logsieve: the defaults */ }
 const wantGpu = params.get('gpu') !== 'off';
-if (['auto', 'gpu', 'cpu'].includes(params.get('backend'))) $('engine-choice').value = params.get('backend');
+if (pageInfo.api) {
+  // The server's corpus is one more engine, chosen by default.
+  const o = document.createElement('option');
+  o.value = 'server';
+  o.textContent = 'server';
+  $('engine-choice').prepend(o);
+  $('engine-choice').value = 'server';
+  $('engine-choice').title = 'server: the logs logsieve serve holds; auto / WebGPU / CPU: files opened in this tab';
+}
+if (['auto', 'gpu', 'cpu', ...(pageInfo.api ? ['server'] : [])].includes(params.get('backend'))) {
+  $('engine-choice').value = params.get('backend');
+}
 
 // State the end-to-end test reads (window.__ls).
 const st = {
@@ -19,18 +42,35 @@ const st = {
   // Time range chosen by dragging on the histogram: [since, until) in Unix
   // ms, or null; `hist` is the last histogram's geometry.
   range: null, hist: null,
+  // The server's corpus (null: no server behind this page).
+  page: pageInfo,
+  server: pageInfo.api ? { ready: false, health: null, error: null } : null,
 };
 window.__ls = st;
 
-const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
-st.worker = worker;
-worker.onerror = (e) => fatal(`the engine worker failed: ${e.message || 'could not start (wasm not built?)'}`);
-// ?maxSegment=BYTES splits the GPU corpus into smaller segments (tests;
-// larger corpora than one binding are split anyway).
-worker.postMessage({ type: 'init', wantGpu, maxSegment: Number(params.get('maxSegment')) || 0 });
+const server = pageInfo.api ? new ServerEngine() : null;
+// True when the search box searches the server's corpus.
+const onServer = () => !!server && $('engine-choice').value === 'server';
+const canSearch = () => (onServer() ? st.server.ready : st.loaded);
+
+let worker = null;
+function startWorker() {
+  worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+  st.worker = worker;
+  worker.onerror = (e) => fatal(`the engine worker failed: ${e.message || 'could not start (wasm not built?)'}`);
+  worker.onmessage = onWorkerMessage;
+  // ?maxSegment=BYTES splits the GPU corpus into smaller segments (tests;
+  // larger corpora than one binding are split anyway).
+  worker.postMessage({ type: 'init', wantGpu, maxSegment: Number(params.get('maxSegment')) || 0 });
+}
 
 function fatal(text) {
   addNotice(text, 'error');
+  if (server) {
+    // The server engine still answers.
+    for (const o of $('engine-choice').options) o.disabled = o.value !== 'server';
+    return;
+  }
   $('engine').textContent = 'engine failed';
   document.body.dataset.state = 'failed';
 }
@@ -55,7 +95,13 @@ const fmtMs = (ms) => ms < 10 ? `${ms.toFixed(2)} ms` : `${ms.toFixed(1)} ms`;
 
 function showEngine() {
   const e = $('engine');
-  if (st.gpu && st.gpu.state === 'ok') {
+  if (onServer()) {
+    const h = st.server.health;
+    e.dataset.engine = 'server';
+    e.textContent = h && h.status === 'ready'
+      ? `logsieve serve · ${h.gpu ? `GPU ${h.gpu}` : 'CPU'}` : 'logsieve serve · loading';
+    e.title = 'Queries go to the server that served this page (its /api/v1); its logs stay there.';
+  } else if (st.gpu && st.gpu.state === 'ok') {
     e.dataset.engine = 'webgpu';
     const soft = st.gpu.info && st.gpu.info.type === 'Cpu';
     e.textContent = `WebGPU · ${st.gpu.adapter}${soft ? ' (software)' : ''}`;
@@ -70,33 +116,54 @@ function showEngine() {
 // ---- loading -------------------------------------------------------------
 
 function setLoading(on) {
-  $('demo').disabled = on;
-  $('file').disabled = on;
-  $('q').disabled = on || !st.ready;
+  $('demo').disabled = on || !worker;
+  $('file').disabled = on || !worker;
+  $('q').disabled = onServer() ? !st.server.ready : (on || !st.ready);
   $('progress').hidden = !on;
-  document.body.dataset.state = on ? 'loading' : (st.loaded ? 'loaded' : 'ready');
+  document.body.dataset.state = on ? 'loading' : (canSearch() ? 'loaded' : 'ready');
+}
+
+// The corpus line and the empty state follow the engine: the server's
+// logs, or the files opened in this tab.
+function showCorpus() {
+  if (onServer()) {
+    const h = st.server.health;
+    $('corpus').textContent = h && h.status === 'ready'
+      ? `server: ${fmtInt(h.files)} file${h.files === 1 ? '' : 's'} · ${fmtInt(h.lines)} lines · ${fmtBytes(h.bytes)}`
+        + ` · ${h.gpu ? `resident on the GPU (${h.gpu})` : 'in memory (CPU engine)'}`
+      : '';
+    $('empty').hidden = st.server.ready;
+    $('empty').textContent = st.server.error || 'The server is loading its logs…';
+  } else {
+    $('corpus').textContent = st.tabCorpus || '';
+    $('empty').hidden = st.loaded;
+    $('empty').textContent = worker
+      ? 'Load logs to start: open files, drop them here, or use the demo data.'
+      : 'This page has no in-browser engine (its WebAssembly is not built): search the server\'s logs (engine: server).';
+  }
+  showEngine();
 }
 
 function loadFiles(files) {
-  if (!st.ready || !files.length) return;
+  if (!st.ready || !worker || !files.length) return;
   st.loaded = false;
   clearNotices();
   setLoading(true);
   st.loadStart = performance.now();
   st.progressSeen = { read: 0, upload: 0, generate: 0 };
   st.readEnd = 0;
-  worker.postMessage({ type: 'load', files: [...files] });
+  worker.postMessage({ type: 'load', files: [...files], upload: $('engine-choice').value === 'gpu' });
 }
 
 $('file').addEventListener('change', (e) => loadFiles(e.target.files));
 $('demo').addEventListener('click', () => {
-  if (!st.ready) return;
+  if (!st.ready || !worker) return;
   st.loaded = false;
   clearNotices();
   setLoading(true);
   st.loadStart = performance.now();
   st.readEnd = 0;
-  worker.postMessage({ type: 'demo', lines: Number($('demo-lines').value) });
+  worker.postMessage({ type: 'demo', lines: Number($('demo-lines').value), upload: $('engine-choice').value === 'gpu' });
 });
 
 let dragDepth = 0;
@@ -116,6 +183,7 @@ function progress(m) {
   const frac = m.total > 0 ? Math.min(1, m.done / m.total) : 0;
   $('progress-fill').style.width = `${(frac * 100).toFixed(1)}%`;
   const what = { read: `Reading ${m.name || ''}`, upload: 'Uploading to the GPU', generate: 'Generating demo logs' }[m.phase];
+  $('progress').hidden = false;
   $('progress-label').textContent = m.phase === 'generate'
     ? `${what}…`
     : `${what} — ${fmtBytes(m.done)} of ${fmtBytes(m.total)} (${(frac * 100).toFixed(0)}%)`;
@@ -129,20 +197,93 @@ function loaded(m) {
   st.upload = m.upload;
   st.gpu = m.gpu;
   st.loadMs = performance.now() - st.loadStart;
+  // Files opened in the tab are what the user wants to search now.
+  if (onServer()) $('engine-choice').value = 'auto';
   setLoading(false);
-  showEngine();
   const lines = m.files.reduce((s, f) => s + f.lines, 0);
   st.readMs = (st.readEnd || performance.now()) - st.loadStart;
   let text = `${m.files.length} file${m.files.length === 1 ? '' : 's'} · ${fmtInt(lines)} lines · ${fmtBytes(m.info.bytes)} · read in ${fmtMs(st.readMs)}`;
-  if (m.upload && m.upload.ok) {
-    text += ` · resident on the GPU in ${m.upload.segments} segment${m.upload.segments === 1 ? '' : 's'} (upload ${fmtMs(m.upload.ms)})`;
-  }
+  text += uploadText(m.upload);
   text += ` · ready in ${fmtMs(st.loadMs)}`;
-  $('corpus').textContent = text;
-  $('empty').hidden = true;
+  st.tabCorpus = text;
+  st.tabCorpusBase = text.replace(uploadText(m.upload), '');
+  showCorpus();
   $('q').disabled = false;
   $('q').focus();
   if ($('q').value) schedule(0);
+}
+
+function uploadText(up) {
+  if (up && up.ok) {
+    return ` · resident on the GPU in ${up.segments} segment${up.segments === 1 ? '' : 's'} (upload ${fmtMs(up.ms)})`;
+  }
+  if (up && up.skipped) return ' · not uploaded to the software adapter (auto does not use it; choose WebGPU to upload)';
+  return '';
+}
+
+// A later upload (the WebGPU engine chosen on a software adapter).
+function uploaded(m) {
+  st.upload = m.upload;
+  st.gpu = m.gpu;
+  $('progress').hidden = true;
+  st.tabCorpus = (st.tabCorpusBase || st.tabCorpus || '') + uploadText(m.upload);
+  showCorpus();
+}
+
+// ---- the server's corpus ------------------------------------------------------
+
+const sleep = (ms) => new Promise((ok) => setTimeout(ok, ms));
+
+function askToken(why) {
+  $('token-form').hidden = false;
+  $('token-why').textContent = why || 'This server wants its token (the first line of its --token-file); it is kept in this tab only.';
+  $('token').focus();
+}
+
+$('token-form').addEventListener('submit', (e) => {
+  e.preventDefault();
+  token.set($('token').value.trim());
+  $('token').value = '';
+  $('token-form').hidden = true;
+  connectServer();
+});
+
+async function connectServer() {
+  if (st.page.token && !token.get()) {
+    askToken();
+    return;
+  }
+  try {
+    let h = await server.fetchHealth();
+    while (h.status !== 'ready') {
+      st.server.health = h;
+      $('progress').hidden = false;
+      $('progress-fill').style.width = `${(100 * h.progress).toFixed(1)}%`;
+      $('progress-label').textContent = `The server is loading its logs (${h.phase}) — ${fmtBytes(h.bytes)}, ${(100 * h.progress).toFixed(0)}%`;
+      await sleep(300);
+      h = await server.fetchHealth();
+    }
+    await server.prepare();
+    st.server.health = h;
+    st.server.ready = true;
+    st.server.error = null;
+    if (onServer()) $('progress').hidden = true;
+    setLoading(false);
+    showCorpus();
+    if (onServer()) {
+      $('q').focus();
+      if ($('q').value) schedule(0);
+    }
+  } catch (e) {
+    if (e instanceof Unauthorized) {
+      token.clear();
+      askToken('The server refused this token: type the first line of its --token-file.');
+      return;
+    }
+    st.server.error = `The server does not answer (${e.message}).`;
+    addNotice(st.server.error, 'error', true);
+    showCorpus();
+  }
 }
 
 // ---- searching -------------------------------------------------------------
@@ -168,7 +309,7 @@ function schedule(delay = DEBOUNCE_MS) {
 }
 
 function runSearch() {
-  if (!st.loaded) return;
+  if (!canSearch()) return;
   const req = request();
   if (req.patterns.replace(/[\r\n]+$/, '') === '') {
     st.result = null;
@@ -184,7 +325,34 @@ function runSearch() {
   const id = ++st.searchId;
   st.pending = { id, req, t0: performance.now() };
   document.body.dataset.state = 'searching';
-  worker.postMessage({ type: 'search', id, req });
+  if (onServer()) {
+    serverSearch(id, req);
+  } else {
+    worker.postMessage({ type: 'search', id, req });
+  }
+}
+
+async function serverSearch(id, req) {
+  try {
+    const r = await server.search(req, (rows) => {
+      // Rows on screen as they stream in (the count comes with the first).
+      if (id !== st.searchId || !rows.length) return;
+      st.result = null;
+      st.rowsCache = new Map(rows.map((row) => [row.i, row]));
+      st.requested = new Set([0]);
+      st.rowsFrom = 'server';
+      setRows(rows.length);
+    });
+    if (id !== st.searchId) return;
+    result({ id, r, rows: r.firstRows });
+  } catch (e) {
+    if (id !== st.searchId || e.name === 'AbortError') return;
+    if (e instanceof Unauthorized) {
+      token.clear();
+      askToken('The server refused this token: type the first line of its --token-file.');
+    }
+    result({ id, r: { ok: false, kind: e.status === 400 ? 'query' : (e.kind || 'server'), error: e.message } });
+  }
 }
 
 $('q').addEventListener('input', () => {
@@ -221,15 +389,24 @@ function result(m) {
   st.resultQuery = st.pending.req;
   $('count').textContent = `${fmtInt(r.count)} matching line${r.count === 1 ? '' : 's'}`;
   const kernel = r.kernelMs != null ? ` (kernel ${fmtMs(r.kernelMs)})` : '';
-  $('latency').textContent = `${fmtMs(r.ms)}${kernel} · ${fmtMs(roundTrip)} round trip`;
-  $('backend').textContent = r.engine === 'WebGPU'
-    ? `WebGPU ${r.backend.replace('gpu/', '')} kernel`
-    : `CPU worker · ${r.backend.replace('cpu/', '')}`;
+  if (r.engine === 'server') {
+    // The server's own search time, then what this tab waited for: the
+    // count (response headers), and the first rows with the histogram.
+    const own = r.searchMs != null ? `server search ${fmtMs(r.searchMs)} · ` : '';
+    $('latency').textContent = `${own}count in ${fmtMs(r.headersMs)} · ${fmtMs(roundTrip)} with rows and histogram`;
+    $('backend').textContent = `server · ${r.backend}`;
+  } else {
+    $('latency').textContent = `${fmtMs(r.ms)}${kernel} · ${fmtMs(roundTrip)} round trip`;
+    $('backend').textContent = r.engine === 'WebGPU'
+      ? `WebGPU ${r.backend.replace('gpu/', '')} kernel`
+      : `CPU worker · ${r.backend.replace('cpu/', '')}`;
+  }
   $('backend').title = r.reason;
-  $('backend').dataset.engine = r.engine === 'WebGPU' ? 'webgpu' : 'cpu';
+  $('backend').dataset.engine = { WebGPU: 'webgpu', server: 'server' }[r.engine] || 'cpu';
   showHistogram(r.histogram, r.levels);
   st.rowsCache = new Map();
   st.requested = new Set([0]);
+  st.rowsFrom = r.engine === 'server' ? 'server' : 'worker';
   m.rows.forEach((row) => st.rowsCache.set(row.i, row));
   setRows(r.rows);
   $('list').scrollTop = 0;
@@ -297,7 +474,7 @@ function render() {
   const n = st.rowCount || 0;
   const first = Math.max(0, Math.floor(list.scrollTop / ROW_H) - 10);
   const last = Math.min(n, Math.ceil((list.scrollTop + list.clientHeight) / ROW_H) + 10);
-  const names = st.files.length > 1;
+  const names = st.rowsFrom === 'server' ? st.server.health.files > 1 : st.files.length > 1;
   const frag = document.createDocumentFragment();
   for (let i = first; i < last; i++) {
     const row = st.rowsCache.get(i);
@@ -313,7 +490,8 @@ function rowEl(row, names) {
   d.style.top = `${row.i * ROW_H}px`;
   const ln = document.createElement('span');
   ln.className = 'ln';
-  ln.textContent = names ? `${st.files[row.d] ? st.files[row.d].name : row.d}:${row.n}` : String(row.n);
+  const name = row.name !== undefined ? row.name : (st.files[row.d] ? st.files[row.d].name : row.d);
+  ln.textContent = names ? `${name}:${row.n}` : String(row.n);
   const tx = document.createElement('span');
   tx.className = 'tx';
   if (row.binary) {
@@ -353,18 +531,27 @@ function want(i) {
   const start = Math.floor(i / BLOCK) * BLOCK;
   if (st.requested.has(start)) return;
   st.requested.add(start);
+  if (st.rowsFrom === 'server') {
+    const id = st.searchId;
+    server.rows(st.resultQuery, start, BLOCK).then((rows) => {
+      if (id !== st.searchId) return;
+      rows.forEach((row) => st.rowsCache.set(row.i, row));
+      render();
+    }, (e) => addNotice(`Rows from the server failed: ${e.message}`, 'error'));
+    return;
+  }
   worker.postMessage({ type: 'rows', id: st.searchId, start, count: BLOCK });
 }
 
 // ---- worker messages -----------------------------------------------------------
 
-worker.onmessage = (ev) => {
+function onWorkerMessage(ev) {
   const m = ev.data;
   switch (m.type) {
     case 'ready':
       st.ready = true;
       st.gpu = m.gpu;
-      showEngine();
+      showCorpus();
       if (m.gpu.state !== 'ok') {
         addNotice(`No WebGPU here (${m.gpu.note}): searching with the CPU engine in a Web Worker; the page stays responsive.`, 'warn', true);
       }
@@ -372,6 +559,7 @@ worker.onmessage = (ev) => {
       break;
     case 'progress': progress(m); break;
     case 'loaded': loaded(m); break;
+    case 'uploaded': uploaded(m); break;
     case 'result': result(m); break;
     case 'rows':
       if (m.id !== st.searchId) return;
@@ -382,7 +570,7 @@ worker.onmessage = (ev) => {
     case 'gpu': st.gpu = m.gpu; showEngine(); break;
     case 'fatal': fatal(m.text); break;
   }
-};
+}
 
 // ---- time range: drag on the histogram, click ✕ (or Escape) to clear ---------
 
@@ -431,3 +619,26 @@ worker.onmessage = (ev) => {
   $('hist-clear').addEventListener('click', clear);
   document.addEventListener('keydown', (e) => { if (e.key === 'Escape') clear(); });
 }
+
+// ---- start -------------------------------------------------------------------------
+
+$('engine-choice').addEventListener('change', () => {
+  setLoading(false);
+  showCorpus();
+  if (!canSearch()) {
+    st.result = null;
+    for (const id of ['count', 'latency', 'backend']) $(id).textContent = '';
+    $('hist').hidden = true;
+    setRows(0);
+  }
+});
+if (pageInfo.wasm) {
+  startWorker();
+} else {
+  addNotice('The in-browser engine is not built (the page\'s WebAssembly: scripts/build-web.sh), so files cannot be opened in this tab; the server\'s logs can be searched.', 'warn', true);
+  for (const o of $('engine-choice').options) o.disabled = o.value !== 'server';
+  $('load').classList.add('no-wasm');
+}
+setLoading(false);
+showCorpus();
+if (server) connectServer();

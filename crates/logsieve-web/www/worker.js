@@ -2,11 +2,13 @@
 // has it. Everything that takes time (reading files, gunzip, line index,
 // GPU upload, CPU searches) happens here, so the page never freezes.
 //
-// Messages in:  {type:'init', wantGpu}, {type:'load', files}, {type:'demo', lines},
+// Messages in:  {type:'init', wantGpu}, {type:'load', files, upload}, {type:'demo', lines, upload}
+//               (upload: upload even to a software adapter),
 //               {type:'search', id, req}, {type:'rows', id, start, count},
 //               {type:'gpu-destroy'} (tests of device loss)
 // Messages out: {type:'ready', gpu}, {type:'progress', phase, done, total, name},
-//               {type:'loaded', files, info, upload, gpu}, {type:'result', id, r, rows},
+//               {type:'loaded', files, info, upload, gpu}, {type:'uploaded', upload, gpu},
+//               {type:'result', id, r, rows},
 //               {type:'rows', id, start, rows}, {type:'notice', level, text},
 //               {type:'gpu', gpu}, {type:'fatal', text}
 
@@ -58,8 +60,17 @@ async function initGpu(wantGpu) {
   return gpu;
 }
 
+// A software adapter (SwiftShader, lavapipe: wgpu's device type `Cpu`) is
+// never chosen by auto (its scan: 0.3-0.4 s over 48.5 MB, the worker's CPU
+// 10-37 ms), and uploading to it took 4-7 s for nothing: it is uploaded to
+// only when WebGPU is chosen by hand (at load, or on the first search).
+const software = () => gpu.state === 'ok' && gpu.info && gpu.info.type === 'Cpu';
+let uploadedFor = null; // the corpus generation the last upload attempt was for
+let generation = 0;
+
 async function upload() {
   if (gpu.state !== 'ok') return null;
+  uploadedFor = generation;
   post({ type: 'progress', phase: 'upload', done: 0, total: 1 });
   const r = JSON.parse(await sieve.gpu_upload((done, total) =>
     post({ type: 'progress', phase: 'upload', done, total }), maxSegment));
@@ -80,9 +91,14 @@ async function finishLoad(files) {
       notice(`${f.name} looks binary (NUL byte at offset ${f.binaryAt}): its matches are counted, its lines are not shown.`);
     }
   }
-  const up = await upload();
+  generation++;
+  const up = software() && !wantUpload
+    ? { ok: false, skipped: true, error: 'a software adapter: auto does not use it' }
+    : await upload();
   post({ type: 'loaded', files, info: JSON.parse(sieve.info()), upload: up, gpu });
 }
+
+let wantUpload = false;
 
 async function load(files) {
   sieve.clear();
@@ -121,6 +137,11 @@ async function search(id, req) {
   if (id !== latestSearch) return; // typed on: a newer search supersedes this one
   let r;
   let rows = [];
+  // WebGPU chosen on a software adapter not uploaded to yet: upload now.
+  if (req.backend === 'gpu' && gpu.state === 'ok' && uploadedFor !== generation && !sieve.has_gpu()) {
+    const up = await upload();
+    post({ type: 'uploaded', upload: up, gpu });
+  }
   try {
     r = JSON.parse(await sieve.search(JSON.stringify(req)));
     if (r.ok) rows = JSON.parse(sieve.rows(0, 200));
@@ -168,9 +189,11 @@ self.onmessage = (ev) => {
       });
       break;
     case 'load':
+      wantUpload = !!m.upload;
       serial(() => load(m.files));
       break;
     case 'demo':
+      wantUpload = !!m.upload;
       serial(async () => {
         sieve.clear();
         post({ type: 'progress', phase: 'generate', done: 0, total: 1 });

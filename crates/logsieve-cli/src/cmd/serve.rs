@@ -61,6 +61,7 @@ pub fn run(a: &ServeArgs, tuning: &Tuning) -> i32 {
             progress_bar: true,
             tuning: tuning.clone(),
         },
+        web_dir: a.web_dir.clone(),
     };
     match logsieve_server::run(config) {
         Ok(()) => 0,

@@ -49,7 +49,7 @@ pub enum Command {
     Demo(DemoArgs),
     /// Print the GPU adapter, its limits and features.
     GpuInfo,
-    /// Serve the browser page (built by scripts/build-web.sh) on 127.0.0.1.
+    /// Serve the browser page (files searched in the tab) on 127.0.0.1.
     Web(WebArgs),
     /// Count lines in a time window by field or time bucket (optionally
     /// only those matching -e PATTERN).

@@ -58,6 +58,13 @@ pub struct ServeArgs {
     #[arg(long, value_name = "ORIGIN")]
     pub cors: Vec<String>,
 
+    /// The page's in-browser engine (a folder built by
+    /// scripts/build-web.sh); default: $LOGSIEVE_WEB_DIR, target/web beside
+    /// this executable's folder, ~/.local/share/logsieve/web, ./target/web.
+    /// Without one the page at / searches the served logs only.
+    #[arg(long = "web-dir", value_name = "DIR")]
+    pub web_dir: Option<PathBuf>,
+
     /// Keep the corpus on the GPU: auto, on, off.
     #[arg(long, value_enum, default_value_t = GpuArg::Auto)]
     pub gpu: GpuArg,

@@ -324,8 +324,9 @@ pub struct BenchArgs {
 /// `logsieve web`.
 #[derive(Args, Debug)]
 pub struct WebArgs {
-    /// The built page (default: $LOGSIEVE_WEB_DIR, else target/web next to
-    /// this executable's target folder, else ./target/web).
+    /// The page's WebAssembly engine, a folder built by scripts/build-web.sh
+    /// (default: $LOGSIEVE_WEB_DIR, target/web beside this executable's
+    /// folder, ~/.local/share/logsieve/web, ./target/web).
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
     /// Port on 127.0.0.1 (0: any free port).
