@@ -5,7 +5,11 @@
 #     wasm-bindgen-test (crates/logsieve-web/tests/browser_kernels.rs);
 #  3. the page end to end with playwright-core driving Debian's Chromium
 #     (crates/logsieve-web/e2e/e2e.mjs): counts and highlighted lines
-#     against the native CLI, with WebGPU and without it (CPU worker).
+#     against the native CLI, with WebGPU and without it (CPU worker);
+#  4. the page served by `logsieve serve` (crates/logsieve-web/e2e/serve.mjs):
+#     the server's corpus searched from the page without the wasm bundle
+#     (counts and lines = the CLI's, histogram and levels = /api/v1/stats),
+#     with a token, and beside the wasm engine.
 # Screenshots and timings land in target/web-screenshots/.
 #
 # Installs what it needs: Debian's chromium and chromium-driver, the
@@ -45,5 +49,10 @@ echo "== GPU kernels vs the CPU engine in headless Chromium (WebGPU)"
 echo "== the page end to end (playwright-core, /usr/bin/chromium)"
 (cd crates/logsieve-web/e2e && npm ci --no-audit --no-fund --loglevel=error)
 node crates/logsieve-web/e2e/e2e.mjs \
+    --bin target/release/logsieve --dist target/web --out target/web-screenshots \
+    --lines "${LOGSIEVE_WEB_LINES:-250000}"
+
+echo "== the page against logsieve serve (playwright-core, /usr/bin/chromium)"
+node crates/logsieve-web/e2e/serve.mjs \
     --bin target/release/logsieve --dist target/web --out target/web-screenshots \
     --lines "${LOGSIEVE_WEB_LINES:-250000}"

@@ -326,20 +326,33 @@ try {
     check(load.files.length === 1 && load.files[0].lines === LINES, `webgpu: loaded ${load.files[0] && load.files[0].lines} lines`);
     const chunks = Math.ceil(statSync(big).size / (8 << 20));
     check(load.progress.read >= chunks, `webgpu: read progress shown (${load.progress.read} updates for ${chunks} chunks)`);
-    if (gpuOk) {
-      check(load.upload && load.upload.ok, `webgpu: corpus resident on the GPU`, JSON.stringify(load.upload));
+    const soft = gpu && gpu.info && gpu.info.type === 'Cpu';
+    const checkUpload = (up, progress, when) => {
+      check(up && up.ok, `webgpu: corpus resident on the GPU ${when}`, JSON.stringify(up));
       const wantSegs = Math.ceil(statSync(big).size / (16 << 20));
-      check(load.upload && load.upload.segments >= wantSegs, `webgpu: ${load.upload && load.upload.segments} GPU segments (>= ${wantSegs})`);
-      check(load.progress.upload >= 2, `webgpu: upload progress shown (${load.progress.upload} updates)`);
+      check(up && up.segments >= wantSegs, `webgpu: ${up && up.segments} GPU segments (>= ${wantSegs})`);
+      check(progress.upload >= 2, `webgpu: upload progress shown (${progress.upload} updates)`);
+    };
+    if (gpuOk && soft) {
+      // Auto never uses a software adapter: nothing is uploaded to it at
+      // load (it cost 4-7 s on SwiftShader for nothing).
+      check(load.upload && load.upload.skipped && !load.progress.upload,
+        'webgpu: not uploaded to the software adapter at load (auto)', JSON.stringify(load.upload));
+    } else if (gpuOk) {
+      checkUpload(load.upload, load.progress, 'at load');
     }
     const latency = await page.textContent('#corpus');
     console.log(`  ${latency}`);
     const timings = [];
     // The query table on the WebGPU engine (forced: auto never picks a
-    // software adapter such as SwiftShader, as the native planner).
+    // software adapter such as SwiftShader, as the native planner). On a
+    // software adapter the first forced query uploads.
     await checkQueries(page, 'webgpu', gpuOk, timings, 'gpu');
+    if (gpuOk && soft) {
+      const up = await page.evaluate(() => ({ upload: window.__ls.upload, progress: window.__ls.progressSeen }));
+      checkUpload(up.upload, up.progress, 'once WebGPU was chosen');
+    }
     const auto = await query(page, { patterns: 'ERROR_503' });
-    const soft = gpu && gpu.info && gpu.info.type === 'Cpu';
     check(auto.engine === (gpuOk && !soft ? 'WebGPU' : 'CPU'),
       `webgpu: auto picks ${auto.engine} on a ${soft ? 'software' : 'hardware'} adapter (${auto.reason})`);
     timings.push({ label: 'webgpu/auto', query: 'ERROR_503', engine: auto.engine, backend: auto.backend,
