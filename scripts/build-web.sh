@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Builds the browser page (crates/logsieve-web) into a folder that
-# `logsieve web` serves: the engine compiled to wasm32, its JavaScript
-# bindings, and the page's own HTML/JS/CSS. No CDN: everything ships.
+# Builds the browser page's WebAssembly engine (crates/logsieve-web) into
+# a folder that `logsieve web` and `logsieve serve` find (or --dir /
+# --web-dir name): the engine compiled to wasm32, its JavaScript bindings
+# in pkg/, and a copy of the page's own HTML/JS/CSS. No CDN: everything
+# ships.
 #
 #   scripts/build-web.sh [OUT]      (default OUT: target/web)
 #
@@ -29,6 +31,9 @@ rm -rf "$OUT"
 mkdir -p "$OUT/pkg"
 wasm-bindgen --target web --no-typescript --out-dir "$OUT/pkg" \
     "$WASM_TARGET_DIR/wasm32-unknown-unknown/release/logsieve_web.wasm"
+# The page's own files: `logsieve web` and `logsieve serve` serve the copies
+# compiled into the binary, these are for any other static server.
 cp crates/logsieve-web/www/index.html crates/logsieve-web/www/app.js \
-   crates/logsieve-web/www/worker.js crates/logsieve-web/www/style.css "$OUT/"
+   crates/logsieve-web/www/server.js crates/logsieve-web/www/worker.js \
+   crates/logsieve-web/www/style.css "$OUT/"
 echo "built the page in $OUT ($(du -sh "$OUT" | cut -f1)); serve it with: logsieve web --dir $OUT"

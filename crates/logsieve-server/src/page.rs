@@ -256,10 +256,7 @@ mod tests {
     #[test]
     fn paths_stay_inside_the_bundle() {
         let d = Path::new("/srv/web/pkg");
-        assert_eq!(
-            inside(d, "a.js"),
-            Some(PathBuf::from("/srv/web/pkg/a.js"))
-        );
+        assert_eq!(inside(d, "a.js"), Some(PathBuf::from("/srv/web/pkg/a.js")));
         assert_eq!(
             inside(d, "s/a%20b.js"),
             Some(PathBuf::from("/srv/web/pkg/s/a b.js"))
@@ -281,6 +278,9 @@ mod tests {
         assert!(p.get("/pkg/logsieve_web.js").is_none());
         assert!(p.get("/Cargo.toml").is_none());
         let j: serde_json::Value = serde_json::from_slice(&p.get("/page.json").unwrap().1).unwrap();
-        assert_eq!(j, serde_json::json!({"api": false, "wasm": false, "token": false}));
+        assert_eq!(
+            j,
+            serde_json::json!({"api": false, "wasm": false, "token": false})
+        );
     }
 }

@@ -67,7 +67,9 @@ impl Drop for PageServer {
 }
 
 fn www(name: &str) -> Vec<u8> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../logsieve-web/www").join(name);
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../logsieve-web/www")
+        .join(name);
     std::fs::read(p).unwrap()
 }
 

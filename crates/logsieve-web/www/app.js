@@ -10,6 +10,7 @@ const ROW_H = 20;           // px, as --row in style.css
 const BLOCK = 200;          // rows fetched from the worker at a time
 const DEBOUNCE_MS = 120;
 const ELIDE_AFTER = 80;      // chars before the first match shown in full
+const HEAD_CHARS = 32;       // chars of a line's head kept when its middle is cut (the timestamp)
 
 const params = new URLSearchParams(location.search);
 // What serves this page (GET /page.json): a `logsieve serve` API beside
@@ -498,22 +499,35 @@ function rowEl(row, names) {
     d.classList.add('binary');
     tx.textContent = 'binary file matches (line not shown)';
   } else {
-    // A first match far along the line: the text before it is shown cut
-    // from the left ("…tail"), so the match is on screen. The DOM keeps
-    // the whole text (copying a row copies the line).
+    // A first match far along the line: the line's head (its timestamp)
+    // stays, and the rest of the text before the match is shown cut from
+    // the left ("…tail"), so the match is on screen. The DOM keeps the
+    // whole text (copying a row copies the line).
     const first = row.p.findIndex(([, hit]) => hit);
     const before = first > 0 ? row.p.slice(0, first).reduce((n, [t]) => n + t.length, 0) : 0;
+    const elide = before > ELIDE_AFTER;
+    let headLeft = elide ? HEAD_CHARS : 0;
     let target = tx;
-    row.p.forEach(([text, hit], k) => {
-      if (k === 0 && before > ELIDE_AFTER) {
-        const pre = document.createElement('span');
-        pre.className = 'pre';
-        target = document.createElement('span');
-        target.dir = 'ltr';
-        pre.append(target);
-        tx.append(pre);
-      }
+    row.p.forEach(([text0, hit], k) => {
+      let text = text0;
       if (k === first) target = tx;
+      if (elide && k < first) {
+        if (headLeft > 0) {
+          const head = text.slice(0, headLeft);
+          tx.append(head);
+          headLeft -= head.length;
+          text = text.slice(head.length);
+          if (!text) return;
+        }
+        if (target === tx) {
+          const pre = document.createElement('span');
+          pre.className = 'pre';
+          target = document.createElement('span');
+          target.dir = 'ltr';
+          pre.append(target);
+          tx.append(pre);
+        }
+      }
       if (hit) {
         const mk = document.createElement('mark');
         mk.textContent = text;
