@@ -9,7 +9,8 @@
 #  4. the page served by `logsieve serve` (crates/logsieve-web/e2e/serve.mjs):
 #     the server's corpus searched from the page without the wasm bundle
 #     (counts and lines = the CLI's, histogram and levels = /api/v1/stats),
-#     with a token, and beside the wasm engine.
+#     with a token, and beside the wasm engine (8-12 s on the 2-core build
+#     machine, 250k lines).
 # Screenshots and timings land in target/web-screenshots/.
 #
 # Installs what it needs: Debian's chromium and chromium-driver, the
