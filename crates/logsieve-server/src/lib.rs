@@ -46,6 +46,7 @@ pub mod api;
 pub mod auth;
 pub mod error;
 pub mod load;
+pub mod loki;
 pub mod metrics;
 pub mod state;
 #[cfg(feature = "tls")]
@@ -108,6 +109,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/v1/patterns", post(api::patterns))
         .route("/api/v1/openapi.json", get(api::openapi))
         .route("/metrics", get(api::metrics))
+        .merge(loki::routes())
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(max_body))
