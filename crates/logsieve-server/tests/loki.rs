@@ -5,7 +5,7 @@
 
 mod common;
 #[path = "../../logsieve/tests/common/mod.rs"]
-#[allow(dead_code, unused_imports)]
+#[allow(unused_imports)]
 mod oracle;
 
 use std::collections::BTreeMap;

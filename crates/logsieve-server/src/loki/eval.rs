@@ -87,11 +87,11 @@ pub fn label_values(ready: &Ready, name: &str) -> Vec<String> {
     v
 }
 
+/// A label value test.
+type Test = Box<dyn Fn(&str) -> bool + Send + Sync>;
+
 /// A label matcher compiled: the value test.
-fn matcher_test(
-    op: MatchOp,
-    value: &str,
-) -> Result<Box<dyn Fn(&str) -> bool + Send + Sync>, LokiError> {
+fn matcher_test(op: MatchOp, value: &str) -> Result<Test, LokiError> {
     Ok(match op {
         MatchOp::Eq => {
             let v = value.to_string();
@@ -126,6 +126,7 @@ fn filter_query(op: FilterOp, value: &str, ready: &Ready) -> Result<Query, LokiE
 
 /// Selects the lines of `log` with `lo < t <= hi` (`lo_inclusive`: `lo <=
 /// t`), with the stream labels `extra` named beside the selector's.
+#[allow(clippy::too_many_arguments)]
 pub fn select(
     ready: &Ready,
     log: &LogExpr,
