@@ -46,6 +46,7 @@ pub mod api;
 pub mod auth;
 pub mod error;
 pub mod load;
+pub mod loki;
 pub mod metrics;
 pub mod page;
 pub mod state;
@@ -121,6 +122,7 @@ pub fn router_with_page(state: AppState, mut page: page::Page) -> Router {
         .route("/api/v1/patterns", post(api::patterns))
         .route("/api/v1/openapi.json", get(api::openapi))
         .route("/metrics", get(api::metrics))
+        .merge(loki::routes())
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(max_body))

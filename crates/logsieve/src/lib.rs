@@ -48,6 +48,7 @@ pub mod gen;
 #[cfg(feature = "gpu")]
 pub mod gpu;
 pub mod kernel;
+pub mod logql;
 pub mod options;
 pub mod pattern_counts;
 pub mod pipeline;

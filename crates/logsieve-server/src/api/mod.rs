@@ -118,7 +118,7 @@ fn ready(state: &AppState) -> Result<Arc<Ready>, ApiError> {
 }
 
 /// A query slot, or 429.
-fn slot(state: &AppState) -> Result<OwnedSemaphorePermit, ApiError> {
+pub(crate) fn slot(state: &AppState) -> Result<OwnedSemaphorePermit, ApiError> {
     state.0.slots.clone().try_acquire_owned().map_err(|_| {
         ApiError::new(
             StatusCode::TOO_MANY_REQUESTS,
@@ -156,7 +156,7 @@ impl Drop for InFlight {
 /// Runs `work` on a blocking thread (the HTTP workers never block on a
 /// search) under the request deadline: past it, 504 (the search itself
 /// runs to its end, holding its slot, but nobody waits for it).
-async fn run_blocking<T: Send + 'static>(
+pub(crate) async fn run_blocking<T: Send + 'static>(
     state: &AppState,
     work: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError> {
