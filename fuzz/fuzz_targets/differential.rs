@@ -25,7 +25,12 @@ fuzz_target!(|data: &[u8]| {
     if patterns.is_empty() || patterns.len() > 16 || patterns.iter().any(|p| p.len() > 32) {
         return;
     }
-    let f = Flags { i: fl & 1 != 0, w: fl & 2 != 0, x: fl & 4 != 0, v: fl & 8 != 0 };
+    let f = Flags {
+        i: fl & 1 != 0,
+        w: fl & 2 != 0,
+        x: fl & 4 != 0,
+        v: fl & 8 != 0,
+    };
     let syntax = match syn % 4 {
         0 => Syntax::Regex,
         1 => Syntax::Fixed,
@@ -33,7 +38,9 @@ fuzz_target!(|data: &[u8]| {
         _ => Syntax::Fuzzy((syn >> 2) % 4),
     };
     // The oracle's regex must build where the library's does (size limits).
-    let Ok(_) = common::build(&patterns, syntax, f) else { return };
+    let Ok(_) = common::build(&patterns, syntax, f) else {
+        return;
+    };
     if matches!(syntax, Syntax::Fuzzy(k) if k > 0 && (f.w || f.x)) {
         return;
     }
@@ -54,8 +61,20 @@ fuzz_target!(|data: &[u8]| {
         };
         for threads in [1, 2, 0] {
             for want in [Want::Count, Want::Lines] {
-                let got = search_doc(&doc, &q, &CpuOptions { threads, want, max_count: None });
-                assert_eq!(got.count, expected.len() as u64, "{multi:?} t{threads} {want:?} count");
+                let got = search_doc(
+                    &doc,
+                    &q,
+                    &CpuOptions {
+                        threads,
+                        want,
+                        max_count: None,
+                    },
+                );
+                assert_eq!(
+                    got.count,
+                    expected.len() as u64,
+                    "{multi:?} t{threads} {want:?} count"
+                );
                 if want == Want::Lines {
                     assert_eq!(got.lines, expected, "{multi:?} t{threads} lines");
                 }

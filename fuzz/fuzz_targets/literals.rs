@@ -8,10 +8,16 @@ use libfuzzer_sys::fuzz_target;
 use logsieve::query::literals::{Prefilter, RequiredLiterals};
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&flags, rest)) = data.split_first() else { return };
-    let Some(nul) = rest.iter().position(|&b| b == 0) else { return };
+    let Some((&flags, rest)) = data.split_first() else {
+        return;
+    };
+    let Some(nul) = rest.iter().position(|&b| b == 0) else {
+        return;
+    };
     let (pat, line) = (&rest[..nul], &rest[nul + 1..]);
-    let Ok(pat) = std::str::from_utf8(pat) else { return };
+    let Ok(pat) = std::str::from_utf8(pat) else {
+        return;
+    };
     if pat.len() > 128 {
         return;
     }
@@ -33,7 +39,9 @@ fuzz_target!(|data: &[u8]| {
     else {
         return;
     };
-    let Some(lits) = RequiredLiterals::from_hir(&hir) else { return };
+    let Some(lits) = RequiredLiterals::from_hir(&hir) else {
+        return;
+    };
     if re.is_match(line) {
         let pf = Prefilter::new(lits.clone());
         assert!(

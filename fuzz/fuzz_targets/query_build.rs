@@ -36,10 +36,16 @@ fuzz_target!(|data: &[u8]| {
     let hit = q.is_match_line(line);
     let ranges = q.find_iter_line(line);
     for r in &ranges {
-        assert!(r.start <= r.end && r.end <= line.len(), "range {r:?} outside the line");
+        assert!(
+            r.start <= r.end && r.end <= line.len(),
+            "range {r:?} outside the line"
+        );
     }
     if !q.invert() && !ranges.is_empty() {
-        assert!(hit, "find_iter_line found {ranges:?} but is_match_line said no");
+        assert!(
+            hit,
+            "find_iter_line found {ranges:?} but is_match_line said no"
+        );
     }
     // -F, case-sensitive, no -w/-x: the answer is plain substring search.
     if syntax == Syntax::Fixed && flags & 0b1111 == 0 && flags & 16 == 0 {
