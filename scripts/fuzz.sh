@@ -14,7 +14,7 @@ SECS=${1:-60}
 shift || true
 # Adding a target: its file in fuzz/fuzz_targets/, its [[bin]] in
 # fuzz/Cargo.toml, its name here.
-TARGETS=(query_build literals time_parse differential)
+TARGETS=(query_build literals time_parse differential fields)
 [ $# -gt 0 ] && TARGETS=("$@")
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
 export RUSTC_BOOTSTRAP=1
