@@ -63,6 +63,8 @@ impl BackendName {
 #[serde(deny_unknown_fields)]
 pub struct SearchRequest {
     /// Patterns; a line is selected when any matches (`-e`, repeatable).
+    /// At least one: the server answers 400 to none (schemathesis ST202).
+    #[schema(min_items = 1)]
     pub patterns: Vec<String>,
     /// How the patterns are read (default `regex`).
     #[serde(default)]
@@ -213,7 +215,8 @@ pub struct StatsRequest {
 #[derive(Deserialize, ToSchema, Clone, Debug)]
 #[serde(deny_unknown_fields)]
 pub struct PatternsRequest {
-    /// The patterns (an IOC list).
+    /// The patterns (an IOC list); at least one (schemathesis ST202).
+    #[schema(min_items = 1)]
     pub patterns: Vec<String>,
     /// How the patterns are read (default `regex`).
     #[serde(default)]

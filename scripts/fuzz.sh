@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Builds and runs logsieve's fuzz targets (fuzz/, cargo-fuzz + libFuzzer).
+#
+#   scripts/fuzz.sh [SECONDS] [TARGET...]   default: 60 s each, every target
+#
+# The toolchain here is stable Rust: cargo-fuzz passes nightly-only flags
+# (-Zsanitizer), so RUSTC_BOOTSTRAP=1 lets stable accept them. `-s none`
+# (no AddressSanitizer) because the crate has no unsafe code of its own to
+# check and ASan roughly halves executions; libFuzzer's coverage still
+# guides. A finding exits non-zero and leaves fuzz/artifacts/TARGET/.
+set -euo pipefail
+cd "$(dirname "$0")/../fuzz"
+SECS=${1:-60}
+shift || true
+# Adding a target: its file in fuzz/fuzz_targets/, its [[bin]] in
+# fuzz/Cargo.toml, its name here.
+TARGETS=(query_build literals time_parse differential fields)
+[ $# -gt 0 ] && TARGETS=("$@")
+command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
+export RUSTC_BOOTSTRAP=1
+cargo fuzz build -O -s none 2>&1 | tail -3 || { echo "fuzz build failed"; exit 1; }
+for t in "${TARGETS[@]}"; do
+    mkdir -p "corpus/$t"
+    echo "== $t: ${SECS}s"
+    cargo fuzz run -O -s none "$t" "corpus/$t" -- \
+        -max_total_time="$SECS" -max_len=4096 -timeout=10 -rss_limit_mb=4096 \
+        -print_final_stats=1 2>&1 | grep -E '^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss|Done|==|.*(panicked|ERROR|SUMMARY))' || true
+    [ -z "$(ls -A "artifacts/$t" 2>/dev/null)" ] || { echo "FINDING in $t: fuzz/artifacts/$t"; exit 1; }
+done
+echo "fuzz: ${#TARGETS[@]} targets, ${SECS}s each, no finding"
