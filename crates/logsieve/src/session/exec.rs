@@ -71,13 +71,19 @@ impl Session {
             r.plan = route.decision.clone();
             return Ok(r);
         }
+        // A fused count's time includes its wait for the batch; the batch
+        // records its own measurement (`fuse.rs`).
+        let mut fused = false;
         let (mut r, ran) = match route.backend {
             Backend::Cpu => (
                 self.search_cpu(q, opts, &route.reason, cancel)?,
                 Backend::Cpu,
             ),
             Backend::Gpu(kernel) => match self.search_gpu(q, opts, kernel, &route.reason, cancel) {
-                Ok(r) => (r, route.backend),
+                Ok((r, f)) => {
+                    fused = f;
+                    (r, route.backend)
+                }
                 Err(e) if route.forced || e.is_cancelled() => return Err(e),
                 Err(e) => (
                     self.search_cpu(
@@ -108,7 +114,7 @@ impl Session {
                 }
             }
         };
-        if route.decision.is_some() {
+        if route.decision.is_some() && !fused {
             self.record_result(&r, ran, opts);
         }
         r.plan = route.decision.clone();
@@ -147,6 +153,8 @@ impl Session {
         })
     }
 
+    /// A search on the one device; `true` with it when the count was fused
+    /// (`fuse.rs`).
     #[cfg(feature = "gpu")]
     fn search_gpu(
         &self,
@@ -155,19 +163,20 @@ impl Session {
         kernel: Kernel,
         reason: &str,
         cancel: &Cancel,
-    ) -> Result<SearchResult, Error> {
+    ) -> Result<(SearchResult, bool), Error> {
         let Some(g) = self.gpu() else {
             return Err(Error::backend("no GPU attached"));
         };
         let t = Instant::now();
-        let r = match self.fusable(g, q, kernel, opts) {
-            Some(f) => f.count(g, &self.corpus, q, opts.max_count, cancel)?,
+        let fuser = self.fusable(g, q, kernel, opts);
+        let r = match fuser {
+            Some(f) => f.count(self, g, q, opts.max_count, cancel)?,
             None => {
                 cancel.check()?;
                 g.search_max(&self.corpus, q, kernel, opts.want, opts.max_count)?
             }
         };
-        Ok(SearchResult {
+        Ok((SearchResult {
             docs: r.docs,
             backend: BackendReport {
                 name: format!("gpu/{}", kernel.name()),
@@ -175,7 +184,7 @@ impl Session {
                 elapsed: t.elapsed(),
             },
             plan: None,
-        })
+        }, fuser.is_some()))
     }
 
     /// Tier 1 on one device: the required literals' candidate lines from
@@ -246,7 +255,7 @@ impl Session {
         _kernel: Kernel,
         _reason: &str,
         _cancel: &Cancel,
-    ) -> Result<SearchResult, Error> {
+    ) -> Result<(SearchResult, bool), Error> {
         Err(Error::backend("built without the GPU backend"))
     }
 

@@ -140,8 +140,8 @@ impl Fuser {
     /// submission with the counts queued meanwhile; blocks until answered.
     pub(crate) fn count(
         &self,
+        session: &super::Session,
         g: &GpuCorpus,
-        corpus: &crate::Corpus,
         q: &Query,
         max_count: Option<u64>,
         cancel: &Cancel,
@@ -177,7 +177,7 @@ impl Fuser {
             }
         }
         if lead {
-            self.lead(g);
+            self.lead(session, g);
         }
         let counts = {
             let mut st = job.state.lock().unwrap_or_else(|p| p.into_inner());
@@ -187,7 +187,7 @@ impl Fuser {
             }
         };
         let tf = web_time::Instant::now();
-        let docs = g.finish_count(corpus, q, &counts, max_count);
+        let docs = g.finish_count(session.corpus(), q, &counts, max_count);
         add(&self.profile.finish_ns, tf.elapsed());
         Ok(GpuSearch {
             docs,
@@ -202,7 +202,7 @@ impl Fuser {
     /// own among them: it is first in the queue when it leads), answers
     /// every job of it, then hands the lead to the next queued job or
     /// gives it up.
-    fn lead(&self, g: &GpuCorpus) {
+    fn lead(&self, session: &super::Session, g: &GpuCorpus) {
         let batch: Vec<Arc<Job>> = {
             let mut qu = self.queue.lock().unwrap_or_else(|p| p.into_inner());
             let n = qu.jobs.len().min(MAX_BATCH);
@@ -232,6 +232,18 @@ impl Fuser {
                     add(&p.submit_ns, t.submit);
                     add(&p.wait_ns, t.wait);
                     add(&p.read_ns, t.read);
+                    // The batch's throughput: its queries' bytes over its
+                    // time on the device (the latency is paid once). A
+                    // query's own wall time includes its wait in the queue
+                    // and would make the GPU look slow under load.
+                    let k = live.len() as u64;
+                    session.record(&crate::planner::Measurement {
+                        backend: crate::planner::MeasuredBackend::Gpu {
+                            kernel: crate::kernel::Kernel::Scan,
+                        },
+                        bytes: session.corpus().total_bytes() * k,
+                        seconds: (t.encode + t.submit + t.wait + t.read).as_secs_f64(),
+                    });
                     for (j, c) in live.iter().zip(counts) {
                         j.set(JobState::Done(Ok(c)));
                     }

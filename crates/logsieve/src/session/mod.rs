@@ -458,6 +458,39 @@ impl Session {
         self.fuser.profile()
     }
 
+    /// Test hook: counts `queries` (each one literal `scan` runs) in one
+    /// fused submission, as a batch of the fuser would, and answers each
+    /// as its own search would (`-v`, `-m` applied): the selected lines
+    /// per document.
+    #[doc(hidden)]
+    pub fn count_fused_batch(
+        &self,
+        queries: &[&Query],
+        max_count: Option<u64>,
+    ) -> Result<Vec<Vec<u64>>, Error> {
+        let Some(g) = self.gpu() else {
+            return Err(Error::backend("no GPU attached"));
+        };
+        if let Some(q) = queries.iter().find(|q| !g.can_fuse(q)) {
+            return Err(Error::backend(format!(
+                "{:?} cannot share a submission",
+                q.patterns()
+            )));
+        }
+        let prms: Vec<_> = queries.iter().map(|q| g.scan_params(q)).collect();
+        let (counts, _) = g.count_batch(&prms)?;
+        Ok(queries
+            .iter()
+            .zip(&counts)
+            .map(|(q, c)| {
+                g.finish_count(&self.corpus, q, c, max_count)
+                    .iter()
+                    .map(|d| d.count)
+                    .collect()
+            })
+            .collect())
+    }
+
     /// The fuser, when this count may share a submission: a `scan` count
     /// of one literal on a whole resident corpus, natively, fusion not
     /// turned off (`GpuTuning::no_fuse`).
