@@ -23,7 +23,9 @@ fn slow_body() -> String {
         .map(|_| {
             (0..6)
                 .map(|_| {
-                    x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    x = x
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
                     (b'a' + ((x >> 33) % 26) as u8) as char
                 })
                 .collect()
@@ -51,10 +53,7 @@ fn wait_in_flight(srv: &TestServer, n: u64, limit: Duration) {
         }
         std::thread::sleep(Duration::from_millis(10));
     }
-    panic!(
-        "in flight never became {n}: {}",
-        srv.get("/metrics").text()
-    );
+    panic!("in flight never became {n}: {}", srv.get("/metrics").text());
 }
 
 /// Sends `body` to `/api/v1/search` and returns the open connection.
@@ -69,7 +68,8 @@ fn send(srv: &TestServer, body: &str) -> std::net::TcpStream {
     s
 }
 
-const CHECK: &str = r#"{"patterns":["ERROR_503"],"syntax":"literal","output":"count","backend":"cpu"}"#;
+const CHECK: &str =
+    r#"{"patterns":["ERROR_503"],"syntax":"literal","output":"count","backend":"cpu"}"#;
 
 fn check_total(oracle: &Session) -> u64 {
     let q = logsieve::QueryBuilder::new()
@@ -210,7 +210,11 @@ fn patterns_take_a_time_window_and_files() {
             q.since_spec(cols, s).unwrap();
         }
         if let Some(u) = until {
-            q.until = Some(logsieve::pipeline::TimeSpec::parse(u).unwrap().resolve(newest));
+            q.until = Some(
+                logsieve::pipeline::TimeSpec::parse(u)
+                    .unwrap()
+                    .resolve(newest),
+            );
         }
         let mut lines: Vec<&[u8]> = Vec::new();
         for (d, doc) in oracle.corpus().docs().iter().enumerate() {
@@ -242,7 +246,10 @@ fn patterns_take_a_time_window_and_files() {
             assert_eq!(rows.len(), pats.len());
             for (i, row) in rows.iter().enumerate() {
                 assert_eq!(
-                    (row["lines"].as_u64().unwrap(), row["occurrences"].as_u64().unwrap()),
+                    (
+                        row["lines"].as_u64().unwrap(),
+                        row["occurrences"].as_u64().unwrap()
+                    ),
                     want[i],
                     "{since:?} {until:?} {files:?} {}",
                     pats[i]
@@ -257,6 +264,9 @@ fn patterns_take_a_time_window_and_files() {
         r#"{"patterns":["x"],"files":["nope.log"]}"#,
     );
     assert_eq!((r.status, r.error_kind().as_str()), (400, "unknown_file"));
-    let r = srv.post("/api/v1/patterns", r#"{"patterns":["x"],"since":"yesterday-ish"}"#);
+    let r = srv.post(
+        "/api/v1/patterns",
+        r#"{"patterns":["x"],"since":"yesterday-ish"}"#,
+    );
     assert_eq!((r.status, r.error_kind().as_str()), (400, "invalid_time"));
 }

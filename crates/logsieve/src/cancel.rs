@@ -40,7 +40,9 @@ impl Cancel {
 
     /// True once cancelled.
     pub fn is_cancelled(&self) -> bool {
-        self.flag.as_ref().is_some_and(|f| f.load(Ordering::Relaxed))
+        self.flag
+            .as_ref()
+            .is_some_and(|f| f.load(Ordering::Relaxed))
     }
 
     /// False for [`Cancel::never`]: nothing can cancel it, so engines need

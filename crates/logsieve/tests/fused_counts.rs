@@ -151,7 +151,10 @@ fn many_threads_counting_at_once_each_get_their_own_answer() {
             return;
         }
     }
-    panic!("no submission counted more than one query: {:?}", s.fusion_profile());
+    panic!(
+        "no submission counted more than one query: {:?}",
+        s.fusion_profile()
+    );
 }
 
 #[test]
@@ -171,7 +174,10 @@ fn a_count_cancelled_before_its_turn_answers_nothing() {
     c.cancel();
     let e = s.execute_with(&req, &route, &opts, &c).unwrap_err();
     assert!(e.is_cancelled(), "{e}");
-    match s.execute_with(&req, &route, &opts, &logsieve::Cancel::new()).unwrap() {
+    match s
+        .execute_with(&req, &route, &opts, &logsieve::Cancel::new())
+        .unwrap()
+    {
         logsieve::Answer::Search(r) => assert_eq!(r.total(), 2),
         other => panic!("{other:?}"),
     }

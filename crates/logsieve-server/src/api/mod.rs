@@ -18,7 +18,8 @@ use logsieve::pipeline::{json::stats_json, StatsQuery, TimeSpec};
 use logsieve::rg_json::{self, RgJson};
 use logsieve::session::Route;
 use logsieve::{
-    Answer, BackendChoice, Cancel, Query, QueryBuilder, Request, SearchOptions, SearchResult, Syntax, Want,
+    Answer, BackendChoice, Cancel, Query, QueryBuilder, Request, SearchOptions, SearchResult,
+    Syntax, Want,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -203,13 +204,14 @@ async fn run_blocking<T: Send + 'static>(
         Err(_) => Err({
             cancel.cancel();
             ApiError::new(
-            StatusCode::GATEWAY_TIMEOUT,
-            "timeout",
-            format!(
-                "the query took longer than {:.3} s (--timeout)",
-                timeout.as_secs_f64()
-            ),
-        )}),
+                StatusCode::GATEWAY_TIMEOUT,
+                "timeout",
+                format!(
+                    "the query took longer than {:.3} s (--timeout)",
+                    timeout.as_secs_f64()
+                ),
+            )
+        }),
     }
 }
 

@@ -27,8 +27,10 @@ pub async fn patterns(
         let cancel = Cancel::new();
         let _guard = cancel.on_drop();
         let t0 = Instant::now();
-        let (resp, _held) =
-            run_blocking(&state, &cancel, held, move |c| run_patterns(&ready, &req, c)).await?;
+        let (resp, _held) = run_blocking(&state, &cancel, held, move |c| {
+            run_patterns(&ready, &req, c)
+        })
+        .await?;
         state
             .0
             .metrics
@@ -106,9 +108,7 @@ fn run_patterns(
         .map(|c| logsieve::Session::with_tuning(c, ready.session.tuning().clone()));
     let session = sub.as_ref().unwrap_or(&ready.session);
     let request = Request::PatternCounts(&query);
-    let route = session
-        .route(&request, &opts)
-        .map_err(ApiError::from_lib)?;
+    let route = session.route(&request, &opts).map_err(ApiError::from_lib)?;
     let c = match session
         .execute_with(&request, &route, &opts, cancel)
         .map_err(ApiError::from_lib)?

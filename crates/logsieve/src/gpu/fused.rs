@@ -46,7 +46,9 @@ impl GpuCorpus {
     pub(crate) fn can_fuse(&self, q: &Query) -> bool {
         self.holds().is_none()
             && self.ctx.inner.info.scan_immediates
-            && crate::kernel::Kernel::effective(Some(crate::kernel::Kernel::Scan), q).multi().is_none()
+            && crate::kernel::Kernel::effective(Some(crate::kernel::Kernel::Scan), q)
+                .multi()
+                .is_none()
             && super::unsupported_reason(q).is_none()
     }
 

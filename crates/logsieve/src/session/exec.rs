@@ -176,15 +176,18 @@ impl Session {
                 g.search_max(&self.corpus, q, kernel, opts.want, opts.max_count)?
             }
         };
-        Ok((SearchResult {
-            docs: r.docs,
-            backend: BackendReport {
-                name: format!("gpu/{}", kernel.name()),
-                reason: reason.to_string(),
-                elapsed: t.elapsed(),
+        Ok((
+            SearchResult {
+                docs: r.docs,
+                backend: BackendReport {
+                    name: format!("gpu/{}", kernel.name()),
+                    reason: reason.to_string(),
+                    elapsed: t.elapsed(),
+                },
+                plan: None,
             },
-            plan: None,
-        }, fuser.is_some()))
+            fuser.is_some(),
+        ))
     }
 
     /// Tier 1 on one device: the required literals' candidate lines from

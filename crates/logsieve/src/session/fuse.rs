@@ -219,9 +219,8 @@ impl Fuser {
         }
         if !live.is_empty() {
             let prms: Vec<[u32; 128]> = live.iter().map(|j| j.prm).collect();
-            let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                g.count_batch(&prms)
-            }));
+            let run =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| g.count_batch(&prms)));
             match run {
                 Ok(Ok((counts, t))) => {
                     let p = &self.profile;
