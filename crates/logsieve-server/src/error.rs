@@ -31,7 +31,8 @@ pub struct ErrorDetail {
     /// A stable word: `bad_json`, `invalid_request`, `invalid_pattern`,
     /// `invalid_query`, `unknown_file`, `unknown_field`, `invalid_time`,
     /// `body_too_large`, `not_found`, `method_not_allowed`, `unauthorized`,
-    /// `loading`, `too_many_requests`, `timeout`, `backend`, `internal`.
+    /// `loading`, `too_many_requests`, `timeout`, `cancelled`, `backend`,
+    /// `internal`.
     pub kind: String,
     /// For the user (multi-line for regex errors, with the caret).
     pub message: String,
@@ -63,6 +64,13 @@ impl ApiError {
             ErrorKind::Backend(_) => {
                 ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "backend", e.to_string())
             }
+            // The deadline (whose 504 is answered first) or a client that
+            // hung up (nobody reads this).
+            ErrorKind::Cancelled => ApiError::new(
+                StatusCode::GATEWAY_TIMEOUT,
+                "cancelled",
+                "the query was cancelled (the deadline passed or the client went away)",
+            ),
             _ => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()),
         }
     }

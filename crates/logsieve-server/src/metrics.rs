@@ -135,3 +135,32 @@ impl Metrics {
         s
     }
 }
+
+/// The session's fused GPU counts (`logsieve::session::FusionProfile`):
+/// submissions, queries counted in them, and where their time went, by
+/// step — what a GPU count spends besides its kernel.
+pub fn render_fusion(s: &mut String, p: &logsieve::session::FusionProfile) {
+    s.push_str(
+        "# HELP logsieve_gpu_fused_submissions_total GPU submissions of fused literal counts.\n",
+    );
+    s.push_str("# TYPE logsieve_gpu_fused_submissions_total counter\n");
+    let _ = writeln!(s, "logsieve_gpu_fused_submissions_total {}", p.batches);
+    s.push_str(
+        "# HELP logsieve_gpu_fused_queries_total Literal counts answered by those submissions.\n",
+    );
+    s.push_str("# TYPE logsieve_gpu_fused_queries_total counter\n");
+    let _ = writeln!(s, "logsieve_gpu_fused_queries_total {}", p.queries);
+    s.push_str("# HELP logsieve_gpu_fused_seconds_total Time of fused counts by step: queued (each query, until its submission starts), lock, encode, submit, wait (kernels and polling), read (per submission), finish (each query).\n");
+    s.push_str("# TYPE logsieve_gpu_fused_seconds_total counter\n");
+    for (step, v) in [
+        ("queued", p.queued_s),
+        ("lock", p.lock_s),
+        ("encode", p.encode_s),
+        ("submit", p.submit_s),
+        ("wait", p.wait_s),
+        ("read", p.read_s),
+        ("finish", p.finish_s),
+    ] {
+        let _ = writeln!(s, "logsieve_gpu_fused_seconds_total{{step=\"{step}\"}} {v}");
+    }
+}

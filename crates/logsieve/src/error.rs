@@ -27,6 +27,8 @@ pub enum ErrorKind {
     /// A backend could not run this query or corpus (no GPU adapter, limits
     /// too small, device lost, ...).
     Backend(String),
+    /// The caller cancelled the request ([`crate::Cancel`]): no answer.
+    Cancelled,
 }
 
 impl Error {
@@ -60,6 +62,18 @@ impl Error {
         }
     }
 
+    /// A request cancelled by its caller ([`crate::Cancel`]).
+    pub fn cancelled() -> Error {
+        Error {
+            kind: ErrorKind::Cancelled,
+        }
+    }
+
+    /// True for [`ErrorKind::Cancelled`].
+    pub fn is_cancelled(&self) -> bool {
+        matches!(self.kind, ErrorKind::Cancelled)
+    }
+
     /// What went wrong.
     pub fn kind(&self) -> &ErrorKind {
         &self.kind
@@ -80,6 +94,7 @@ impl fmt::Display for Error {
             ErrorKind::Pattern(m) => write!(f, "{m}"),
             ErrorKind::Query(m) => write!(f, "{m}"),
             ErrorKind::Backend(m) => write!(f, "{m}"),
+            ErrorKind::Cancelled => write!(f, "the request was cancelled"),
         }
     }
 }

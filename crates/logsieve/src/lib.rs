@@ -41,6 +41,7 @@ println!("{}", res.backend);
     allow(unused_imports, dead_code, unused_variables)
 )]
 
+pub mod cancel;
 pub mod corpus;
 pub mod cpu;
 mod error;
@@ -59,6 +60,7 @@ pub mod rg_json;
 pub mod session;
 pub mod support;
 
+pub use cancel::Cancel;
 pub use corpus::{Corpus, Document, LineIndex, LoadOptions, Segment};
 pub use error::{Error, ErrorKind};
 pub use kernel::{Kernel, MultiKernel};

@@ -65,11 +65,13 @@ pub(crate) fn single(q: &Query, p: &[u8], whole_line: bool) -> Result<Query, Err
         .build(&[p])
 }
 
-/// Per-pattern counts on the CPU.
+/// Per-pattern counts on the CPU; `cancel` is looked at between
+/// documents (one pass) and inside each pattern's search (each alone).
 pub(crate) fn cpu_counts(
     corpus: &crate::Corpus,
     q: &Query,
     threads: usize,
+    cancel: &crate::Cancel,
 ) -> Result<(Vec<u64>, Vec<u64>), Error> {
     let n = q.patterns().len();
     let total_lines: u64 = corpus
@@ -88,6 +90,7 @@ pub(crate) fn cpu_counts(
         let mut g = GroupCounts::zero(lens.len());
         if let Some(occ) = Occurrences::new(set, q.cpu_multi()) {
             for d in corpus.docs() {
+                cancel.check()?;
                 g.add(&count_doc(&occ, &lens, d.data(), threads));
             }
         }
@@ -111,7 +114,7 @@ pub(crate) fn cpu_counts(
     for (i, p) in q.patterns().iter().enumerate() {
         let one = single(q, p, false)?;
         for d in corpus.docs() {
-            let hits = crate::cpu::search_doc(d, &one, &copts);
+            let hits = crate::cpu::search_doc_cancellable(d, &one, &copts, cancel)?;
             lines[i] += hits.count;
             for &id in &hits.lines {
                 occs[i] += one

@@ -85,9 +85,9 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
         ready: ready.is_some(),
         in_flight: state.in_flight(),
     };
-    (
-        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
-        state.0.metrics.render(&g),
-    )
-        .into_response()
+    let mut text = state.0.metrics.render(&g);
+    if let Some(r) = &ready {
+        crate::metrics::render_fusion(&mut text, &r.session.fusion_profile());
+    }
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
 }

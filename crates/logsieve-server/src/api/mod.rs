@@ -18,7 +18,8 @@ use logsieve::pipeline::{json::stats_json, StatsQuery, TimeSpec};
 use logsieve::rg_json::{self, RgJson};
 use logsieve::session::Route;
 use logsieve::{
-    Answer, BackendChoice, Query, QueryBuilder, Request, SearchOptions, SearchResult, Syntax, Want,
+    Answer, BackendChoice, Cancel, Query, QueryBuilder, Request, SearchOptions, SearchResult,
+    Syntax, Want,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -153,15 +154,46 @@ impl Drop for InFlight {
     }
 }
 
+/// What a running query holds: its slot and its place in the in-flight
+/// gauge. The blocking work owns it, so both are given back when the
+/// search stops — at its end, or as soon as its cancel token stops it.
+pub(crate) struct Held {
+    _permit: OwnedSemaphorePermit,
+    _in_flight: InFlight,
+}
+
+/// A slot (or 429) and the in-flight count, for one query.
+pub(crate) fn hold(state: &AppState) -> Result<Held, ApiError> {
+    Ok(Held {
+        _permit: slot(state)?,
+        _in_flight: InFlight::new(state),
+    })
+}
+
 /// Runs `work` on a blocking thread (the HTTP workers never block on a
-/// search) under the request deadline: past it, 504 (the search itself
-/// runs to its end, holding its slot, but nobody waits for it).
+/// search) under the request deadline, with `cancel`, the request's
+/// token: the handler's guard fires it when the client hangs up (hyper
+/// drops the handler), and the deadline fires it here, answering 504.
+/// The search stops at the engine's next look at the token and only then
+/// gives `held` back (returned with the answer otherwise: a stream keeps
+/// its slot while it encodes). A search stopped by the token is counted
+/// as `logsieve_errors_total{kind="cancelled"}`.
 pub(crate) async fn run_blocking<T: Send + 'static>(
     state: &AppState,
-    work: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
-) -> Result<T, ApiError> {
+    cancel: &Cancel,
+    held: Held,
+    work: impl FnOnce(&Cancel) -> Result<T, ApiError> + Send + 'static,
+) -> Result<(T, Held), ApiError> {
     let timeout = state.limits().timeout;
-    let task = tokio::task::spawn_blocking(work);
+    let token = cancel.clone();
+    let st = state.clone();
+    let task = tokio::task::spawn_blocking(move || {
+        let r = work(&token);
+        if matches!(&r, Err(e) if e.kind == "cancelled") {
+            st.0.metrics.error("cancelled");
+        }
+        r.map(|v| (v, held))
+    });
     match tokio::time::timeout(timeout, task).await {
         Ok(Ok(r)) => r,
         Ok(Err(join)) => Err(ApiError::new(
@@ -169,14 +201,17 @@ pub(crate) async fn run_blocking<T: Send + 'static>(
             "internal",
             format!("the query failed: {join}"),
         )),
-        Err(_) => Err(ApiError::new(
-            StatusCode::GATEWAY_TIMEOUT,
-            "timeout",
-            format!(
-                "the query took longer than {:.3} s (--timeout)",
-                timeout.as_secs_f64()
-            ),
-        )),
+        Err(_) => Err({
+            cancel.cancel();
+            ApiError::new(
+                StatusCode::GATEWAY_TIMEOUT,
+                "timeout",
+                format!(
+                    "the query took longer than {:.3} s (--timeout)",
+                    timeout.as_secs_f64()
+                ),
+            )
+        }),
     }
 }
 

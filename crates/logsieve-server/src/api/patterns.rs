@@ -3,7 +3,9 @@
 use super::*;
 
 /// Per-pattern lines and occurrences (`--count-per-pattern`): each pattern
-/// counted as if searched alone.
+/// counted as if searched alone, over the served files or those of
+/// `files`, and with `since`/`until` over the lines in that time window
+/// (as `search` takes them).
 #[utoipa::path(
     post,
     path = "/api/v1/patterns",
@@ -21,10 +23,14 @@ pub async fn patterns(
     let res = async {
         let req: PatternsRequest = parse_body(body)?;
         let ready = ready(&state)?;
-        let _permit = slot(&state)?;
-        let _in_flight = InFlight::new(&state);
+        let held = hold(&state)?;
+        let cancel = Cancel::new();
+        let _guard = cancel.on_drop();
         let t0 = Instant::now();
-        let resp = run_blocking(&state, move || run_patterns(&ready, &req)).await?;
+        let (resp, _held) = run_blocking(&state, &cancel, held, move |c| {
+            run_patterns(&ready, &req, c)
+        })
+        .await?;
         state
             .0
             .metrics
@@ -35,7 +41,53 @@ pub async fn patterns(
     res.unwrap_or_else(|e| counted(&state, e))
 }
 
-fn run_patterns(ready: &Ready, req: &PatternsRequest) -> Result<PatternsResponse, ApiError> {
+/// The lines `req` selects — the documents of `files`, the lines in the
+/// time window — as a corpus of their own (each document keeps its name;
+/// each line its bytes and a `\n`), or `None` when it selects everything.
+/// Counts are per line, so counting this copy counts those lines.
+fn selected_corpus(
+    ready: &Ready,
+    req: &PatternsRequest,
+) -> Result<Option<logsieve::Corpus>, ApiError> {
+    let docs = search::select_files(ready, req.files.as_deref())?;
+    let since = window(ready, req.since.as_deref(), "since")?;
+    let until = window(ready, req.until.as_deref(), "until")?;
+    let corpus = ready.session.corpus();
+    if since.is_none() && until.is_none() && docs.len() == corpus.docs().len() {
+        return Ok(None);
+    }
+    let q = StatsQuery {
+        since,
+        until,
+        ..Default::default()
+    };
+    let cols = ready.session.columns();
+    let mut out = logsieve::Corpus::new();
+    for d in docs {
+        let doc = &corpus.docs()[d];
+        let data = if since.is_none() && until.is_none() {
+            doc.data().to_vec()
+        } else {
+            let times = cols.map(|c| &c.docs()[d].times[..]).unwrap_or(&[]);
+            let mut data = Vec::new();
+            for (l, &t) in times.iter().enumerate().take(doc.lines().len() as usize) {
+                if q.in_window(t) {
+                    data.extend_from_slice(doc.line(l as u64));
+                    data.push(b'\n');
+                }
+            }
+            data
+        };
+        out.push(logsieve::Document::from_bytes(doc.name(), data));
+    }
+    Ok(Some(out))
+}
+
+fn run_patterns(
+    ready: &Ready,
+    req: &PatternsRequest,
+    cancel: &Cancel,
+) -> Result<PatternsResponse, ApiError> {
     let query = build_query(
         &req.patterns,
         req.syntax,
@@ -50,14 +102,15 @@ fn run_patterns(ready: &Ready, req: &PatternsRequest) -> Result<PatternsResponse
         backend: req.backend.choice(),
         ..Default::default()
     };
+    // A window or a file subset: the selected lines, counted by a session
+    // of their own (on the CPU: no GPU holds them) through the same route.
+    let sub = selected_corpus(ready, req)?
+        .map(|c| logsieve::Session::with_tuning(c, ready.session.tuning().clone()));
+    let session = sub.as_ref().unwrap_or(&ready.session);
     let request = Request::PatternCounts(&query);
-    let route = ready
-        .session
-        .route(&request, &opts)
-        .map_err(ApiError::from_lib)?;
-    let c = match ready
-        .session
-        .execute(&request, &route, &opts)
+    let route = session.route(&request, &opts).map_err(ApiError::from_lib)?;
+    let c = match session
+        .execute_with(&request, &route, &opts, cancel)
         .map_err(ApiError::from_lib)?
     {
         Answer::PatternCounts(c) => c,

@@ -11,7 +11,12 @@ struct Searched {
     docs: Vec<usize>,
 }
 
-fn run_search(ready: &Ready, req: &SearchRequest, threads: usize) -> Result<Searched, ApiError> {
+fn run_search(
+    ready: &Ready,
+    req: &SearchRequest,
+    threads: usize,
+    cancel: &Cancel,
+) -> Result<Searched, ApiError> {
     let query = build_query(
         &req.patterns,
         req.syntax,
@@ -22,27 +27,7 @@ fn run_search(ready: &Ready, req: &SearchRequest, threads: usize) -> Result<Sear
         req.invert,
         ready,
     )?;
-    let corpus = ready.session.corpus();
-    let docs: Vec<usize> = match &req.files {
-        None => (0..corpus.docs().len()).collect(),
-        Some(names) => {
-            let mut docs = Vec::new();
-            for n in names {
-                match corpus.docs().iter().position(|d| d.name() == n) {
-                    Some(i) => docs.push(i),
-                    None => {
-                        return Err(ApiError::bad_request(
-                            "unknown_file",
-                            format!("files: {n:?} is not served (GET /api/v1/health counts the files; names are as loaded)"),
-                        ))
-                    }
-                }
-            }
-            docs.sort_unstable();
-            docs.dedup();
-            docs
-        }
-    };
+    let docs = select_files(ready, req.files.as_deref())?;
     let since = window(ready, req.since.as_deref(), "since")?;
     let until = window(ready, req.until.as_deref(), "until")?;
     let windowed = since.is_some() || until.is_some();
@@ -72,7 +57,7 @@ fn run_search(ready: &Ready, req: &SearchRequest, threads: usize) -> Result<Sear
         .map_err(ApiError::from_lib)?;
     let mut result = match ready
         .session
-        .execute(&request, &route, &opts)
+        .execute_with(&request, &route, &opts, cancel)
         .map_err(ApiError::from_lib)?
     {
         Answer::Search(r) => r,
@@ -116,6 +101,33 @@ fn run_search(ready: &Ready, req: &SearchRequest, threads: usize) -> Result<Sear
     })
 }
 
+/// The documents `files` names (all without it), in corpus order, or 400
+/// for a name the server does not hold.
+pub(super) fn select_files(
+    ready: &Ready,
+    files: Option<&[String]>,
+) -> Result<Vec<usize>, ApiError> {
+    let corpus = ready.session.corpus();
+    let Some(names) = files else {
+        return Ok((0..corpus.docs().len()).collect());
+    };
+    let mut docs = Vec::new();
+    for n in names {
+        match corpus.docs().iter().position(|d| d.name() == n) {
+            Some(i) => docs.push(i),
+            None => {
+                return Err(ApiError::bad_request(
+                    "unknown_file",
+                    format!("files: {n:?} is not served (GET /api/v1/health counts the files; names are as loaded)"),
+                ))
+            }
+        }
+    }
+    docs.sort_unstable();
+    docs.dedup();
+    Ok(docs)
+}
+
 /// Searches the served files.
 ///
 /// `lines` streams NDJSON in ripgrep's `--json` schema (`begin`, `match`,
@@ -123,7 +135,8 @@ fn run_search(ready: &Ready, req: &SearchRequest, threads: usize) -> Result<Sear
 /// prints for the same query when no `limit`/`cursor`/context is given).
 /// Response headers: `x-logsieve-backend`, `x-logsieve-total` (selected
 /// lines), `x-logsieve-next-cursor` (when a `limit` left lines over). A
-/// client that disconnects stops the stream.
+/// client that disconnects cancels the query: the search stops (and gives
+/// its slot back) at the engine's next look, the stream at its next chunk.
 #[utoipa::path(
     post,
     path = "/api/v1/search",
@@ -154,13 +167,19 @@ async fn search_inner(
 ) -> Result<Response, ApiError> {
     let req: SearchRequest = parse_body(body)?;
     let ready = ready(state)?;
-    let permit = slot(state)?;
-    let in_flight = InFlight::new(state);
+    let held = hold(state)?;
+    // Fires when this handler is dropped (the client hung up) or, for a
+    // stream, when the response body is.
+    let cancel = Cancel::new();
+    let guard = cancel.on_drop();
     let t0 = Instant::now();
     let r2 = ready.clone();
     let req2 = req.clone();
     let threads = state.limits().threads;
-    let searched = run_blocking(state, move || run_search(&r2, &req2, threads)).await?;
+    let (searched, held) = run_blocking(state, &cancel, held, move |c| {
+        run_search(&r2, &req2, threads, c)
+    })
+    .await?;
     state
         .0
         .metrics
@@ -198,7 +217,7 @@ async fn search_inner(
             .into_response())
         }
         OutputKind::Lines | OutputKind::OnlyMatching => {
-            stream_lines(ready, searched, &req, t0, permit, in_flight)
+            stream_lines(ready, searched, &req, t0, held, (cancel, guard))
         }
     }
 }
@@ -248,15 +267,16 @@ fn header_text(s: &str) -> HeaderValue {
 
 /// The streamed answer: the encoder runs on a blocking thread and hands
 /// ~64 KiB chunks to the response body through a small channel; when the
-/// client goes away the body (and its receiver) is dropped, the next send
-/// fails and the encoder stops.
+/// client goes away the body is dropped, and with it the receiver and the
+/// cancel guard: the encoder stops at its next chunk (a failed send or the
+/// token) and gives the slot back.
 fn stream_lines(
     ready: Arc<Ready>,
     searched: Searched,
     req: &SearchRequest,
     t0: Instant,
-    permit: OwnedSemaphorePermit,
-    in_flight: InFlight,
+    held: Held,
+    (cancel, guard): (Cancel, logsieve::cancel::CancelOnDrop),
 ) -> Result<Response, ApiError> {
     let (lines, next) = page(&searched, req)?;
     let total = searched.result.total();
@@ -265,12 +285,12 @@ fn stream_lines(
     let only = req.output == OutputKind::OnlyMatching;
     let (before, after) = (req.before, req.after);
     tokio::task::spawn_blocking(move || {
-        let _permit = permit;
-        let _in_flight = in_flight;
+        let _held = held;
         let corpus = ready.session.corpus();
         let mut sink = ChunkSink {
             buf: Vec::with_capacity(CHUNK),
             tx,
+            cancel,
         };
         let res = if only {
             write_only_matching(&mut sink, &searched, &lines, corpus)
@@ -282,11 +302,14 @@ fn stream_lines(
             Err(e) => tracing::debug!("stream stopped: {e}"),
         }
     });
-    let body = Body::from_stream(futures_util::stream::unfold(rx, |mut rx| async move {
-        rx.recv()
-            .await
-            .map(|chunk| (Ok::<_, Infallible>(Bytes::from(chunk)), rx))
-    }));
+    let body = Body::from_stream(futures_util::stream::unfold(
+        (rx, guard),
+        |(mut rx, guard)| async move {
+            rx.recv()
+                .await
+                .map(|chunk| (Ok::<_, Infallible>(Bytes::from(chunk)), (rx, guard)))
+        },
+    ));
     let mut resp = Response::new(body);
     let h = resp.headers_mut();
     h.insert(
@@ -304,10 +327,12 @@ fn stream_lines(
 const CHUNK: usize = 64 << 10;
 
 /// A `Write` that sends full chunks down the channel; a send that fails
-/// (the client went away) is a `BrokenPipe` error, which stops the encoder.
+/// or a cancelled token (the client went away) is a `BrokenPipe` error,
+/// which stops the encoder.
 struct ChunkSink {
     buf: Vec<u8>,
     tx: tokio::sync::mpsc::Sender<Vec<u8>>,
+    cancel: Cancel,
 }
 
 impl Write for ChunkSink {
@@ -321,6 +346,12 @@ impl Write for ChunkSink {
     fn flush(&mut self) -> std::io::Result<()> {
         if self.buf.is_empty() {
             return Ok(());
+        }
+        if self.cancel.is_cancelled() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::BrokenPipe,
+                "query cancelled",
+            ));
         }
         let chunk = std::mem::replace(&mut self.buf, Vec::with_capacity(CHUNK));
         self.tx

@@ -20,10 +20,12 @@ pub async fn stats(State(state): State<AppState>, body: Result<Bytes, BytesRejec
     let res = async {
         let req: StatsRequest = parse_body(body)?;
         let ready = ready(&state)?;
-        let _permit = slot(&state)?;
-        let _in_flight = InFlight::new(&state);
+        let held = hold(&state)?;
+        let cancel = Cancel::new();
+        let _guard = cancel.on_drop();
         let t0 = Instant::now();
-        let (v, backend) = run_blocking(&state, move || run_stats(&ready, &req)).await?;
+        let ((v, backend), _held) =
+            run_blocking(&state, &cancel, held, move |c| run_stats(&ready, &req, c)).await?;
         state.0.metrics.query("stats", &backend, t0.elapsed());
         Ok::<_, ApiError>(Json(v).into_response())
     }
@@ -31,7 +33,11 @@ pub async fn stats(State(state): State<AppState>, body: Result<Bytes, BytesRejec
     res.unwrap_or_else(|e| counted(&state, e))
 }
 
-fn run_stats(ready: &Ready, req: &StatsRequest) -> Result<(Value, String), ApiError> {
+fn run_stats(
+    ready: &Ready,
+    req: &StatsRequest,
+    cancel: &Cancel,
+) -> Result<(Value, String), ApiError> {
     let query = if req.patterns.is_empty() {
         None
     } else {
@@ -78,7 +84,25 @@ fn run_stats(ready: &Ready, req: &StatsRequest) -> Result<(Value, String), ApiEr
         want: Want::Count,
         ..Default::default()
     };
-    let (s, report) = ready.session.stats(&q, &opts).map_err(ApiError::from_lib)?;
+    let request = Request::Stats(&q);
+    let route = ready
+        .session
+        .route(&request, &opts)
+        .map_err(ApiError::from_lib)?;
+    let (s, report) = match ready
+        .session
+        .execute_with(&request, &route, &opts, cancel)
+        .map_err(ApiError::from_lib)?
+    {
+        Answer::Stats(s, r) => (s, r),
+        _ => {
+            return Err(ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal",
+                "a stats request was not answered by stats",
+            ))
+        }
+    };
     Ok((
         stats_json(cols, &q, &s, &req.count_by, &report.name),
         report.name,

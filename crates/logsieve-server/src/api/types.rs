@@ -236,6 +236,17 @@ pub struct PatternsRequest {
     /// Only patterns that occur (`--patterns-matched`).
     #[serde(default)]
     pub only_matched: bool,
+    /// Lines at or after this time (as `search`'s `since`): counts over
+    /// the lines in the window only (counted on the CPU).
+    #[serde(default)]
+    pub since: Option<String>,
+    /// Lines before this time (as `search`'s `until`).
+    #[serde(default)]
+    pub until: Option<String>,
+    /// Only these served files (as `search`'s `files`; an unknown name is
+    /// a 400).
+    #[serde(default)]
+    pub files: Option<Vec<String>>,
     /// `auto` (default), `cpu`, `gpu`.
     #[serde(default)]
     pub backend: BackendName,

@@ -128,13 +128,17 @@ fn parse(q: &str) -> Result<Expr, LokiError> {
 }
 
 /// Runs `work` on a blocking thread, holding a query slot, under the
-/// deadline (the server's own rules: 429, 504).
+/// deadline (the server's own rules: 429, 504). A hang-up or the
+/// deadline fires the token; the LogQL evaluation does not look at it yet,
+/// so it runs to its end holding its slot (no answer is sent).
 async fn blocking<T: Send + 'static>(
     state: &AppState,
     work: impl FnOnce() -> Result<T, LokiError> + Send + 'static,
 ) -> Result<T, LokiError> {
-    let _permit = crate::api::slot(state)?;
-    let r = crate::api::run_blocking(state, move || Ok(work())).await?;
+    let held = crate::api::hold(state)?;
+    let cancel = logsieve::Cancel::new();
+    let _guard = cancel.on_drop();
+    let (r, _held) = crate::api::run_blocking(state, &cancel, held, move |_| Ok(work())).await?;
     r
 }
 

@@ -39,6 +39,9 @@ pub(crate) struct State {
     /// `clean` as [`GpuCorpus::lock_state`] found it (which marks the bits
     /// dirty for whoever holds the lock, until they say otherwise).
     pub(crate) was_clean: bool,
+    /// The readback of fused counts (`fused.rs`), made on first use and
+    /// grown to the largest submission.
+    pub(crate) batch_readback: Option<wgpu::Buffer>,
 }
 
 /// A corpus resident in GPU memory: every segment's bytes, line offsets,
@@ -233,6 +236,7 @@ impl GpuCorpus {
                 // wgpu zero-initialises new buffers.
                 clean: true,
                 was_clean: true,
+                batch_readback: None,
             }),
         })
     }

@@ -26,6 +26,7 @@
 
 mod context;
 mod corpus;
+pub(crate) mod fused;
 mod kernels;
 mod multi;
 mod oneshot;
@@ -86,6 +87,10 @@ pub struct GpuTuning {
     pub gpu_memory: Option<u64>,
     /// Which lines live on the GPUs when not all of them fit.
     pub placement: Placement,
+    /// Concurrent single-literal counts each take their own submission
+    /// instead of sharing one (`LOGSIEVE_NO_FUSE=1`): the before/after
+    /// switch of the fused counts (`session/fuse.rs`).
+    pub no_fuse: bool,
 }
 
 /// Which adapters to open (`--gpus all|N|0,2`).
@@ -185,6 +190,7 @@ impl GpuTuning {
                 Some("oldest") => Placement::Oldest,
                 _ => Placement::Newest,
             },
+            no_fuse: var("LOGSIEVE_NO_FUSE").as_deref() == Some("1"),
         }
     }
 }

@@ -5,6 +5,7 @@
 use std::time::Instant;
 
 use super::{Answer, Backend, Request, Route, SearchResult, Session};
+use crate::cancel::Cancel;
 use crate::error::Error;
 use crate::kernel::Kernel;
 use crate::options::{BackendChoice, SearchOptions};
@@ -22,15 +23,38 @@ impl Session {
         route: &Route,
         opts: &SearchOptions,
     ) -> Result<Answer, Error> {
-        match *request {
-            Request::Search(q) => self.execute_search(q, route, opts).map(Answer::Search),
+        self.execute_with(request, route, opts, &Cancel::never())
+    }
+
+    /// [`Session::execute`] that stops when `cancel` fires (a client that
+    /// hung up, a deadline): the CPU engine looks at the token between the
+    /// pieces of each document, the GPU path before it submits (and while
+    /// it waits its turn for the device); a cancelled request is
+    /// [`ErrorKind::Cancelled`](crate::ErrorKind::Cancelled), never a
+    /// partial answer, and never falls back to the CPU.
+    pub fn execute_with(
+        &self,
+        request: &Request<'_>,
+        route: &Route,
+        opts: &SearchOptions,
+        cancel: &Cancel,
+    ) -> Result<Answer, Error> {
+        cancel.check()?;
+        let answer = match *request {
+            Request::Search(q) => self
+                .execute_search(q, route, opts, cancel)
+                .map(Answer::Search),
             Request::PatternCounts(q) => self
-                .execute_pattern_counts(q, route, opts)
+                .execute_pattern_counts(q, route, opts, cancel)
                 .map(Answer::PatternCounts),
             Request::Stats(s) => self
                 .execute_stats(s, route, opts)
                 .map(|(s, r)| Answer::Stats(s, r)),
-        }
+        };
+        // Work that ran to its end after the token fired is not answered
+        // either: the caller has gone.
+        cancel.check()?;
+        answer
     }
 
     fn execute_search(
@@ -38,6 +62,7 @@ impl Session {
         q: &Query,
         route: &Route,
         opts: &SearchOptions,
+        cancel: &Cancel,
     ) -> Result<SearchResult, Error> {
         #[cfg(feature = "gpu")]
         if let (Some(kernel), Some(split)) = (route.backend.kernel(), &route.split) {
@@ -46,35 +71,50 @@ impl Session {
             r.plan = route.decision.clone();
             return Ok(r);
         }
+        // A fused count's time includes its wait for the batch; the batch
+        // records its own measurement (`fuse.rs`).
+        let mut fused = false;
         let (mut r, ran) = match route.backend {
-            Backend::Cpu => (self.search_cpu(q, opts, &route.reason), Backend::Cpu),
-            Backend::Gpu(kernel) => match self.search_gpu(q, opts, kernel, &route.reason) {
-                Ok(r) => (r, route.backend),
-                Err(e) if route.forced => return Err(e),
+            Backend::Cpu => (
+                self.search_cpu(q, opts, &route.reason, cancel)?,
+                Backend::Cpu,
+            ),
+            Backend::Gpu(kernel) => match self.search_gpu(q, opts, kernel, &route.reason, cancel) {
+                Ok((r, f)) => {
+                    fused = f;
+                    (r, route.backend)
+                }
+                Err(e) if route.forced || e.is_cancelled() => return Err(e),
                 Err(e) => (
-                    self.search_cpu(q, opts, &format!("GPU failed ({e}); fell back to the CPU")),
+                    self.search_cpu(
+                        q,
+                        opts,
+                        &format!("GPU failed ({e}); fell back to the CPU"),
+                        cancel,
+                    )?,
                     Backend::Cpu,
                 ),
             },
             Backend::GpuPrefilter(kernel) => {
-                match self.search_gpu_prefilter(q, opts, kernel, &route.reason) {
+                match self.search_gpu_prefilter(q, opts, kernel, &route.reason, cancel) {
                     // Tier 1's time is the literal kernel's plus the
                     // verification: not that kernel's throughput, so it is
                     // not recorded.
                     Ok(r) => (r, route.backend),
-                    Err(e) if route.forced => return Err(e),
+                    Err(e) if route.forced || e.is_cancelled() => return Err(e),
                     Err(e) => (
                         self.search_cpu(
                             q,
                             opts,
                             &format!("GPU prefilter failed ({e}); fell back to the CPU"),
-                        ),
+                            cancel,
+                        )?,
                         Backend::Cpu,
                     ),
                 }
             }
         };
-        if route.decision.is_some() {
+        if route.decision.is_some() && !fused {
             self.record_result(&r, ran, opts);
         }
         r.plan = route.decision.clone();
@@ -87,7 +127,8 @@ impl Session {
         query: &Query,
         opts: &SearchOptions,
         reason: &str,
-    ) -> SearchResult {
+        cancel: &Cancel,
+    ) -> Result<SearchResult, Error> {
         let t = Instant::now();
         let copts = crate::cpu::CpuOptions {
             threads: opts.threads,
@@ -98,10 +139,10 @@ impl Session {
             .corpus
             .docs()
             .iter()
-            .map(|d| crate::cpu::search_doc(d, query, &copts))
-            .collect();
+            .map(|d| crate::cpu::search_doc_cancellable(d, query, &copts, cancel))
+            .collect::<Result<_, _>>()?;
         let threads = crate::cpu::resolve_threads(opts.threads);
-        SearchResult {
+        Ok(SearchResult {
             docs,
             backend: BackendReport {
                 name: format!("cpu/{} x{threads}", query.cpu_matcher_name()),
@@ -109,9 +150,11 @@ impl Session {
                 elapsed: t.elapsed(),
             },
             plan: None,
-        }
+        })
     }
 
+    /// A search on the one device; `true` with it when the count was fused
+    /// (`fuse.rs`).
     #[cfg(feature = "gpu")]
     fn search_gpu(
         &self,
@@ -119,21 +162,32 @@ impl Session {
         opts: &SearchOptions,
         kernel: Kernel,
         reason: &str,
-    ) -> Result<SearchResult, Error> {
+        cancel: &Cancel,
+    ) -> Result<(SearchResult, bool), Error> {
         let Some(g) = self.gpu() else {
             return Err(Error::backend("no GPU attached"));
         };
         let t = Instant::now();
-        let r = g.search_max(&self.corpus, q, kernel, opts.want, opts.max_count)?;
-        Ok(SearchResult {
-            docs: r.docs,
-            backend: BackendReport {
-                name: format!("gpu/{}", kernel.name()),
-                reason: reason.to_string(),
-                elapsed: t.elapsed(),
+        let fuser = self.fusable(g, q, kernel, opts);
+        let r = match fuser {
+            Some(f) => f.count(self, g, q, opts.max_count, cancel)?,
+            None => {
+                cancel.check()?;
+                g.search_max(&self.corpus, q, kernel, opts.want, opts.max_count)?
+            }
+        };
+        Ok((
+            SearchResult {
+                docs: r.docs,
+                backend: BackendReport {
+                    name: format!("gpu/{}", kernel.name()),
+                    reason: reason.to_string(),
+                    elapsed: t.elapsed(),
+                },
+                plan: None,
             },
-            plan: None,
-        })
+            fuser.is_some(),
+        ))
     }
 
     /// Tier 1 on one device: the required literals' candidate lines from
@@ -146,6 +200,7 @@ impl Session {
         opts: &SearchOptions,
         kernel: Kernel,
         reason: &str,
+        cancel: &Cancel,
     ) -> Result<SearchResult, Error> {
         use crate::gpu::readback::Candidates;
         let Some(g) = self.gpu() else {
@@ -157,6 +212,7 @@ impl Session {
         let (raw, _) = g.search_part(&self.corpus, &plan.literals, kernel, crate::Want::Lines)?;
         let cands = Candidates::unverified(raw)?;
         let gpu_ms = t.elapsed().as_secs_f64() * 1e3;
+        cancel.check()?;
         let n = cands.len();
         let tv = Instant::now();
         let lines = opts.want == crate::Want::Lines;
@@ -189,6 +245,7 @@ impl Session {
         _opts: &SearchOptions,
         _kernel: Kernel,
         _reason: &str,
+        _cancel: &Cancel,
     ) -> Result<SearchResult, Error> {
         Err(Error::backend("built without the GPU backend"))
     }
@@ -200,7 +257,8 @@ impl Session {
         _opts: &SearchOptions,
         _kernel: Kernel,
         _reason: &str,
-    ) -> Result<SearchResult, Error> {
+        _cancel: &Cancel,
+    ) -> Result<(SearchResult, bool), Error> {
         Err(Error::backend("built without the GPU backend"))
     }
 
@@ -230,10 +288,11 @@ impl Session {
         q: &Query,
         route: &Route,
         opts: &SearchOptions,
+        cancel: &Cancel,
     ) -> Result<PatternCounts, Error> {
         let t = Instant::now();
         let cpu = |reason: &str| -> Result<PatternCounts, Error> {
-            let (lines, occurrences) = cpu_counts(&self.corpus, q, opts.threads)?;
+            let (lines, occurrences) = cpu_counts(&self.corpus, q, opts.threads, cancel)?;
             let threads = crate::cpu::resolve_threads(opts.threads);
             let how = if literal_set(q).is_some() {
                 "one-pass"
@@ -262,7 +321,7 @@ impl Session {
             )),
             Backend::Gpu(kernel) => match self.pattern_counts_gpu(q, kernel, &route.reason, t) {
                 Ok(r) => Ok(r),
-                Err(e) if route.forced => Err(e),
+                Err(e) if route.forced || e.is_cancelled() => Err(e),
                 Err(_) => cpu(&route.reason),
             },
         }

@@ -12,6 +12,8 @@
 //! and [`Session::stats`] do both steps.
 
 mod exec;
+#[cfg(feature = "gpu")]
+mod fuse;
 pub mod route;
 #[cfg(feature = "gpu")]
 mod shards;
@@ -27,6 +29,8 @@ use crate::planner::{self, Calibration, DeviceClass};
 use crate::query::Query;
 use crate::results::{BackendReport, DocHits};
 
+#[cfg(feature = "gpu")]
+pub use fuse::FusionProfile;
 pub use route::{
     Backend, GpuState, Layout, LayoutPart, Place, RequestKind, Route, RouteInput, Split,
 };
@@ -112,6 +116,9 @@ pub struct Session {
     /// Test hook: the device to destroy during the next request.
     #[cfg(feature = "gpu")]
     lose_next: Mutex<Option<usize>>,
+    /// Concurrent single-literal GPU counts share submissions.
+    #[cfg(feature = "gpu")]
+    fuser: fuse::Fuser,
 }
 
 impl std::fmt::Debug for Session {
@@ -150,6 +157,8 @@ impl Session {
             attach_notes: Vec::new(),
             #[cfg(feature = "gpu")]
             lose_next: Mutex::new(None),
+            #[cfg(feature = "gpu")]
+            fuser: fuse::Fuser::default(),
         }
     }
 
@@ -441,6 +450,63 @@ impl Session {
     /// GPU).
     pub fn layout(&self) -> Option<&Layout> {
         self.layout.as_ref()
+    }
+
+    /// Where fused GPU counts spent their time so far (all zero when
+    /// none ran).
+    pub fn fusion_profile(&self) -> FusionProfile {
+        self.fuser.profile()
+    }
+
+    /// Test hook: counts `queries` (each one literal `scan` runs) in one
+    /// fused submission, as a batch of the fuser would, and answers each
+    /// as its own search would (`-v`, `-m` applied): the selected lines
+    /// per document.
+    #[doc(hidden)]
+    pub fn count_fused_batch(
+        &self,
+        queries: &[&Query],
+        max_count: Option<u64>,
+    ) -> Result<Vec<Vec<u64>>, Error> {
+        let Some(g) = self.gpu() else {
+            return Err(Error::backend("no GPU attached"));
+        };
+        if let Some(q) = queries.iter().find(|q| !g.can_fuse(q)) {
+            return Err(Error::backend(format!(
+                "{:?} cannot share a submission",
+                q.patterns()
+            )));
+        }
+        let prms: Vec<_> = queries.iter().map(|q| g.scan_params(q)).collect();
+        let (counts, _) = g.count_batch(&prms)?;
+        Ok(queries
+            .iter()
+            .zip(&counts)
+            .map(|(q, c)| {
+                g.finish_count(&self.corpus, q, c, max_count)
+                    .iter()
+                    .map(|d| d.count)
+                    .collect()
+            })
+            .collect())
+    }
+
+    /// The fuser, when this count may share a submission: a `scan` count
+    /// of one literal on a whole resident corpus, natively, fusion not
+    /// turned off (`GpuTuning::no_fuse`).
+    pub(crate) fn fusable(
+        &self,
+        g: &crate::gpu::GpuCorpus,
+        q: &Query,
+        kernel: crate::kernel::Kernel,
+        opts: &SearchOptions,
+    ) -> Option<&fuse::Fuser> {
+        let ok = !cfg!(target_arch = "wasm32")
+            && kernel == crate::kernel::Kernel::Scan
+            && opts.want == crate::Want::Count
+            && !self.tuning.gpu.no_fuse
+            && g.can_fuse(q);
+        ok.then_some(&self.fuser)
     }
 
     /// Test hook: destroys device `k` during the next request that runs on
