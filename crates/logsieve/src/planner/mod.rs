@@ -272,6 +272,9 @@ pub struct PlanInput<'a> {
     pub query: &'a Query,
     /// Count only or line ids.
     pub want: Want,
+    /// With [`Want::Lines`]: ids counted too (`SearchOptions::line_ids`);
+    /// false costs no newline-counting pass.
+    pub line_ids: bool,
     /// Corpus bytes.
     pub bytes: u64,
     /// Corpus lines, when known.
@@ -436,8 +439,8 @@ pub fn cpu_estimate(input: &PlanInput<'_>) -> f64 {
     let per_line_ms = if m.verifies() { 4e-4 } else { 1e-4 };
     let matches = input.sample.density() * lines * per_line_ms / threads;
     let ids = match input.want {
-        Want::Count => 0.0,
-        Want::Lines => bytes / 20e9 * 1e3,
+        Want::Lines if input.line_ids || input.query.invert() => bytes / 20e9 * 1e3,
+        _ => 0.0,
     };
     bytes / (gbps * 1e9) * 1e3 + matches + ids
 }
@@ -659,6 +662,7 @@ mod tests {
         PlanInput {
             query,
             want: Want::Count,
+            line_ids: true,
             bytes,
             lines: Some(bytes / 200),
             threads: 1,
