@@ -119,28 +119,28 @@ impl<'a> JsonPrinter<'a> {
                 // The lines come with their start offsets from the search,
                 // context found around them (no line index is built); by
                 // line id when the search gave no starts (-v).
-                let items: Vec<(u64, bool, Option<u64>)> =
-                    if hits.starts.len() == hits.lines.len() {
-                        super::context_at(hay, &hits.starts, &hits.lines, self.before, self.after)
-                            .into_iter()
-                            .filter_map(|i| match i {
-                                super::Spot::Line {
-                                    start,
-                                    id,
-                                    selected,
-                                } => Some((id, selected, Some(start))),
-                                super::Spot::Break => None,
-                            })
-                            .collect()
-                    } else {
-                        super::with_context(&hits.lines, self.before, self.after, doc.lines().len())
-                            .into_iter()
-                            .filter_map(|i| match i {
-                                super::Item::Line { id, selected } => Some((id, selected, None)),
-                                super::Item::Break => None,
-                            })
-                            .collect()
-                    };
+                let items: Vec<(u64, bool, Option<u64>)> = if hits.starts.len() == hits.lines.len()
+                {
+                    super::context_at(hay, &hits.starts, &hits.lines, self.before, self.after)
+                        .into_iter()
+                        .filter_map(|i| match i {
+                            super::Spot::Line {
+                                start,
+                                id,
+                                selected,
+                            } => Some((id, selected, Some(start))),
+                            super::Spot::Break => None,
+                        })
+                        .collect()
+                } else {
+                    super::with_context(&hits.lines, self.before, self.after, doc.lines().len())
+                        .into_iter()
+                        .filter_map(|i| match i {
+                            super::Item::Line { id, selected } => Some((id, selected, None)),
+                            super::Item::Break => None,
+                        })
+                        .collect()
+                };
                 // rg's check on a mapped file: the first 64 KiB, then each
                 // printed line.
                 let mut binary_offset = super::Source::binary_offset(doc);

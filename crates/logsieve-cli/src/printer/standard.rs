@@ -102,13 +102,36 @@ impl Printer<'_> {
             if hits.lines.is_empty() && hits.starts.is_empty() {
                 continue;
             }
+            let (spots, by_start) = self.spots(doc, hits);
+            let binary = doc.binary_offset().filter(|_| !a.input.text);
+            // rg stops at a NUL in a context line before the first
+            // selected one with nothing printed for the file, not even
+            // the message (no match was reached).
+            let first = spots.iter().find_map(|s| match *s {
+                Spot::Line {
+                    start,
+                    id,
+                    selected,
+                } => Some((start, id, selected)),
+                Spot::Break => None,
+            });
+            if let Some((start, id, false)) = first {
+                let line = if by_start {
+                    doc.line_at(start)
+                } else {
+                    doc.line(id)
+                };
+                if !a.input.text && (binary.is_some() || memchr::memchr(0, line).is_some()) {
+                    continue;
+                }
+            }
             if self.heading && printed {
                 out.write_all(b"\n")?;
             } else if context && printed {
                 out.write_all(b"--\n")?;
             }
             printed = true;
-            if let Some(off) = doc.binary_offset().filter(|_| !a.input.text) {
+            if let Some(off) = binary {
                 if self.with_filename {
                     self.path(out, doc)?;
                     write!(out, ": ")?;
@@ -123,7 +146,7 @@ impl Printer<'_> {
                 self.path(out, doc)?;
                 out.write_all(if a.null { b"\0" } else { b"\n" })?;
             }
-            self.lines(out, doc, hits)?;
+            self.lines(out, doc, spots, by_start)?;
         }
         Ok(())
     }
@@ -189,16 +212,21 @@ impl Printer<'_> {
                 a.after_context.or(a.context).unwrap_or(0),
             )
         };
-        let by_start = !hits.starts.is_empty() && (ids.is_empty() || ids.len() == hits.starts.len());
+        let by_start =
+            !hits.starts.is_empty() && (ids.is_empty() || ids.len() == hits.starts.len());
         if let (Some(hay), true) = (doc.bytes(), by_start) {
             return (context_at(hay, &hits.starts, ids, before, after), true);
         }
         if by_start && before == 0 && after == 0 {
-            let spots = hits.starts.iter().enumerate().map(|(i, &start)| Spot::Line {
-                start,
-                id: ids.get(i).copied().unwrap_or(0),
-                selected: true,
-            });
+            let spots = hits
+                .starts
+                .iter()
+                .enumerate()
+                .map(|(i, &start)| Spot::Line {
+                    start,
+                    id: ids.get(i).copied().unwrap_or(0),
+                    selected: true,
+                });
             return (spots.collect(), true);
         }
         let n = doc.line_count();
@@ -216,9 +244,14 @@ impl Printer<'_> {
         (spots, false)
     }
 
-    fn lines<W: Write, S: Source>(&self, out: &mut W, doc: &S, hits: &DocHits) -> io::Result<()> {
+    fn lines<W: Write, S: Source>(
+        &self,
+        out: &mut W,
+        doc: &S,
+        spots: Vec<Spot>,
+        by_start: bool,
+    ) -> io::Result<()> {
         let a = self.a;
-        let (spots, by_start) = self.spots(doc, hits);
         // rg's check on a mapped file: a NUL in a printed line ends the
         // file's output with "binary file matches" once a selected line was
         // reached (the first 64 KiB were checked before any line).

@@ -356,9 +356,23 @@ mod tests {
         // Lengths around the 32-byte vector and the 255-vector block.
         let mut data = Vec::new();
         for i in 0..(32 * 255 * 2 + 77) {
-            data.push(if i % 7 == 0 || i % 251 == 3 { b'\n' } else { b'a' + (i % 23) as u8 });
+            data.push(if i % 7 == 0 || i % 251 == 3 {
+                b'\n'
+            } else {
+                b'a' + (i % 23) as u8
+            });
         }
-        for len in [0, 1, 31, 32, 33, 255 * 32 - 1, 255 * 32, 255 * 32 + 1, data.len()] {
+        for len in [
+            0,
+            1,
+            31,
+            32,
+            33,
+            255 * 32 - 1,
+            255 * 32,
+            255 * 32 + 1,
+            data.len(),
+        ] {
             for start in [0, 1, 5] {
                 let hay = &data[start.min(len)..len];
                 let naive = hay.iter().filter(|&&b| b == b'\n').count() as u64;
