@@ -194,3 +194,60 @@ impl<W: std::io::Write> std::io::Write for Counting<W> {
         self.inner.flush()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Line starts by hand (a last line without `\n` included).
+    fn starts_of(hay: &[u8]) -> Vec<u64> {
+        let mut out = Vec::new();
+        let mut at = 0;
+        while at < hay.len() {
+            out.push(at as u64);
+            at = hay[at..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(hay.len(), |i| at + i + 1);
+        }
+        out
+    }
+
+    /// Every file of up to 7 bytes over `a`, `\n`, every set of selected
+    /// lines, 0-3 lines of context each side: the spots found by offset
+    /// are [`with_context`]'s lines by id, at their starts, with the same
+    /// breaks.
+    #[test]
+    fn context_by_offset_agrees_with_context_by_id() {
+        for len in 0..=7u32 {
+            for bits in 0..(1u32 << len) {
+                let hay: Vec<u8> = (0..len)
+                    .map(|i| if (bits >> i) & 1 == 1 { b'\n' } else { b'a' })
+                    .collect();
+                let all = starts_of(&hay);
+                let n = all.len() as u64;
+                for sel in 0..(1u64 << n) {
+                    let ids: Vec<u64> = (0..n).filter(|i| (sel >> i) & 1 == 1).collect();
+                    let starts: Vec<u64> = ids.iter().map(|&i| all[i as usize]).collect();
+                    for before in 0..=3 {
+                        for after in 0..=3 {
+                            let want: Vec<Spot> = with_context(&ids, before, after, n)
+                                .into_iter()
+                                .map(|it| match it {
+                                    Item::Break => Spot::Break,
+                                    Item::Line { id, selected } => Spot::Line {
+                                        start: all[id as usize],
+                                        id,
+                                        selected,
+                                    },
+                                })
+                                .collect();
+                            let got = context_at(&hay, &starts, &ids, before, after);
+                            assert_eq!(got, want, "{hay:?} ids {ids:?} -B{before} -A{after}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
