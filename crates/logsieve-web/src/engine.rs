@@ -213,6 +213,7 @@ pub async fn run(p: Prepared) -> Outcome {
         threads: 1,
         want: Want::Lines,
         max_count: None,
+        line_ids: true,
     };
     let docs = p
         .corpus

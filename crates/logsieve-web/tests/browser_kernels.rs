@@ -72,6 +72,7 @@ async fn check(
         threads: 1,
         want: Want::Lines,
         max_count: None,
+        line_ids: true,
     };
     let want: Vec<_> = corpus
         .docs()

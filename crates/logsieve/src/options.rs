@@ -35,6 +35,12 @@ pub struct SearchOptions {
     /// The GPU kernel (`--gpu-kernel`); `None` picks the best for the
     /// query's shape.
     pub gpu_kernel: Option<Kernel>,
+    /// With [`Want::Lines`]: line ids wanted. False lets the CPU engine
+    /// give only the selected lines' starts (`DocHits::starts`, `lines`
+    /// empty) and skip counting newlines, for a printer that prints no line
+    /// numbers (rg counts lines only for `-n`). Other backends may still
+    /// give ids.
+    pub line_ids: bool,
 }
 
 impl Default for SearchOptions {
@@ -46,6 +52,7 @@ impl Default for SearchOptions {
             max_count: None,
             explain: false,
             gpu_kernel: None,
+            line_ids: true,
         }
     }
 }

@@ -110,6 +110,7 @@ pub(crate) fn cpu_counts(
         threads,
         want: Want::Lines,
         max_count: None,
+        line_ids: true,
     };
     for (i, p) in q.patterns().iter().enumerate() {
         let one = single(q, p, false)?;

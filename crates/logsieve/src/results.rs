@@ -23,7 +23,9 @@ pub enum Want {
 pub struct DocHits {
     /// Number of selected lines (after `-v` and `-m`).
     pub count: u64,
-    /// Selected line ids, ascending (empty when only counting).
+    /// Selected line ids, ascending (empty when only counting, and when
+    /// the caller asked for starts only: `SearchOptions::line_ids` false on
+    /// the CPU).
     pub lines: Vec<u64>,
     /// The byte offset where each selected line starts, parallel to
     /// `lines`, when the backend knows it without a line index (the CPU

@@ -27,6 +27,21 @@ enum Depth {
     Quick,
 }
 
+/// The start offset of every line of `corpus` (a last line without `\n`
+/// included), by hand.
+fn line_starts(corpus: &[u8]) -> Vec<u64> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < corpus.len() {
+        out.push(at as u64);
+        match corpus[at..].iter().position(|&b| b == b'\n') {
+            Some(i) => at += i + 1,
+            None => break,
+        }
+    }
+    out
+}
+
 /// Runs `q` over `corpus` through every CPU path of `depth` and returns a
 /// description of the first disagreement with `expected`.
 fn check_paths(corpus: &[u8], q: &Query, expected: &[u64], depth: Depth) -> Result<(), String> {
@@ -45,6 +60,7 @@ fn check_paths(corpus: &[u8], q: &Query, expected: &[u64], depth: Depth) -> Resu
                         threads,
                         want,
                         max_count,
+                        line_ids: true,
                     },
                 );
                 let n = max_count.map_or(expected.len(), |m| expected.len().min(m as usize));
@@ -63,6 +79,42 @@ fn check_paths(corpus: &[u8], q: &Query, expected: &[u64], depth: Depth) -> Resu
                         trunc(want_lines),
                     ));
                 }
+            }
+        }
+        // Starts only (no newline count): the selected lines' offsets, no
+        // ids; -v still gives ids.
+        for &max_count in maxes {
+            let got = search_doc(
+                &doc,
+                q,
+                &CpuOptions {
+                    threads,
+                    want: Want::Lines,
+                    max_count,
+                    line_ids: false,
+                },
+            );
+            let n = max_count.map_or(expected.len(), |m| expected.len().min(m as usize));
+            let all_starts = line_starts(corpus);
+            let want_starts: Vec<u64> = expected[..n]
+                .iter()
+                .map(|&id| all_starts[id as usize])
+                .collect();
+            let ok = if q.invert() {
+                got.lines == expected[..n]
+            } else {
+                got.lines.is_empty() && got.starts == want_starts
+            };
+            if got.count != n as u64 || !ok {
+                return Err(format!(
+                    "threads {threads} starts only, max {max_count:?} (matcher {}): \
+                     got count {} lines {:?} starts {:?}, want count {n} starts {:?}",
+                    q.cpu_matcher_name(),
+                    got.count,
+                    trunc(&got.lines),
+                    trunc(&got.starts),
+                    trunc(&want_starts),
+                ));
             }
         }
     }
@@ -489,6 +541,7 @@ fn big_fuzzy_threads_agree_and_sampled_lines_match_oracle() {
                     threads,
                     want,
                     max_count: None,
+                    line_ids: true,
                 },
             );
             assert_eq!(got.count, one.count, "threads {threads} {want:?}");

@@ -206,6 +206,7 @@ fn counts_and_lines_agree_with_gnu_grep() {
                         threads,
                         want: Want::Count,
                         max_count: None,
+                        line_ids: true,
                     },
                 );
                 assert_eq!(

@@ -240,6 +240,7 @@ fn main() {
                 threads: 0,
                 want: Want::Lines,
                 max_count: None,
+                line_ids: true,
             },
         );
         let expect = cpu_lines.count;
@@ -260,6 +261,7 @@ fn main() {
                         threads: th,
                         want: Want::Count,
                         max_count: None,
+                        line_ids: true,
                     },
                 )
                 .count;

@@ -116,26 +116,34 @@ impl<'a> JsonPrinter<'a> {
                 let path = data(doc.name().as_bytes());
                 st.bytes_printed += emit(out, &json!({"type": "begin", "data": {"path": path}}))?;
                 let hay = doc.data();
-                // Without context, the lines come with their start offsets
-                // from the search (no line index is built); with context,
-                // from the index.
-                let plain = self.before == 0 && self.after == 0;
-                let items: Vec<(u64, bool, Option<u64>)> =
-                    if plain && hits.starts.len() == hits.lines.len() {
-                        hits.lines
-                            .iter()
-                            .zip(&hits.starts)
-                            .map(|(&id, &start)| (id, true, Some(start)))
-                            .collect()
-                    } else {
-                        super::with_context(&hits.lines, self.before, self.after, doc.lines().len())
-                            .into_iter()
-                            .filter_map(|i| match i {
-                                super::Item::Line { id, selected } => Some((id, selected, None)),
-                                super::Item::Break => None,
-                            })
-                            .collect()
-                    };
+                // The lines come with their start offsets from the search,
+                // context found around them (no line index is built); by
+                // line id when the search gave no starts (-v).
+                let items: Vec<(u64, bool, Option<u64>)> = if hits.starts.len() == hits.lines.len()
+                {
+                    super::context_at(hay, &hits.starts, &hits.lines, self.before, self.after)
+                        .into_iter()
+                        .filter_map(|i| match i {
+                            super::Spot::Line {
+                                start,
+                                id,
+                                selected,
+                            } => Some((id, selected, Some(start))),
+                            super::Spot::Break => None,
+                        })
+                        .collect()
+                } else {
+                    super::with_context(&hits.lines, self.before, self.after, doc.lines().len())
+                        .into_iter()
+                        .filter_map(|i| match i {
+                            super::Item::Line { id, selected } => Some((id, selected, None)),
+                            super::Item::Break => None,
+                        })
+                        .collect()
+                };
+                // rg's check on a mapped file: the first 64 KiB, then each
+                // printed line.
+                let mut binary_offset = super::Source::binary_offset(doc);
                 for (id, selected, start) in items {
                     let (start, line) = match start {
                         Some(s) => (s, doc.line_at(s)),
@@ -144,6 +152,9 @@ impl<'a> JsonPrinter<'a> {
                     let end = start as usize + line.len();
                     // The line as printed includes its terminator, as rg does.
                     let with_term = &hay[start as usize..(end + 1).min(hay.len())];
+                    if binary_offset.is_none() {
+                        binary_offset = memchr::memchr(0, line).map(|j| start + j as u64);
+                    }
                     let subs: Vec<Value> = if self.query.invert() || !selected {
                         Vec::new()
                     } else {
@@ -182,7 +193,7 @@ impl<'a> JsonPrinter<'a> {
                     "type": "end",
                     "data": {
                         "path": path,
-                        "binary_offset": doc.binary_offset(),
+                        "binary_offset": binary_offset,
                         "stats": st.to_json(search_time),
                     }
                 });

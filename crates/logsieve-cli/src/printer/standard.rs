@@ -8,7 +8,7 @@ use std::ops::Range;
 
 use logsieve::{Corpus, DocHits, Query};
 
-use super::{with_context, Item, Source};
+use super::{context_at, with_context, Item, Source, Spot};
 use crate::flags::SearchArgs;
 
 /// Prints a search result as `rg` would.
@@ -98,8 +98,32 @@ impl Printer<'_> {
                 }
                 continue;
             }
-            if hits.lines.is_empty() {
+            // Without line numbers the search gives only starts.
+            if hits.lines.is_empty() && hits.starts.is_empty() {
                 continue;
+            }
+            let (spots, by_start) = self.spots(doc, hits);
+            let binary = doc.binary_offset().filter(|_| !a.input.text);
+            // rg stops at a NUL in a context line before the first
+            // selected one with nothing printed for the file, not even
+            // the message (no match was reached).
+            let first = spots.iter().find_map(|s| match *s {
+                Spot::Line {
+                    start,
+                    id,
+                    selected,
+                } => Some((start, id, selected)),
+                Spot::Break => None,
+            });
+            if let Some((start, id, false)) = first {
+                let line = if by_start {
+                    doc.line_at(start)
+                } else {
+                    doc.line(id)
+                };
+                if !a.input.text && (binary.is_some() || memchr::memchr(0, line).is_some()) {
+                    continue;
+                }
             }
             if self.heading && printed {
                 out.write_all(b"\n")?;
@@ -107,7 +131,7 @@ impl Printer<'_> {
                 out.write_all(b"--\n")?;
             }
             printed = true;
-            if let Some(off) = doc.binary_offset().filter(|_| !a.input.text) {
+            if let Some(off) = binary {
                 if self.with_filename {
                     self.path(out, doc)?;
                     write!(out, ": ")?;
@@ -122,7 +146,7 @@ impl Printer<'_> {
                 self.path(out, doc)?;
                 out.write_all(if a.null { b"\0" } else { b"\n" })?;
             }
-            self.lines(out, doc, hits)?;
+            self.lines(out, doc, spots, by_start)?;
         }
         Ok(())
     }
@@ -171,21 +195,103 @@ impl Printer<'_> {
             .collect()
     }
 
-    fn lines<W: Write, S: Source>(&self, out: &mut W, doc: &S, hits: &DocHits) -> io::Result<()> {
+    /// The file's printed lines with their starts: around the search's
+    /// line starts in the file's bytes when both are there (no line
+    /// index), else by line id.
+    fn spots<S: Source>(&self, doc: &S, hits: &DocHits) -> (Vec<Spot>, bool) {
         let a = self.a;
         let ids = &hits.lines[..];
-        // The selected lines' start offsets when the search gave them: then
-        // no line index is built (line numbers came from the search too).
-        let starts = (hits.starts.len() == ids.len()).then_some(&hits.starts[..]);
-        let selected_line = |i: usize, id: u64| match starts {
-            Some(s) => (doc.line_at(s[i]), s[i]),
-            None => (doc.line(id), doc.line_start(id)),
+        let (before, after) = if a.only_matching || a.vimgrep {
+            // One output line per match, never context lines.
+            (0, 0)
+        } else if a.passthru {
+            (u64::MAX, u64::MAX)
+        } else {
+            (
+                a.before_context.or(a.context).unwrap_or(0),
+                a.after_context.or(a.context).unwrap_or(0),
+            )
         };
-        if a.only_matching || a.vimgrep {
-            // One output line per match (--vimgrep prints the whole line
-            // each time, -o the match).
-            for (i, &id) in ids.iter().enumerate() {
-                let (line, start) = selected_line(i, id);
+        let by_start =
+            !hits.starts.is_empty() && (ids.is_empty() || ids.len() == hits.starts.len());
+        if let (Some(hay), true) = (doc.bytes(), by_start) {
+            return (context_at(hay, &hits.starts, ids, before, after), true);
+        }
+        if by_start && before == 0 && after == 0 {
+            let spots = hits
+                .starts
+                .iter()
+                .enumerate()
+                .map(|(i, &start)| Spot::Line {
+                    start,
+                    id: ids.get(i).copied().unwrap_or(0),
+                    selected: true,
+                });
+            return (spots.collect(), true);
+        }
+        let n = doc.line_count();
+        let spots = with_context(ids, before.min(n), after.min(n), n)
+            .into_iter()
+            .map(|item| match item {
+                Item::Break => Spot::Break,
+                Item::Line { id, selected } => Spot::Line {
+                    start: doc.line_start(id),
+                    id,
+                    selected,
+                },
+            })
+            .collect();
+        (spots, false)
+    }
+
+    fn lines<W: Write, S: Source>(
+        &self,
+        out: &mut W,
+        doc: &S,
+        spots: Vec<Spot>,
+        by_start: bool,
+    ) -> io::Result<()> {
+        let a = self.a;
+        // rg's check on a mapped file: a NUL in a printed line ends the
+        // file's output with "binary file matches" once a selected line was
+        // reached (the first 64 KiB were checked before any line).
+        let check_nul = !a.input.text;
+        let mut any_selected = false;
+        for spot in spots {
+            let Spot::Line {
+                start,
+                id,
+                selected,
+            } = spot
+            else {
+                out.write_all(b"--\n")?;
+                continue;
+            };
+            let line = if by_start {
+                doc.line_at(start)
+            } else {
+                doc.line(id)
+            };
+            if check_nul {
+                if let Some(j) = memchr::memchr(0, line) {
+                    if selected || any_selected {
+                        if self.with_filename {
+                            self.path(out, doc)?;
+                            write!(out, ": ")?;
+                        }
+                        writeln!(
+                            out,
+                            "binary file matches (found \"\\0\" byte around offset {})",
+                            start + j as u64
+                        )?;
+                    }
+                    return Ok(());
+                }
+            }
+            any_selected |= selected;
+            if a.only_matching || a.vimgrep {
+                // One output line per match (--vimgrep prints the whole line
+                // each time, -o the match).
                 for m in self.matches(line) {
                     let at = At {
                         id,
@@ -208,35 +314,8 @@ impl Printer<'_> {
                         self.text(out, line, true)?;
                     }
                 }
-            }
-            return Ok(());
-        }
-        let plain = !a.passthru
-            && a.before_context.or(a.context).unwrap_or(0) == 0
-            && a.after_context.or(a.context).unwrap_or(0) == 0;
-        if plain {
-            for (i, &id) in ids.iter().enumerate() {
-                let (line, start) = selected_line(i, id);
-                self.line(out, doc, id, line, start, true)?;
-            }
-            return Ok(());
-        }
-        let n = doc.line_count();
-        let (before, after) = if a.passthru {
-            (n, n)
-        } else {
-            (
-                a.before_context.or(a.context).unwrap_or(0),
-                a.after_context.or(a.context).unwrap_or(0),
-            )
-        };
-        for item in with_context(ids, before, after, n) {
-            match item {
-                Item::Break => out.write_all(b"--\n")?,
-                Item::Line { id, selected } => {
-                    let start = doc.line_start(id);
-                    self.line(out, doc, id, doc.line(id), start, selected)?
-                }
+            } else {
+                self.line(out, doc, id, line, start, selected)?;
             }
         }
         Ok(())

@@ -258,25 +258,26 @@ impl Matcher {
 
     /// This matcher's scan speed relative to the calibrated single-literal
     /// speed ([`crate::planner::Calibration::cpu_gbps`], 8 GB/s before any
-    /// run), for the planner's CPU estimate. Measured one thread on the
-    /// 2-core build machine (2026-11-24, 194 MB generated log, counts, the
-    /// machine shared with other builds: `--explain`'s search time):
-    /// memmem 6–12 ms (~2x), a regex behind a one-literal prefilter 12–28
-    /// ms (~1x), Teddy sets and the folded `-i` prefilter 25–57 ms (~0.6x),
-    /// aho-corasick on 100 literals 48–130 ms (~0.2x), a regex without a
-    /// literal ~0.25x before its per-match cost. Per-line costs are the
+    /// run), for the planner's CPU estimate. Per-line costs are the
     /// planner's (`planner::cpu_estimate`).
     pub(crate) fn speed(&self) -> f64 {
+        // One thread on the H100 machine's CPU (Xeon, 16 cores, quiet;
+        // cpu-shapes, 194 MB, 2026-11-24), GB/s over the 8 GB/s base:
+        // memmem 6.1 (0.75), three literals 4.9 (0.6), 100 literals 4.1
+        // (0.5), memmem-prefiltered regexes 6.2 (0.75), other prefilters
+        // 4.8-6.2 (0.6). Memory-bound matchers (memmem) ran 4x faster on
+        // the quiet 2-core build machine (24 GB/s), compute-bound ones
+        // 1.3-1.8x: a fixed factor fits one machine's memory.
         match self {
             Matcher::All => 4.0,
-            Matcher::Memmem(_) => 2.0,
+            Matcher::Memmem(_) => 0.75,
             Matcher::Aho(ac) if ac.patterns_len() <= 64 => 0.6,
-            Matcher::Aho(_) => 0.2,
+            Matcher::Aho(_) => 0.5,
             Matcher::Multi(_) => 0.1,
             Matcher::Regex { .. } => 0.25,
             Matcher::Fuzzy(_) => 0.05,
             Matcher::Prefiltered { pre, .. } => match pre.name() {
-                "memmem" => 1.0,
+                "memmem" => 0.75,
                 _ => 0.6,
             },
         }

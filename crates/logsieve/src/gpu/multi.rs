@@ -30,6 +30,7 @@ mod tests {
             planner::plan(&PlanInput {
                 query,
                 want: crate::Want::Count,
+                line_ids: true,
                 bytes: 1 << 30,
                 lines: Some((1 << 30) / 200),
                 threads: 1,

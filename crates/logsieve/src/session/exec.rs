@@ -134,6 +134,7 @@ impl Session {
             threads: opts.threads,
             want: opts.want,
             max_count: opts.max_count,
+            line_ids: opts.line_ids,
         };
         let docs = self
             .corpus

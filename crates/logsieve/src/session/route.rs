@@ -287,6 +287,7 @@ fn route_auto(input: &RouteInput<'_>) -> Route {
     let decision = planner::plan(&planner::PlanInput {
         query,
         want,
+        line_ids: opts.line_ids,
         bytes: input.corpus.total_bytes(),
         lines,
         threads: crate::cpu::resolve_threads(opts.threads),
