@@ -36,6 +36,7 @@ pub(crate) mod readback;
 mod search;
 mod segment;
 mod stats;
+mod tier2;
 mod upload;
 
 #[cfg(not(target_arch = "wasm32"))]
