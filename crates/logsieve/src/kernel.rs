@@ -241,6 +241,7 @@ mod tests {
         for k in Kernel::ALL
             .into_iter()
             .chain(MultiKernel::ALL.map(Kernel::from))
+            .chain([Kernel::ShiftAnd])
         {
             assert_eq!(Kernel::from_name(k.name()), Some(k));
         }
@@ -250,6 +251,6 @@ mod tests {
         assert_eq!(Kernel::from_name("nope"), None);
         // The stats kernel is not a search kernel.
         assert_eq!(Kernel::from_name("stats"), None);
-        assert_eq!(Kernel::names().len(), 9);
+        assert_eq!(Kernel::names().len(), 10);
     }
 }

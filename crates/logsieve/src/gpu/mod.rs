@@ -261,11 +261,14 @@ mod tests {
             b.whole_line(true);
         }))
         .is_some());
+        // Without a required literal, tier 2 (the regex automaton) runs
+        // Unicode -i and regexes; a literal kernel does not.
         assert!(unsupported_reason(&fixed("é".as_bytes(), &|b| {
             b.case_insensitive(true);
         }))
-        .is_some());
+        .is_none());
         let re = QueryBuilder::new().build(&["a+b"]).unwrap();
-        assert!(unsupported_reason(&re).is_some());
+        assert!(unsupported_reason(&re).is_none());
+        assert!(crate::support::kernel_support(&re, Some(GpuKernel::Scan)).is_err());
     }
 }

@@ -746,7 +746,10 @@ mod tests {
 
     #[test]
     fn tier1_takes_regexes_with_required_literals() {
-        let cal = Calibration::defaults(DeviceClass::Discrete);
+        // Tier 2 calibrated slow (before any run it would take the
+        // many-literal case, `erreur é`, scored at bloom's default).
+        let mut cal = Calibration::defaults(DeviceClass::Discrete);
+        cal.gpu_gbps.insert(Kernel::ShiftAnd, 10.0);
         for (query, lit) in [
             (q(r"ERROR_5\d\d", Syntax::Regex, false), "ERROR_5"),
             (q("ERR.R", Syntax::Regex, false), "ERR"),
@@ -783,6 +786,31 @@ mod tests {
         let d = plan(&input(&fz, &cal, 1 << 30, true));
         assert_eq!(d.choice, Choice::Cpu);
         assert!(d.inhibitors[0].contains("fuzzy"), "{:?}", d.inhibitors);
+    }
+
+    #[test]
+    fn tier2_first_run_averages_in() {
+        // REGRESSION: the first tier-2 run (pipeline compilation, 0.47 s
+        // on the H100) became the kernel's whole calibration, and auto
+        // never chose the GPU again for a regex it runs in 3.4 ms.
+        let mut cal = Calibration::defaults(DeviceClass::Discrete);
+        let default = cal.best_kernel().1 / 8.0;
+        cal.record(&Measurement {
+            backend: MeasuredBackend::Gpu {
+                kernel: Kernel::ShiftAnd,
+            },
+            bytes: 194_000_000,
+            seconds: 0.467,
+        });
+        assert!(cal.gpu_gbps[&Kernel::ShiftAnd] > 0.7 * default);
+        let query = q(
+            r"\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b",
+            Syntax::Regex,
+            false,
+        );
+        let mut inp = input(&query, &cal, 194_000_000, true);
+        inp.threads = 16;
+        assert_eq!(plan(&inp).choice, Choice::Gpu(Kernel::ShiftAnd));
     }
 
     #[test]
