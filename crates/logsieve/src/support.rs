@@ -103,7 +103,11 @@ pub fn kernel_support(q: &Query, asked: Option<Kernel>) -> Result<GpuPlan, Unsup
                         "tier 2: the regex's automaton on the GPU ({u}; no required literal)"
                     )),
                 }),
-                Err(_) => Err(u),
+                // Both tiers' reasons (a forced route shows them).
+                Err(t) => Err(Unsupported {
+                    reason: format!("{u}; tier 2: {t}"),
+                    categorical: u.categorical,
+                }),
             }
         }
         r => r,

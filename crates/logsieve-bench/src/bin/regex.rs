@@ -15,9 +15,7 @@ use std::time::{Duration, Instant};
 
 use logsieve::gen::{generate, GenOptions};
 use logsieve::support::{prefilter_support, shift_and_support};
-use logsieve::{
-    BackendChoice, Corpus, Kernel, Query, QueryBuilder, SearchOptions, Session, Syntax, Want,
-};
+use logsieve::{BackendChoice, Corpus, Kernel, Query, QueryBuilder, SearchOptions, Session, Want};
 
 /// The suite: what people type when they hunt through logs.
 const SUITE: &[&str] = &[

@@ -539,16 +539,16 @@ impl Automaton {
                     let v = (x >> (8 * k)) & 0xFF;
                     if v != 0 {
                         let at = ((wi * 4 + k) * 256 + v as usize) * w;
-                        for u in 0..w {
-                            f[u] |= self.follow[at + u];
+                        for (fu, t) in f.iter_mut().zip(&self.follow[at..at + w]) {
+                            *fu |= t;
                         }
                     }
                 }
             }
             for g in &self.groups {
                 if !g.accept && g.cond & !sat == 0 && active(g) {
-                    for u in 0..w {
-                        f[u] |= g.to[u];
+                    for (fu, t) in f.iter_mut().zip(&g.to) {
+                        *fu |= t;
                     }
                 }
             }
