@@ -95,7 +95,11 @@ pub fn kernel_support(q: &Query, asked: Option<Kernel>) -> Result<GpuPlan, Unsup
         });
     }
     match literal_support(q, asked) {
-        Err(u) if asked.is_none() && q.required_literals().is_none() => {
+        Err(u)
+            if asked.is_none()
+                && q.required_literals().is_none()
+                && q.matcher.regex_pattern().is_some() =>
+        {
             match shift_and_support(q) {
                 Ok(_) => Ok(GpuPlan {
                     kernel: Kernel::ShiftAnd,
@@ -137,8 +141,9 @@ pub fn shift_and_support(q: &Query) -> Result<crate::query::glushkov::Automaton,
         .map_err(|e| Unsupported::categorical(format!("GPU regex automaton: {e}")))
 }
 
-/// The literal kernels' part of [`kernel_support`].
-fn literal_support(q: &Query, asked: Option<Kernel>) -> Result<GpuPlan, Unsupported> {
+/// The literal kernels' part of [`kernel_support`]: whether `scan`, the
+/// single-literal kernels or a many-literal kernel run `q` as it is.
+pub fn literal_support(q: &Query, asked: Option<Kernel>) -> Result<GpuPlan, Unsupported> {
     match q.kind() {
         QueryKind::Regex => {
             return Err(Unsupported::categorical(
