@@ -36,6 +36,9 @@ pub enum Kernel {
     /// The stats pipeline: time window, search bits, counts by field and
     /// time bucket in one pass over the resident columns.
     Stats,
+    /// Tier 2 of regex: the regex's position automaton run bit-parallel,
+    /// one thread per line (`query::glushkov`, `support::shift_and_support`).
+    ShiftAnd,
 }
 
 impl Kernel {
@@ -61,6 +64,7 @@ impl Kernel {
             Kernel::PrefixHash => "prefix-hash",
             Kernel::Bloom => "bloom",
             Kernel::Stats => "stats",
+            Kernel::ShiftAnd => "shift-and",
         }
     }
 
@@ -69,6 +73,7 @@ impl Kernel {
         Kernel::ALL
             .into_iter()
             .chain(MultiKernel::ALL.map(Kernel::from))
+            .chain([Kernel::ShiftAnd])
             .find(|k| k.name() == name)
     }
 
@@ -77,6 +82,7 @@ impl Kernel {
         Kernel::ALL
             .into_iter()
             .chain(MultiKernel::ALL.map(Kernel::from))
+            .chain([Kernel::ShiftAnd])
             .map(Kernel::name)
             .collect()
     }
@@ -235,6 +241,7 @@ mod tests {
         for k in Kernel::ALL
             .into_iter()
             .chain(MultiKernel::ALL.map(Kernel::from))
+            .chain([Kernel::ShiftAnd])
         {
             assert_eq!(Kernel::from_name(k.name()), Some(k));
         }
@@ -244,6 +251,6 @@ mod tests {
         assert_eq!(Kernel::from_name("nope"), None);
         // The stats kernel is not a search kernel.
         assert_eq!(Kernel::from_name("stats"), None);
-        assert_eq!(Kernel::names().len(), 9);
+        assert_eq!(Kernel::names().len(), 10);
     }
 }

@@ -82,7 +82,68 @@ pub fn gpu_support(q: &Query) -> Result<GpuPlan, Unsupported> {
 /// that runs is [`Kernel::effective`]; the many-literal kernels hold their
 /// patterns in a table, so [`MAX_PATTERN`] binds only the single-literal
 /// ones.
+///
+/// Tier 2 ([`shift_and_support`]): `shift-and` when asked for by name, and
+/// by default for a query the literal kernels cannot run and that has no
+/// required literal for tier 1 ([`prefilter_support`]): a regex without a
+/// useful literal runs whole on the GPU; one with a literal runs tier 1.
 pub fn kernel_support(q: &Query, asked: Option<Kernel>) -> Result<GpuPlan, Unsupported> {
+    if asked == Some(Kernel::ShiftAnd) {
+        return shift_and_support(q).map(|_| GpuPlan {
+            kernel: Kernel::ShiftAnd,
+            note: None,
+        });
+    }
+    match literal_support(q, asked) {
+        Err(u)
+            if asked.is_none()
+                && q.required_literals().is_none()
+                && q.matcher.regex_pattern().is_some() =>
+        {
+            match shift_and_support(q) {
+                Ok(_) => Ok(GpuPlan {
+                    kernel: Kernel::ShiftAnd,
+                    note: Some(format!(
+                        "tier 2: the regex's automaton on the GPU ({u}; no required literal)"
+                    )),
+                }),
+                // Both tiers' reasons (a forced route shows them).
+                Err(t) => Err(Unsupported {
+                    reason: format!("{u}; tier 2: {t}"),
+                    categorical: u.categorical,
+                }),
+            }
+        }
+        r => r,
+    }
+}
+
+/// Whether tier 2 runs `q`: the `shift-and` kernel over the position
+/// automaton of the query's CPU regex (`query::glushkov`: regexes,
+/// wildcards, `-w`, `-x`, Unicode `-i`). Not: fuzzy matching and plain
+/// literals (no regex matcher; the literal kernels run those), more than
+/// [`crate::query::glushkov::MAX_POSITIONS`] positions once bounded
+/// repetition is expanded, more than
+/// [`crate::query::glushkov::MAX_GROUPS`] look-around edge groups, and the
+/// browser build (its readback of undecided lines blocks).
+pub fn shift_and_support(q: &Query) -> Result<crate::query::glushkov::Automaton, Unsupported> {
+    if q.kind() == QueryKind::Fuzzy {
+        return Err(Unsupported::categorical(
+            "fuzzy matching (no GPU automaton)".to_string(),
+        ));
+    }
+    if cfg!(target_arch = "wasm32") {
+        return Err(Unsupported::shape(
+            "the GPU regex automaton runs natively only".to_string(),
+        ));
+    }
+    crate::query::glushkov::Automaton::for_query(q)
+        .map_err(|e| Unsupported::categorical(format!("GPU regex automaton: {e}")))
+}
+
+/// The literal kernels' part of [`kernel_support`]: whether `scan`, the
+/// single-literal kernels or a many-literal kernel run `q` as it is.
+pub fn literal_support(q: &Query, asked: Option<Kernel>) -> Result<GpuPlan, Unsupported> {
     match q.kind() {
         QueryKind::Regex => {
             return Err(Unsupported::categorical(
@@ -315,12 +376,24 @@ mod tests {
         }))
         .reason()
         .contains("-x"));
-        assert!(why(&fixed("é".as_bytes(), &|b| {
+        // The literal kernels' reasons; tier 2 takes both by default.
+        let scan = |q: &Query| kernel_support(q, Some(Kernel::Scan)).unwrap_err();
+        let e_ci = fixed("é".as_bytes(), &|b| {
             b.case_insensitive(true);
-        }))
-        .reason()
-        .contains("Unicode"));
+        });
+        assert!(scan(&e_ci).reason().contains("Unicode"));
         let re = QueryBuilder::new().build(&["a+b"]).unwrap();
-        assert!(why(&re).reason().contains("regex"));
+        assert!(scan(&re).reason().contains("regex"));
+        for q in [&e_ci, &re] {
+            let p = gpu_support(q).unwrap();
+            assert_eq!(p.kernel, Kernel::ShiftAnd);
+            assert!(p.note.unwrap().contains("tier 2"));
+        }
+        let big = QueryBuilder::new().build(&["a{300}"]).unwrap();
+        assert!(why(&big).reason().contains("regex"));
+        assert!(shift_and_support(&big)
+            .unwrap_err()
+            .reason()
+            .contains("positions"));
     }
 }

@@ -77,13 +77,23 @@ fn forced_gpu_runs_every_kernel_and_names_it() {
 fn forced_gpu_refuses_unsupported_queries_with_the_reason() {
     let Some(ctx) = ctx() else { return };
     let e = session(&ctx);
-    let q = QueryBuilder::new().word(true).build(&["ok"]).unwrap();
     let opts = SearchOptions {
         backend: BackendChoice::Gpu,
         ..Default::default()
     };
-    let err = e.search(&q, &opts).unwrap_err().to_string();
-    assert!(err.contains("-w"), "{err}");
+    // -w without a required literal runs tier 2 (the regex automaton); an
+    // automaton too large for it is refused with every tier's reason.
+    let q = QueryBuilder::new().word(true).build(&["ok"]).unwrap();
+    assert_eq!(e.search(&q, &opts).unwrap().backend.name, "gpu/shift-and");
+    let big = QueryBuilder::new()
+        .word(true)
+        .build(&[r"o\d{300}"])
+        .unwrap();
+    let err = e.search(&big, &opts).unwrap_err().to_string();
+    assert!(
+        err.contains("regex") && err.contains("positions") && err.contains("GPU prefilter"),
+        "{err}"
+    );
 }
 
 #[test]

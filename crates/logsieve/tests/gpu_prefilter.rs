@@ -160,9 +160,16 @@ fn forced_route_names_the_literals_and_refuses_without_them() {
     assert!(route.reason.contains("\"ERROR_5\""), "{}", route.reason);
     let r = s.search(&q, &opts).unwrap();
     assert_eq!(r.docs[0].lines, vec![0, 1, 4]);
-    // No required literal of 3+ bytes: the forced route says why.
+    // No required literal of 3+ bytes: tier 2 (the regex's automaton)
+    // runs it instead; asked for a literal kernel, the route says why not.
     let none = build(&[br"\d{4}-\d\d".to_vec()], Syntax::Regex, Flags::default()).unwrap();
-    let e = s.search(&none, &opts).unwrap_err().to_string();
+    let r = s.search(&none, &opts).unwrap();
+    assert_eq!(r.backend.name, "gpu/shift-and");
+    let scan = SearchOptions {
+        gpu_kernel: Some(Kernel::Scan),
+        ..opts.clone()
+    };
+    let e = s.search(&none, &scan).unwrap_err().to_string();
     assert!(e.contains("regex") && e.contains("GPU prefilter"), "{e}");
     // Fuzzy stays on the CPU.
     let fz = build(&[b"ERROR".to_vec()], Syntax::Fuzzy(1), Flags::default()).unwrap();

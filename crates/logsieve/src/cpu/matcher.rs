@@ -283,6 +283,16 @@ impl Matcher {
         }
     }
 
+    /// The regex the CPU runs (behind its prefilter, if any), when this is
+    /// a regex matcher: what the GPU's tier 2 compiles (`query::glushkov`).
+    pub(crate) fn regex_pattern(&self) -> Option<&str> {
+        match self {
+            Matcher::Regex { re, .. } => Some(re.as_str()),
+            Matcher::Prefiltered { inner, .. } => inner.regex_pattern(),
+            _ => None,
+        }
+    }
+
     /// The required-literal prefilter in front of this matcher, if any.
     pub(crate) fn prefilter(&self) -> Option<&Prefilter> {
         match self {

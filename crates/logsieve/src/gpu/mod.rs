@@ -37,6 +37,7 @@ pub(crate) mod readback;
 mod search;
 mod segment;
 mod stats;
+mod tier2;
 mod upload;
 
 #[cfg(not(target_arch = "wasm32"))]
@@ -195,10 +196,14 @@ impl GpuTuning {
     }
 }
 
-/// Why the GPU cannot run `q`, or `None` when it can
-/// ([`crate::support::gpu_support`], the one support check, as a string).
+/// Why the GPU's literal kernels cannot run `q`, or `None` when they can
+/// ([`crate::support::literal_support`], the one support check, as a
+/// string; tier 2 is [`crate::support::shift_and_support`]).
 pub fn unsupported_reason(q: &Query) -> Option<String> {
-    crate::support::gpu_support(q)
+    // The literal kernels (what `GpuCorpus::search` with one of them
+    // runs); tier 2 is `GpuKernel::ShiftAnd`, checked by
+    // `support::shift_and_support`.
+    crate::support::literal_support(q, None)
         .err()
         .map(|u| u.reason().to_string())
 }
@@ -266,11 +271,13 @@ mod tests {
             b.whole_line(true);
         }))
         .is_some());
+        // The literal kernels' reasons (tier 2 runs both: support.rs).
         assert!(unsupported_reason(&fixed("é".as_bytes(), &|b| {
             b.case_insensitive(true);
         }))
         .is_some());
         let re = QueryBuilder::new().build(&["a+b"]).unwrap();
         assert!(unsupported_reason(&re).is_some());
+        assert!(crate::support::shift_and_support(&re).is_ok());
     }
 }

@@ -24,7 +24,7 @@ use super::kernels::signature::{self, Signature};
 use super::kernels::two_phase::{self, TwoPhase};
 use super::kernels::{params as P, plain_read, KernelDriver, SegmentRun};
 use super::readback::{PerSegment, RawHits};
-use super::{unsupported_reason, GpuKernel};
+use super::GpuKernel;
 use crate::corpus::Corpus;
 use crate::error::Error;
 use crate::query::{CaseMode, Query};
@@ -127,10 +127,15 @@ impl GpuCorpus {
                 "the stats kernel counts columns; it does not search",
             ));
         }
+        if kernel == GpuKernel::ShiftAnd {
+            return self.search_shift_and(corpus, q, want).await;
+        }
         if let Some(mk) = GpuKernel::effective(Some(kernel), q).multi() {
             return self.search_multi(corpus, q, mk, want).await;
         }
-        if let Some(r) = unsupported_reason(q) {
+        // The kernel asked for (a regex that tier 2 runs is no literal
+        // kernel's).
+        if let Err(r) = crate::support::kernel_support(q, Some(kernel)) {
             return Err(Error::backend(format!(
                 "the GPU cannot run this query: {r}"
             )));
@@ -216,6 +221,7 @@ impl GpuCorpus {
                 unreachable!("search_async routes these to search_multi")
             }
             GpuKernel::Stats => unreachable!("search_async refuses the stats kernel"),
+            GpuKernel::ShiftAnd => unreachable!("search_async routes it to search_shift_and"),
         };
         let mut enc = self.encode(driver.as_ref(), &st.binds, use_ts);
         self.encode_readback(&mut enc, driver.as_ref(), lines, use_ts);

@@ -81,7 +81,15 @@ impl Calibration {
                 let lat = self.gpu_latency_ms;
                 let body = (secs * 1e3 - lat).max(secs * 1e3 * 0.1) / 1e3;
                 let g = m.bytes as f64 / body / 1e9;
-                let e = self.gpu_gbps.entry(*kernel).or_insert(g);
+                // Tier 2's first run compiles its pipelines (0.47 s on the
+                // H100, where a run takes 3.4 ms): it starts from the
+                // planner's default and averages in, or that one run kept
+                // auto off the GPU (docs/bench/h100-2026-11-24-regex.md).
+                let first = match kernel {
+                    Kernel::ShiftAnd => self.best_kernel().1 / 8.0,
+                    _ => g,
+                };
+                let e = self.gpu_gbps.entry(*kernel).or_insert(first);
                 *e = ema(*e, g);
             }
         }

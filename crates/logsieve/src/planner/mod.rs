@@ -539,6 +539,21 @@ pub fn plan(input: &PlanInput<'_>) -> Decision {
         });
         let g = c.gpu_gbps.get(&k).copied();
         (k, g.unwrap_or_else(|| c.best_kernel().1 / 10.0))
+    } else if gpu_support(input.query).is_ok_and(|p| p.kernel == Kernel::ShiftAnd) {
+        // Tier 2: the regex automaton, one thread per line, at its
+        // calibrated speed (before any run, an eighth of the literal
+        // kernels': brute-line, also a thread per line, ran at ~1/8 of
+        // scan on the H100).
+        f.push(Factor {
+            name: "tier 2 automaton",
+            value: "shift-and, one thread per line".to_string(),
+            ms: (0.0, 0.0),
+        });
+        let g = c.gpu_gbps.get(&Kernel::ShiftAnd).copied();
+        (
+            Kernel::ShiftAnd,
+            g.unwrap_or_else(|| c.best_kernel().1 / 8.0),
+        )
     } else {
         c.best_kernel()
     };
@@ -638,6 +653,28 @@ pub fn plan(input: &PlanInput<'_>) -> Decision {
         ));
         return d;
     }
+    // Tier 2 instead of tier 1 when its whole scan is estimated cheaper
+    // than tier 1's verification (a required literal on most lines: on the
+    // H100 `trace=[0-9a-f]{32}`, 69% candidates, took 8.5 ms on tier 1 and
+    // 3.3 on tier 2; docs/bench/h100-2026-11-24-regex.md).
+    if tier1.is_some() && crate::support::shift_and_support(input.query).is_ok() {
+        let g2 = c.gpu_gbps.get(&Kernel::ShiftAnd).copied();
+        let g2 = g2.unwrap_or_else(|| c.best_kernel().1 / 8.0);
+        let t2 = bytes / (g2 * 1e9) * 1e3 + c.gpu_latency_ms;
+        if t2 < gpu_total && t2 < cpu_total {
+            d.factors.push(Factor {
+                name: "tier 2 instead of tier 1",
+                value: format!("shift-and est. {t2:.3} ms < tier 1 {gpu_total:.3} ms"),
+                ms: (0.0, 0.0),
+            });
+            d.tier1 = Some(format!(
+                "tier 2 (shift-and, est. {t2:.3} ms) beats {}",
+                d.tier1.take().unwrap_or_default()
+            ));
+            d.choice = Choice::Gpu(Kernel::ShiftAnd);
+            return d;
+        }
+    }
     if gpu_total < cpu_total {
         d.choice = match tier1 {
             Some(_) => Choice::GpuPrefilter(kernel),
@@ -695,16 +732,16 @@ mod tests {
     fn inhibitors_name_their_cause() {
         let cal = Calibration::defaults(DeviceClass::Discrete);
         let cases = [
-            // Tier 1 takes `ERR.R` and `ERR*R` (required literal `ERR`):
-            // these have no required literal of 3+ bytes.
-            (q("E.R.R", Syntax::Regex, false), "regex"),
-            (q("E*R*R", Syntax::Wildcard, false), "wildcard"),
+            // Tier 1 takes `ERR.R` and `ERR*R` (required literal `ERR`),
+            // tier 2 `E.R.R` and `E*R*R` (no required literal); these
+            // have no required literal and too large an automaton.
+            (q(r"E.{300}R", Syntax::Regex, false), "regex"),
+            (
+                q(&format!("E{}R", "?".repeat(300)), Syntax::Wildcard, false),
+                "wildcard",
+            ),
             (q("ERROR", Syntax::Fuzzy(1), false), "fuzzy"),
             (q(&"a".repeat(65), Syntax::Fixed, false), "longer than 64"),
-            // `erreur é` under Unicode -i has required literals (its case
-            // variants, cut to 5 bytes): tier 1 takes it; `é` (2 bytes)
-            // has none worth searching.
-            (q("é", Syntax::Fixed, true), "Unicode case-insensitive"),
         ];
         for (query, want) in &cases {
             let d = plan(&input(query, &cal, 1 << 30, true));
@@ -720,7 +757,10 @@ mod tests {
 
     #[test]
     fn tier1_takes_regexes_with_required_literals() {
-        let cal = Calibration::defaults(DeviceClass::Discrete);
+        // Tier 2 calibrated slow (before any run it would take the
+        // many-literal case, `erreur é`, scored at bloom's default).
+        let mut cal = Calibration::defaults(DeviceClass::Discrete);
+        cal.gpu_gbps.insert(Kernel::ShiftAnd, 10.0);
         for (query, lit) in [
             (q(r"ERROR_5\d\d", Syntax::Regex, false), "ERROR_5"),
             (q("ERR.R", Syntax::Regex, false), "ERR"),
@@ -737,8 +777,17 @@ mod tests {
             );
             assert!(e.contains("candidate share") && e.contains("verify"), "{e}");
         }
-        // Many candidates: verifying them costs more than the CPU's scan.
+        // Many candidates: verifying them costs more than tier 2's whole
+        // scan (and than the CPU's).
         let query = q(r"ERROR_5\d\d", Syntax::Regex, false);
+        let mut inp = input(&query, &cal, 1 << 30, true);
+        inp.sample.candidates = 900;
+        inp.sample.matching = 50;
+        let d = plan(&inp);
+        assert_eq!(d.choice, Choice::Gpu(Kernel::ShiftAnd));
+        assert!(d.explain().contains("tier 2"), "{}", d.explain());
+        // Without tier 2 (too large an automaton) the CPU answers.
+        let query = q(r"ERROR_5\d{300}", Syntax::Regex, false);
         let mut inp = input(&query, &cal, 1 << 30, true);
         inp.sample.candidates = 900;
         inp.sample.matching = 50;
@@ -748,6 +797,47 @@ mod tests {
         let d = plan(&input(&fz, &cal, 1 << 30, true));
         assert_eq!(d.choice, Choice::Cpu);
         assert!(d.inhibitors[0].contains("fuzzy"), "{:?}", d.inhibitors);
+    }
+
+    #[test]
+    fn tier2_first_run_averages_in() {
+        // REGRESSION: the first tier-2 run (pipeline compilation, 0.47 s
+        // on the H100) became the kernel's whole calibration, and auto
+        // never chose the GPU again for a regex it runs in 3.4 ms.
+        let mut cal = Calibration::defaults(DeviceClass::Discrete);
+        let default = cal.best_kernel().1 / 8.0;
+        cal.record(&Measurement {
+            backend: MeasuredBackend::Gpu {
+                kernel: Kernel::ShiftAnd,
+            },
+            bytes: 194_000_000,
+            seconds: 0.467,
+        });
+        assert!(cal.gpu_gbps[&Kernel::ShiftAnd] > 0.7 * default);
+        let query = q(
+            r"\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b",
+            Syntax::Regex,
+            false,
+        );
+        let mut inp = input(&query, &cal, 194_000_000, true);
+        inp.threads = 16;
+        assert_eq!(plan(&inp).choice, Choice::Gpu(Kernel::ShiftAnd));
+    }
+
+    #[test]
+    fn tier2_takes_regexes_without_required_literals() {
+        let cal = Calibration::defaults(DeviceClass::Discrete);
+        for query in [
+            q("E.R.R", Syntax::Regex, false),
+            q("E*R*R", Syntax::Wildcard, false),
+            // `é` under Unicode -i (2 bytes: no literal worth searching).
+            q("é", Syntax::Fixed, true),
+        ] {
+            let d = plan(&input(&query, &cal, 1 << 30, true));
+            assert!(d.inhibitors.is_empty(), "{:?}", d.inhibitors);
+            assert_eq!(d.choice, Choice::Gpu(Kernel::ShiftAnd));
+            assert!(d.explain().contains("tier 2"), "{}", d.explain());
+        }
     }
 
     #[test]

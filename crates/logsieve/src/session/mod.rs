@@ -224,8 +224,20 @@ impl Session {
             gpu: self.gpu_state(),
             calibration: &cal,
         })?;
+        // Tier 2's split weighs the CPU at the regex's own speed (the
+        // planner's `Matcher::speed`): at the literal speed the CPU looked
+        // 8x faster than it is, and after one calibrated run (59 GB/s on
+        // the H100) auto moved the whole shard of `\b\d{1,3}\.…` to the
+        // CPU: 26 ms instead of 3.4 (docs/bench/h100-2026-11-24-regex.md).
         #[cfg(feature = "gpu")]
-        let r = self.with_split(r, &cal, opts);
+        let r = match (r.backend, request.kind().query()) {
+            (Backend::Gpu(crate::Kernel::ShiftAnd), Some(q)) => {
+                let mut c = cal.clone();
+                c.cpu_gbps *= q.matcher.speed();
+                self.with_split(r, &c, opts)
+            }
+            _ => self.with_split(r, &cal, opts),
+        };
         Ok(r)
     }
 

@@ -299,6 +299,14 @@ fn route_auto(input: &RouteInput<'_>) -> Route {
         calibration: input.calibration,
     });
     match (&decision.choice, supported, prefilter) {
+        // Tier 2 chosen over tier 1 by the planner.
+        (Choice::Gpu(Kernel::ShiftAnd), Err(_), Some(Ok(_))) => Route {
+            backend: Backend::Gpu(Kernel::ShiftAnd),
+            reason: decision.summary(),
+            forced: false,
+            decision: Some(decision),
+            split: None,
+        },
         (Choice::Gpu(_), Ok((kernel, note)), _) => Route {
             backend: Backend::Gpu(kernel),
             reason: with_note(decision.summary(), note),

@@ -22,6 +22,7 @@ pub(crate) mod multi_common;
 pub(crate) mod plain_read;
 pub(crate) mod prefix_hash;
 pub(crate) mod scan;
+pub(crate) mod shift_and;
 pub(crate) mod signature;
 pub(crate) mod trie;
 pub(crate) mod two_phase;
@@ -64,7 +65,7 @@ impl Module {
 
 /// Every module the engine compiles (the naga test walks them).
 #[cfg_attr(not(test), allow(dead_code))]
-pub(crate) const MODULES: [&Module; 11] = [
+pub(crate) const MODULES: [&Module; 12] = [
     &brute_line::MODULE,
     &brute_byte::MODULE,
     &two_phase::MODULE,
@@ -77,6 +78,8 @@ pub(crate) const MODULES: [&Module; 11] = [
     &ac::MODULE,
     &prefix_hash::MODULE,
     &bloom::MODULE,
+    // Tier 2 of regex (the position automaton).
+    &shift_and::MODULE,
 ];
 
 /// Word offsets of the fields of the WGSL `Params` uniform.

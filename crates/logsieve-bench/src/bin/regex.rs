@@ -1,0 +1,226 @@
+//! Regex on the GPU (issue 18): a suite of regexes an SRE or analyst types,
+//! over generated lines resident on the GPU, through `Session::search`:
+//! auto, the GPU's default tier (tier 1: required literals on the literal
+//! kernels + CPU verification; tier 2: the `shift-and` automaton), tier 2
+//! forced, the single-literal scan of the required literals (tier 1's
+//! floor), the CPU engine on 1 thread and on all cores, and `rg -c` as a
+//! process (when `rg` is on the PATH). Every row's count must agree: the
+//! exit status is 1 on a mismatch.
+//!
+//! Usage: `regex [--lines N] [--iters N] [--rg-file PATH]`. Medians of
+//! `--iters` runs after one warm-up, back to back (hot); auto again with
+//! 100 ms idle gaps (interactive); the CPU on one thread runs once.
+
+use std::time::{Duration, Instant};
+
+use logsieve::gen::{generate, GenOptions};
+use logsieve::support::{prefilter_support, shift_and_support};
+use logsieve::{BackendChoice, Corpus, Kernel, Query, QueryBuilder, SearchOptions, Session, Want};
+
+/// The suite: what people type when they hunt through logs.
+const SUITE: &[&str] = &[
+    r"\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b",
+    r"192\.168\.1\.\d+",
+    r"[a-zA-Z0-9._%+-]+@[a-zA-Z0-9.-]+\.[a-zA-Z]{2,}",
+    r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
+    r"trace=[0-9a-f]{32}",
+    r"[0-9a-f]{32}",
+    r"ERROR_5\d\d",
+    r"latency_ms=\d{4,}",
+    r"(?i)timeout|refused",
+    r"\b(GET|POST) /api/v\d/",
+    r"user=u1\d*7 ",
+    r"at [\w.$]+\(\w+\.java:\d+\)",
+    r"Exception: .*(reset|exhausted)",
+    r#"HTTP/1\.[01]" [45]\d\d"#,
+    r"\d{4}-\d\d-\d\dT\d\d:\d\d",
+    r"sshd\[\d+\]: Failed password",
+    r"port \d{5} ssh2",
+    r"web-\d\d (ERROR|WARN)",
+    r"\bu\d{5}\b",
+    r"bytes=\d{6,}$",
+    r"\[svc-(payments|billing)\]",
+    r"[A-Z][a-z]+Exception",
+    r"client=10\.\d+\.\d+\.\d+",
+    r"latency_ms=1\d{3} ",
+];
+
+fn timed<T>(iters: usize, gap: Duration, mut f: impl FnMut() -> T) -> (f64, T) {
+    let mut out = f();
+    let mut ts = Vec::with_capacity(iters);
+    for _ in 0..iters {
+        if !gap.is_zero() {
+            std::thread::sleep(gap);
+        }
+        let t = Instant::now();
+        out = f();
+        ts.push(t.elapsed());
+    }
+    ts.sort();
+    (ts[ts.len() / 2].as_secs_f64() * 1e3, out)
+}
+
+fn opts(backend: BackendChoice, kernel: Option<Kernel>, threads: usize) -> SearchOptions {
+    SearchOptions {
+        backend,
+        gpu_kernel: kernel,
+        threads,
+        want: Want::Count,
+        ..Default::default()
+    }
+}
+
+fn cell(v: Option<f64>) -> String {
+    v.map_or("—".to_string(), |x| format!("{x:.3}"))
+}
+
+fn main() {
+    let mut lines = 1_000_000u64;
+    let mut iters = 10usize;
+    let mut rg_file: Option<String> = None;
+    let mut it = std::env::args().skip(1);
+    while let Some(f) = it.next() {
+        let v = it.next().unwrap_or_default();
+        match f.as_str() {
+            "--lines" => lines = v.parse().expect("--lines N"),
+            "--iters" => iters = v.parse().expect("--iters N"),
+            "--rg-file" => rg_file = Some(v),
+            _ => {
+                eprintln!("usage: regex [--lines N] [--iters N] [--rg-file PATH]");
+                std::process::exit(2)
+            }
+        }
+    }
+    let data = generate(&GenOptions {
+        lines,
+        seed: 42,
+        ..Default::default()
+    });
+    let rg = rg_file.as_ref().filter(|_| {
+        std::process::Command::new("rg")
+            .arg("--version")
+            .output()
+            .is_ok()
+    });
+    if let Some(p) = rg {
+        std::fs::write(p, &data).expect("write the rg file");
+    }
+    let mut session = Session::new(Corpus::from_bytes("bench", data));
+    if let Err(e) = session.attach_gpu() {
+        eprintln!("no GPU: {e}");
+    }
+    let mut bad = 0;
+    let mut ratios_x16 = Vec::new();
+    println!(
+        "| regex | tier (auto) | auto ms | auto interactive ms | GPU default ms | tier 2 ms | \
+         literal scan ms | CPU x1 ms | CPU x16 ms | rg -c ms | count | CPU x16 / auto | \
+         auto / best | GPU default / literal scan |"
+    );
+    println!("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for p in SUITE {
+        let q: Query = QueryBuilder::new().build(&[*p]).expect("query");
+        let mut counts = Vec::new();
+        let (auto, r) = timed(iters, Duration::ZERO, || {
+            session
+                .search(&q, &opts(BackendChoice::Auto, None, 0))
+                .expect("auto")
+        });
+        counts.push(r.total());
+        let tier = r.backend.name.clone();
+        eprintln!("{p}: auto: {}: {}", r.backend.name, r.backend.reason);
+        let (auto_idle, _) = timed(iters.min(5), Duration::from_millis(100), || {
+            session
+                .search(&q, &opts(BackendChoice::Auto, None, 0))
+                .expect("auto")
+        });
+        let gpu = session.has_gpu().then(|| {
+            let (ms, r) = timed(iters, Duration::ZERO, || {
+                session.search(&q, &opts(BackendChoice::Gpu, None, 0))
+            });
+            r.ok().map(|r| (ms, r.total()))
+        });
+        let gpu = gpu.flatten();
+        counts.extend(gpu.map(|g| g.1));
+        let t2 = (session.has_gpu() && shift_and_support(&q).is_ok()).then(|| {
+            let (ms, r) = timed(iters, Duration::ZERO, || {
+                session
+                    .search(&q, &opts(BackendChoice::Gpu, Some(Kernel::ShiftAnd), 0))
+                    .expect("tier 2")
+            });
+            counts.push(r.total());
+            ms
+        });
+        let lit = match (session.has_gpu(), prefilter_support(&q, None)) {
+            (true, Ok(pre)) => {
+                let (ms, _) = timed(iters, Duration::ZERO, || {
+                    session.search(&pre.literals, &opts(BackendChoice::Gpu, None, 0))
+                });
+                Some(ms)
+            }
+            _ => None,
+        };
+        // One run: a Unicode `\b` keeps the regex crate off its DFA, and
+        // one thread then takes seconds.
+        let t = Instant::now();
+        let r = session
+            .search(&q, &opts(BackendChoice::Cpu, None, 1))
+            .expect("cpu");
+        let x1 = t.elapsed().as_secs_f64() * 1e3;
+        counts.push(r.total());
+        let (x16, r) = timed(iters.min(5), Duration::ZERO, || {
+            session
+                .search(&q, &opts(BackendChoice::Cpu, None, 0))
+                .expect("cpu")
+        });
+        counts.push(r.total());
+        let rg_ms = rg.map(|path| {
+            let (ms, out) = timed(iters.min(3), Duration::ZERO, || {
+                std::process::Command::new("rg")
+                    .args(["-c", "--no-filename", "-e", p, path])
+                    .output()
+                    .expect("rg")
+            });
+            let n: u64 = String::from_utf8_lossy(&out.stdout)
+                .trim()
+                .parse()
+                .unwrap_or(0);
+            counts.push(n);
+            ms
+        });
+        let agree = counts.iter().all(|&c| c == counts[0]);
+        if !agree {
+            bad += 1;
+        }
+        let best = [Some(auto), gpu.map(|g| g.0), t2, Some(x1), Some(x16), rg_ms]
+            .into_iter()
+            .flatten()
+            .fold(f64::INFINITY, f64::min);
+        ratios_x16.push(x16 / auto);
+        println!(
+            "| `{}` | {tier} | {auto:.3} | {auto_idle:.3} | {} | {} | {} | {x1:.3} | {x16:.3} | {} | {}{} | {:.1} | {:.2} | {} |",
+            p.replace('|', "\\|"),
+            cell(gpu.map(|g| g.0)),
+            cell(t2),
+            cell(lit),
+            cell(rg_ms),
+            counts[0],
+            if agree { String::new() } else { format!(" MISMATCH {counts:?}") },
+            x16 / auto,
+            auto / best,
+            match (gpu, lit) {
+                (Some(g), Some(l)) => format!("{:.2}", g.0 / l),
+                _ => "—".to_string(),
+            }
+        );
+    }
+    ratios_x16.sort_by(f64::total_cmp);
+    println!(
+        "\nmedian CPU x16 / auto over {} regexes: {:.1}",
+        SUITE.len(),
+        ratios_x16[ratios_x16.len() / 2]
+    );
+    if bad > 0 {
+        eprintln!("{bad} regexes' counts differ between rows");
+        std::process::exit(1);
+    }
+}

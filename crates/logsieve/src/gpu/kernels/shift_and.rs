@@ -1,0 +1,283 @@
+//! `shift-and`: tier 2 of regex on the GPU (see `shift_and.wgsl`): the
+//! query's position automaton (`query::glushkov`) as one table buffer, its
+//! own bind-group layout (the segment's bytes, line starts, candidate and
+//! result bits, the table and a small uniform) and one pipeline per state
+//! width (1, 2, 4, 8 words), built once per context and thread.
+
+// In a browser (one thread) wgpu's handles are neither `Send` nor `Sync`.
+#![cfg_attr(target_arch = "wasm32", allow(clippy::arc_with_non_send_sync))]
+
+use std::cell::RefCell;
+use std::sync::{Arc, Weak};
+
+use wgpu::util::DeviceExt;
+
+use super::count::PopCount;
+use super::{Grid, KernelDriver, Module, SegmentRun, View};
+use crate::error::Error;
+use crate::gpu::context::{Ctx, GpuContext};
+use crate::gpu::pipelines::{buffer_entry, compute_pipeline};
+use crate::gpu::segment::{entry, ResidentSegment};
+use crate::gpu::GpuKernel;
+use crate::query::glushkov::Automaton;
+
+/// The shader module.
+pub(crate) const MODULE: Module = Module {
+    label: "shift-and",
+    view: View::U32,
+    wgsl: include_str!("shift_and.wgsl"),
+    entry_points: &["shift_and"],
+};
+
+/// The state widths a pipeline is built for, in words.
+pub(crate) const WIDTHS: [usize; 4] = [1, 2, 4, 8];
+
+/// Words of the uniform.
+const RP_WORDS: usize = 8;
+
+/// The table buffer's words and the uniform of `a`, laid out for a
+/// pipeline of `w` state words (`w >= a.words`).
+pub(crate) fn tables(a: &Automaton, w: usize) -> (Vec<u32>, [u32; RP_WORDS]) {
+    let aw = a.words;
+    let mut t = vec![0u32; 256 * w];
+    for b in 0..256 {
+        t[b * w..b * w + aw].copy_from_slice(&a.masks[b * aw..(b + 1) * aw]);
+    }
+    let follow_off = t.len();
+    t.resize(follow_off + w * 4 * 256 * w, 0);
+    for sw in 0..aw {
+        for k in 0..4 {
+            for v in 0..256 {
+                let from = ((sw * 4 + k) * 256 + v) * aw;
+                let to = follow_off + ((sw * 4 + k) * 256 + v) * w;
+                t[to..to + aw].copy_from_slice(&a.follow[from..from + aw]);
+            }
+        }
+    }
+    let last_off = t.len();
+    t.extend_from_slice(&a.last);
+    t.resize(last_off + w, 0);
+    let groups_off = t.len();
+    let stride = 3 + w;
+    for g in &a.groups {
+        t.push(g.from);
+        t.push(u32::from(g.cond));
+        t.push(u32::from(g.accept));
+        t.extend_from_slice(&g.to);
+        t.resize(t.len() + (w - aw), 0);
+    }
+    let rp = [
+        a.groups.len() as u32,
+        u32::from(a.unicode),
+        follow_off as u32,
+        last_off as u32,
+        groups_off as u32,
+        stride as u32,
+        0,
+        0,
+    ];
+    (t, rp)
+}
+
+/// The smallest pipeline width for `words` state words.
+pub(crate) fn width_for(words: usize) -> usize {
+    WIDTHS.into_iter().find(|&w| w >= words).unwrap_or(8)
+}
+
+/// The layout and pipelines of one context.
+pub(crate) struct ShiftAndPipes {
+    layout: wgpu::BindGroupLayout,
+    pipes: Vec<wgpu::ComputePipeline>,
+}
+
+thread_local! {
+    static PIPES: RefCell<Vec<(Weak<Ctx>, Arc<ShiftAndPipes>)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The layout and pipelines for `ctx`, built on first use.
+pub(crate) fn pipes(ctx: &GpuContext) -> Result<Arc<ShiftAndPipes>, Error> {
+    let found = PIPES.with(|p| {
+        let mut p = p.borrow_mut();
+        p.retain(|(w, _)| w.strong_count() > 0);
+        p.iter()
+            .find(|(w, _)| std::ptr::eq(w.as_ptr(), Arc::as_ptr(&ctx.inner)))
+            .map(|(_, m)| m.clone())
+    });
+    if let Some(m) = found {
+        return Ok(m);
+    }
+    let c = &ctx.inner;
+    let scope = c.device.push_error_scope(wgpu::ErrorFilter::Validation);
+    let storage = |read_only| wgpu::BufferBindingType::Storage { read_only };
+    let uniform = wgpu::BufferBindingType::Uniform;
+    let layout = c
+        .device
+        .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("shift-and"),
+            entries: &[
+                buffer_entry(1, uniform),
+                buffer_entry(2, storage(true)),
+                buffer_entry(3, storage(true)),
+                buffer_entry(5, storage(false)),
+                buffer_entry(6, storage(false)),
+                buffer_entry(10, storage(true)),
+                buffer_entry(12, uniform),
+            ],
+        });
+    let pl = c
+        .device
+        .create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("shift-and"),
+            bind_group_layouts: &[Some(&layout)],
+            immediate_size: 0,
+        });
+    let module = c.device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some("shift-and"),
+        source: wgpu::ShaderSource::Wgsl(MODULE.source().into()),
+    });
+    let pipes = WIDTHS
+        .iter()
+        .map(|&w| compute_pipeline(&c.device, &pl, &module, "shift_and", &[("W", w as f64)]))
+        .collect();
+    if let Some(e) = pollster::block_on(scope.pop()) {
+        return Err(Error::backend(format!(
+            "GPU shift-and kernel compilation failed: {e}"
+        )));
+    }
+    let m = Arc::new(ShiftAndPipes { layout, pipes });
+    PIPES.with(|p| p.borrow_mut().push((Arc::downgrade(&ctx.inner), m.clone())));
+    Ok(m)
+}
+
+/// The driver: one thread per line of every segment, then the engine's
+/// pop-counts of the result (matching) and candidate (undecided) bits.
+pub(crate) struct ShiftAnd<'a> {
+    pipeline: &'a wgpu::ComputePipeline,
+    binds: Vec<wgpu::BindGroup>,
+    count: PopCount<'a>,
+    grid: Grid,
+}
+
+impl<'a> ShiftAnd<'a> {
+    /// The driver of `a` over `segments`.
+    pub(crate) fn new(
+        c: &'a Ctx,
+        pipes: &'a ShiftAndPipes,
+        a: &Automaton,
+        segments: &[ResidentSegment],
+    ) -> ShiftAnd<'a> {
+        let w = width_for(a.words);
+        let (t, rp) = tables(a, w);
+        let dev = &c.device;
+        let tbuf = dev.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("shift-and tables"),
+            contents: &t.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>(),
+            usage: wgpu::BufferUsages::STORAGE,
+        });
+        let ubuf = dev.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("shift-and params"),
+            contents: &rp.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>(),
+            usage: wgpu::BufferUsages::UNIFORM,
+        });
+        let binds = segments
+            .iter()
+            .map(|s| {
+                let b = &s.buffers;
+                dev.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some("shift-and segment"),
+                    layout: &pipes.layout,
+                    entries: &[
+                        entry(1, &b.params),
+                        entry(2, &b.data),
+                        entry(3, &b.starts),
+                        entry(5, &b.candidates),
+                        entry(6, &b.result_bits),
+                        entry(10, &tbuf),
+                        entry(12, &ubuf),
+                    ],
+                })
+            })
+            .collect();
+        let i = WIDTHS.iter().position(|&x| x == w).unwrap_or(3);
+        ShiftAnd {
+            pipeline: &pipes.pipes[i],
+            binds,
+            count: PopCount {
+                result: &c.pipes.count_result,
+                candidates: Some(&c.pipes.count_cand),
+            },
+            grid: c.grid(),
+        }
+    }
+}
+
+impl KernelDriver for ShiftAnd<'_> {
+    fn label(&self) -> &'static str {
+        GpuKernel::ShiftAnd.name()
+    }
+
+    fn clear(&self, enc: &mut wgpu::CommandEncoder, seg: &ResidentSegment) {
+        enc.clear_buffer(&seg.buffers.result_bits, 0, None);
+        enc.clear_buffer(&seg.buffers.candidates, 0, None);
+        enc.clear_buffer(&seg.buffers.counters, 0, None);
+    }
+
+    fn record(&self, pass: &mut wgpu::ComputePass<'_>, run: SegmentRun<'_>) {
+        let s = run.segment;
+        pass.set_bind_group(0, &self.binds[run.index], &[]);
+        self.grid
+            .run(pass, self.pipeline, u64::from(s.n_lines).div_ceil(256));
+        pass.set_bind_group(0, run.bind, &[]);
+        self.count.record(pass, s, self.grid);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::kernels::tests::validated;
+    use crate::query::QueryBuilder;
+
+    /// Every width's pipeline validates with naga, its override applied as
+    /// wgpu applies it.
+    #[test]
+    fn every_pipeline_builds() {
+        let (module, info) = validated(
+            "shift-and",
+            &MODULE.source(),
+            naga::valid::Capabilities::empty(),
+        );
+        for w in WIDTHS {
+            let mut consts = naga::back::PipelineConstants::default();
+            consts.insert("W".to_string(), w as f64);
+            let ep = Some((naga::ShaderStage::Compute, "shift_and"));
+            if let Err(e) =
+                naga::back::pipeline_constants::process_overrides(&module, &info, ep, &consts)
+            {
+                panic!("shift-and pipeline W = {w}: {e:?}");
+            }
+        }
+    }
+
+    /// The tables keep every word of the automaton at the pipeline's
+    /// width, and the uniform points at each section.
+    #[test]
+    fn tables_are_padded_to_the_pipeline_width() {
+        let q = QueryBuilder::new().build(&[r"\b[0-9a-f]{40}\b"]).unwrap();
+        let a = Automaton::for_query(&q).unwrap();
+        assert_eq!(a.words, 2);
+        let w = width_for(a.words);
+        assert_eq!(w, 2);
+        let (t, rp) = tables(&a, 4);
+        assert_eq!(rp[2] as usize, 256 * 4);
+        assert_eq!(rp[3] as usize, 256 * 4 + 4 * 4 * 256 * 4);
+        assert_eq!(rp[0] as usize, a.groups.len());
+        assert_eq!(t.len(), rp[4] as usize + a.groups.len() * (3 + 4));
+        for b in 0..256 {
+            assert_eq!(&t[b * 4..b * 4 + 2], &a.masks[b * 2..b * 2 + 2]);
+            assert_eq!(&t[b * 4 + 2..b * 4 + 4], &[0, 0]);
+        }
+        assert_eq!(width_for(3), 4);
+        assert_eq!(width_for(8), 8);
+    }
+}

@@ -1,0 +1,163 @@
+// shift-and: tier 2 of regex on the GPU, a bit-parallel run of the
+// regex's position (Glushkov) automaton (query/glushkov.rs, whose
+// `run_line` is this kernel on the host). One thread per line; the state
+// is W 32-bit words (W a pipeline constant: 1, 2, 4 or 8 words, the
+// positions rounded up), one bit per position, bit 0 the start (always
+// set: an unanchored search). Per byte:
+//   D' = (follow(D) | conditional(D)) & mask[byte]
+// `follow` ORs, for each non-zero byte of the state, a precomputed union of
+// follow sets (split tables, in the table buffer); `mask` (256 x W words)
+// lives in workgroup memory. Look-around edges (^ $ \b ...) are groups
+// checked against the boundary's conditions (`satisfied`). Under a
+// Unicode-dependent regex a byte >= 0x80 makes the line undecided: its
+// `cand` bit is set and the CPU decides it.
+
+override W: u32 = 1u;
+const MAXW: u32 = 8u;
+
+struct RParams {
+    n_groups: u32,
+    // 1: bytes >= 0x80 make a line undecided.
+    unicode: u32,
+    // Word offsets in `rt`: follow tables, accepting positions, groups
+    // (from, cond, accept, then W target words: `stride` words each).
+    follow_off: u32,
+    last_off: u32,
+    groups_off: u32,
+    stride: u32,
+    _p0: u32,
+    _p1: u32,
+}
+
+@group(0) @binding(10) var<storage, read> rt: array<u32>;
+@group(0) @binding(12) var<uniform> rp: RParams;
+
+var<workgroup> wmask: array<u32, 2048>;
+
+fn is_word(b: u32) -> bool {
+    return (b >= 48u && b <= 57u) || (b >= 65u && b <= 90u) || (b >= 97u && b <= 122u) || b == 95u;
+}
+
+// The conditions (glushkov::cond) satisfied between bytes prev and next;
+// 256 stands for the line's edge.
+fn satisfied(prev: u32, next: u32) -> u32 {
+    let pw = prev < 256u && is_word(prev);
+    let nw = next < 256u && is_word(next);
+    var s = 0u;
+    if prev == 256u || prev == 13u {
+        s |= 4u;
+    }
+    if prev == 256u {
+        s |= 1u;
+    }
+    if next == 256u || next == 13u {
+        s |= 8u;
+    }
+    if next == 256u {
+        s |= 2u;
+    }
+    if pw != nw {
+        s |= 16u;
+    } else {
+        s |= 32u;
+    }
+    if !pw && nw {
+        s |= 64u;
+    }
+    if pw && !nw {
+        s |= 128u;
+    }
+    if !pw {
+        s |= 256u;
+    }
+    if !nw {
+        s |= 512u;
+    }
+    return s;
+}
+
+@compute @workgroup_size(256)
+fn shift_and(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    for (var i = lid; i < 256u * W; i += 256u) {
+        wmask[i] = rt[i];
+    }
+    workgroupBarrier();
+    let line = group_id(wid, nwg) * WG + lid;
+    if line >= seg.n_lines {
+        return;
+    }
+    let s = starts[line];
+    let e = starts[line + 1u] - 1u;
+    var d: array<u32, MAXW>;
+    var f: array<u32, MAXW>;
+    // The accepting positions, in registers (tested at every boundary).
+    var lst: array<u32, MAXW>;
+    for (var w = 0u; w < W; w++) {
+        lst[w] = rt[rp.last_off + w];
+    }
+    d[0] = 1u;
+    var prev = 256u;
+    var p = s;
+    loop {
+        var next = 256u;
+        if p < e {
+            next = byte_at(p);
+        }
+        if rp.unicode != 0u && next >= 128u && next < 256u {
+            set_cand(line);
+            return;
+        }
+        var sat = 0u;
+        if rp.n_groups != 0u {
+            sat = satisfied(prev, next);
+        }
+        var acc = false;
+        for (var w = 0u; w < W; w++) {
+            acc = acc || (d[w] & lst[w]) != 0u;
+        }
+        for (var g = 0u; g < rp.n_groups; g++) {
+            let at = rp.groups_off + g * rp.stride;
+            let src = rt[at];
+            if rt[at + 2u] != 0u && (rt[at + 1u] & ~sat) == 0u && ((d[src >> 5u] >> (src & 31u)) & 1u) != 0u {
+                acc = true;
+            }
+        }
+        if acc {
+            set_result(line);
+            return;
+        }
+        if p >= e {
+            return;
+        }
+        for (var u = 0u; u < W; u++) {
+            f[u] = 0u;
+        }
+        for (var w = 0u; w < W; w++) {
+            let x = d[w];
+            for (var k = 0u; k < 4u; k++) {
+                let v = (x >> (8u * k)) & 0xFFu;
+                if v != 0u {
+                    let at = rp.follow_off + ((w * 4u + k) * 256u + v) * W;
+                    for (var u = 0u; u < W; u++) {
+                        f[u] |= rt[at + u];
+                    }
+                }
+            }
+        }
+        for (var g = 0u; g < rp.n_groups; g++) {
+            let at = rp.groups_off + g * rp.stride;
+            let src = rt[at];
+            if rt[at + 2u] == 0u && (rt[at + 1u] & ~sat) == 0u && ((d[src >> 5u] >> (src & 31u)) & 1u) != 0u {
+                for (var u = 0u; u < W; u++) {
+                    f[u] |= rt[at + 3u + u];
+                }
+            }
+        }
+        for (var u = 0u; u < W; u++) {
+            d[u] = f[u] & wmask[next * W + u];
+        }
+        d[0] |= 1u;
+        prev = next;
+        p += 1u;
+    }
+}

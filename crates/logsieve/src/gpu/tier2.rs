@@ -1,0 +1,109 @@
+//! Tier 2 of regex on the GPU: a search run by the `shift-and` kernel
+//! (`kernels/shift_and.rs`) over every resident segment, the query's
+//! position automaton (`query::glushkov`) in one table buffer. Matching
+//! lines come back as the result bits (exact); lines the automaton could
+//! not decide (a byte >= 0x80 under a Unicode-dependent regex) as the
+//! candidate bits, read back only when there are some, and decided by the
+//! CPU matcher ([`Candidates::verify`]).
+
+use web_time::Instant;
+
+use super::corpus::GpuCorpus;
+use super::kernels::shift_and::{self, ShiftAnd};
+use super::readback::{self, Candidates, PerSegment, RawHits};
+use super::search::GpuSearch;
+use crate::corpus::Corpus;
+use crate::error::Error;
+use crate::query::Query;
+use crate::results::Want;
+
+impl GpuCorpus {
+    /// [`GpuCorpus::search_part`] with the `shift-and` kernel.
+    // The state lock is held across the awaits, as in `search_async`.
+    #[allow(clippy::await_holding_lock)]
+    pub(crate) async fn search_shift_and(
+        &self,
+        corpus: &Corpus,
+        q: &Query,
+        want: Want,
+    ) -> Result<(RawHits, GpuSearch), Error> {
+        let t0 = Instant::now();
+        let a = crate::support::shift_and_support(q)
+            .map_err(|u| Error::backend(format!("the GPU cannot run this query: {u}")))?;
+        self.check_corpus(corpus)?;
+        let c = &*self.ctx.inner;
+        c.check_faults()?;
+        let pipes = shift_and::pipes(&self.ctx)?;
+        let lines = want == Want::Lines;
+        let mut st = self.lock_state()?;
+        let (counts, seg_lines, undecided, kernel_time) = c
+            .scoped(async {
+                let driver = ShiftAnd::new(c, &pipes, &a, &self.segs);
+                let use_ts = self.timestamps_on();
+                let mut enc = self.encode(&driver, &st.binds, use_ts);
+                self.encode_readback(&mut enc, &driver, lines, use_ts);
+                c.queue.submit([enc.finish()]);
+                c.map_many_async(&self.readback_maps(&driver, lines, use_ts))
+                    .await?;
+                let counts = self.readback.read_counts(&self.segs)?;
+                let kernel_time = match use_ts {
+                    true => self.readback.read_timestamps(c.ts_period)?,
+                    false => None,
+                };
+                let seg_lines = match lines {
+                    true => Some(self.readback.read_bits(&self.segs)?),
+                    false => None,
+                };
+                let undecided: u64 = counts.iter().map(|c| u64::from(c[1])).sum();
+                // The undecided lines' ids: the candidate bits, copied
+                // where the result bits were read back.
+                let undecided = match undecided {
+                    0 => None,
+                    _ => {
+                        let mut enc = c.device.create_command_encoder(&Default::default());
+                        for s in self.segs.iter().filter(|s| s.n_words > 0) {
+                            enc.copy_buffer_to_buffer(
+                                &s.buffers.candidates,
+                                0,
+                                &self.readback.bits,
+                                s.bits_at,
+                                u64::from(s.n_words) * 4,
+                            );
+                        }
+                        c.queue.submit([enc.finish()]);
+                        c.map_many_async(&self.readback.maps(&self.segs, true, false)[1..])
+                            .await?;
+                        Some(self.readback.read_bits(&self.segs)?)
+                    }
+                };
+                Ok((counts, seg_lines, undecided, kernel_time))
+            })
+            .await?;
+        st.clean = false;
+        drop(st);
+        let mut raw = self.collect(corpus, q, PerSegment::new(&counts, seg_lines));
+        let verified = match undecided {
+            Some(ids) => {
+                let found = PerSegment {
+                    matched: ids.iter().map(|v| v.len() as u64).collect(),
+                    lines: Some(ids),
+                };
+                let cands = readback::collect(corpus, q, &self.segs, &[], found);
+                let n = cands.matched.iter().sum::<u64>();
+                raw.add(Candidates::unverified(cands)?.verify(corpus, q, lines, 0));
+                Some(n)
+            }
+            None => None,
+        };
+        Ok((
+            raw,
+            GpuSearch {
+                docs: Vec::new(),
+                kernel_time,
+                end_to_end: t0.elapsed(),
+                candidates: verified,
+                positions: None,
+            },
+        ))
+    }
+}

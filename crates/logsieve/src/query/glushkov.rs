@@ -1,0 +1,563 @@
+//! Tier 2 of regex on the GPU: a regex compiled into a position (Glushkov)
+//! automaton that a bit-parallel matcher runs, one bit per position, 32
+//! positions to a state word (WGSL has no 64-bit integers).
+//!
+//! The regex is the CPU matcher's own pattern (`-w`, `-x`, `--wildcard` and
+//! `-i` already folded into it by `cpu::matcher`), parsed by regex-syntax
+//! with the same flags, so the automaton answers exactly what
+//! [`crate::Query::is_match_line`] answers, line by line:
+//!
+//! * Each byte class of the HIR is a position with a 256-bit byte mask;
+//!   bounded repetition is expanded (`a{2,4}` is `aaa?a?`) up to
+//!   [`MAX_POSITIONS`] positions in all; position 0 is the start, always
+//!   active (an unanchored search).
+//! * One step is `D' = (follow(D) | conditional(D)) & mask[byte]`:
+//!   `follow` is the union of the follow sets of the active positions,
+//!   read from split tables (for each byte of the state word, 256 unions
+//!   precomputed: Navarro–Raffinot), so a step costs one load per non-zero
+//!   state byte.
+//! * Look-around (`^`, `$`, `\b`, `\B`, `\<`, `\>`, CRLF anchors) becomes a
+//!   condition on an edge, checked at the boundary it stands on from the
+//!   previous byte's and the next byte's class (`^`: line start, `$`: line
+//!   end: the CPU matcher runs `multi_line` over one line). Conditional
+//!   edges are few: [`Group`]s of (source, condition) → targets, at most
+//!   [`MAX_GROUPS`].
+//! * Unicode: a class with non-ASCII members, and a Unicode word boundary,
+//!   are exact on ASCII bytes only. Such an automaton marks the regex
+//!   [`Automaton::unicode`]: a line holding a byte >= 0x80 is *undecided*
+//!   ([`Verdict::Undecided`]) and the CPU matcher decides it. Byte classes
+//!   (`(?-u:…)`, wildcards) and non-ASCII literals are exact bytes.
+
+use regex_syntax::hir::{Class, Hir, HirKind, Look};
+
+use crate::query::{Query, QueryKind};
+
+/// The most positions (the start included): eight 32-bit state words.
+pub const MAX_POSITIONS: usize = 256;
+/// The most conditional edge groups (look-around).
+pub const MAX_GROUPS: usize = 64;
+/// The most state words.
+pub const MAX_WORDS: usize = MAX_POSITIONS / 32;
+
+/// Conditions on a boundary, one bit each (a condition set must hold as a
+/// whole).
+pub mod cond {
+    /// `\A`, `^`: the line's start.
+    pub const START: u16 = 1;
+    /// `\z`, `$`: the line's end.
+    pub const END: u16 = 2;
+    /// `(?R)^`: the line's start or after `\r`.
+    pub const START_CR: u16 = 4;
+    /// `(?R)$`: the line's end or before `\r`.
+    pub const END_CR: u16 = 8;
+    /// `\b`.
+    pub const WORD: u16 = 16;
+    /// `\B`.
+    pub const NOT_WORD: u16 = 32;
+    /// `\<`, `\b{start}`.
+    pub const WORD_START: u16 = 64;
+    /// `\>`, `\b{end}`.
+    pub const WORD_END: u16 = 128;
+    /// `\b{start-half}`.
+    pub const START_HALF: u16 = 256;
+    /// `\b{end-half}`.
+    pub const END_HALF: u16 = 512;
+}
+
+/// The conditions satisfied at a boundary. `prev`/`next`: the bytes on
+/// either side (`None` at the line's edges).
+pub fn satisfied(prev: Option<u8>, next: Option<u8>) -> u16 {
+    let w = |b: Option<u8>| b.is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_');
+    let (pw, nw) = (w(prev), w(next));
+    let mut s = 0;
+    if prev.is_none() {
+        s |= cond::START | cond::START_CR;
+    }
+    if next.is_none() {
+        s |= cond::END | cond::END_CR;
+    }
+    if prev == Some(b'\r') {
+        s |= cond::START_CR;
+    }
+    if next == Some(b'\r') {
+        s |= cond::END_CR;
+    }
+    s |= if pw != nw { cond::WORD } else { cond::NOT_WORD };
+    if !pw && nw {
+        s |= cond::WORD_START;
+    }
+    if pw && !nw {
+        s |= cond::WORD_END;
+    }
+    if !pw {
+        s |= cond::START_HALF;
+    }
+    if !nw {
+        s |= cond::END_HALF;
+    }
+    s
+}
+
+/// True when some boundary satisfies all of `c`.
+fn satisfiable(c: u16) -> bool {
+    const BYTES: [Option<u8>; 4] = [None, Some(b'a'), Some(b' '), Some(b'\r')];
+    BYTES
+        .iter()
+        .any(|&p| BYTES.iter().any(|&n| c & !satisfied(p, n) == 0))
+}
+
+/// Conditional edges: from position `from`, when `cond` holds at the
+/// boundary, to the positions of `to` (state words), or to acceptance.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Group {
+    /// The source position.
+    pub from: u32,
+    /// The conditions ([`cond`]) that must all hold at the boundary.
+    pub cond: u16,
+    /// True: the line is accepted (and `to` is empty).
+    pub accept: bool,
+    /// The target positions, as state words.
+    pub to: Vec<u32>,
+}
+
+/// A compiled position automaton.
+#[derive(Clone, Debug)]
+pub struct Automaton {
+    /// Positions, the start (0) included.
+    pub positions: usize,
+    /// 32-bit state words.
+    pub words: usize,
+    /// `masks[b * words + w]`: positions whose class holds byte `b`.
+    pub masks: Vec<u32>,
+    /// `follow[((w * 4 + k) * 256 + v) * words + u]`: word `u` of the union
+    /// of the unconditional follow sets of the positions set in byte `k`
+    /// (value `v`) of state word `w`.
+    pub follow: Vec<u32>,
+    /// Positions after which the line is accepted unconditionally.
+    pub last: Vec<u32>,
+    /// Conditional edges and acceptances.
+    pub groups: Vec<Group>,
+    /// Exact on ASCII bytes only: lines with a byte >= 0x80 are undecided.
+    pub unicode: bool,
+}
+
+/// What the automaton says of a line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// The line matches.
+    Match,
+    /// The line does not match.
+    NoMatch,
+    /// A byte >= 0x80 under a Unicode-dependent regex: the CPU decides.
+    Undecided,
+}
+
+/// A fragment of the construction: its first and last positions (with
+/// the conditions passed before / after them) and the conditions under
+/// which it matches the empty string (none: not nullable).
+#[derive(Clone, Debug, Default)]
+struct Frag {
+    first: Vec<(u32, u16)>,
+    last: Vec<(u32, u16)>,
+    null: Vec<u16>,
+}
+
+fn dedup<T: Ord>(v: &mut Vec<T>) {
+    v.sort();
+    v.dedup();
+}
+
+struct Builder {
+    /// Byte masks of positions 1.. (index 0 is the start's, empty).
+    classes: Vec<[u64; 4]>,
+    edges: Vec<(u32, u32, u16)>,
+    unicode: bool,
+}
+
+impl Builder {
+    fn position(&mut self, mask: [u64; 4]) -> Result<Frag, String> {
+        if self.classes.len() >= MAX_POSITIONS {
+            return Err(format!(
+                "more than {} positions (bounded repetition is expanded)",
+                MAX_POSITIONS - 1
+            ));
+        }
+        let p = self.classes.len() as u32;
+        self.classes.push(mask);
+        Ok(Frag {
+            first: vec![(p, 0)],
+            last: vec![(p, 0)],
+            null: Vec::new(),
+        })
+    }
+
+    fn link(&mut self, last: &[(u32, u16)], first: &[(u32, u16)]) -> Result<(), String> {
+        for &(l, c1) in last {
+            for &(f, c2) in first {
+                let c = c1 | c2;
+                if satisfiable(c) {
+                    self.edges.push((l, f, c));
+                }
+            }
+        }
+        if self.edges.len() > 1 << 20 {
+            return Err("too many automaton edges".to_string());
+        }
+        Ok(())
+    }
+
+    fn concat(&mut self, a: Frag, b: Frag) -> Result<Frag, String> {
+        self.link(&a.last, &b.first)?;
+        let mut first = a.first;
+        for &n in &a.null {
+            for &(f, c) in &b.first {
+                if satisfiable(n | c) {
+                    first.push((f, n | c));
+                }
+            }
+        }
+        let mut last = b.last;
+        for &(l, c) in &a.last {
+            for &n in &b.null {
+                if satisfiable(n | c) {
+                    last.push((l, c | n));
+                }
+            }
+        }
+        let mut null = Vec::new();
+        for &x in &a.null {
+            for &y in &b.null {
+                if satisfiable(x | y) {
+                    null.push(x | y);
+                }
+            }
+        }
+        let mut f = Frag { first, last, null };
+        dedup(&mut f.first);
+        dedup(&mut f.last);
+        dedup(&mut f.null);
+        Ok(f)
+    }
+
+    fn alt(a: Frag, b: Frag) -> Frag {
+        let mut f = a;
+        f.first.extend(b.first);
+        f.last.extend(b.last);
+        f.null.extend(b.null);
+        dedup(&mut f.first);
+        dedup(&mut f.last);
+        dedup(&mut f.null);
+        f
+    }
+
+    fn build(&mut self, h: &Hir) -> Result<Frag, String> {
+        match h.kind() {
+            HirKind::Empty => Ok(Frag {
+                null: vec![0],
+                ..Frag::default()
+            }),
+            HirKind::Literal(l) => {
+                let mut f = Frag {
+                    null: vec![0],
+                    ..Frag::default()
+                };
+                for &b in l.0.iter() {
+                    let mut m = [0u64; 4];
+                    m[usize::from(b >> 6)] |= 1 << (b & 63);
+                    let p = self.position(m)?;
+                    f = self.concat(f, p)?;
+                }
+                Ok(f)
+            }
+            HirKind::Class(c) => {
+                let mut m = [0u64; 4];
+                let mut set = |lo: u32, hi: u32| {
+                    for b in lo..=hi.min(255) {
+                        m[(b >> 6) as usize] |= 1 << (b & 63);
+                    }
+                };
+                match c {
+                    Class::Bytes(cb) => {
+                        for r in cb.ranges() {
+                            set(u32::from(r.start()), u32::from(r.end()));
+                        }
+                    }
+                    Class::Unicode(cu) => {
+                        for r in cu.ranges() {
+                            let (lo, hi) = (u32::from(r.start()), u32::from(r.end()));
+                            if hi > 0x7F {
+                                self.unicode = true;
+                            }
+                            if lo <= 0x7F {
+                                set(lo, hi.min(0x7F));
+                            }
+                        }
+                    }
+                }
+                self.position(m)
+            }
+            HirKind::Look(look) => {
+                let c = match look {
+                    Look::Start | Look::StartLF => cond::START,
+                    Look::End | Look::EndLF => cond::END,
+                    Look::StartCRLF => cond::START_CR,
+                    Look::EndCRLF => cond::END_CR,
+                    Look::WordAscii => cond::WORD,
+                    Look::WordAsciiNegate => cond::NOT_WORD,
+                    Look::WordStartAscii => cond::WORD_START,
+                    Look::WordEndAscii => cond::WORD_END,
+                    Look::WordStartHalfAscii => cond::START_HALF,
+                    Look::WordEndHalfAscii => cond::END_HALF,
+                    Look::WordUnicode => self.uni(cond::WORD),
+                    Look::WordUnicodeNegate => self.uni(cond::NOT_WORD),
+                    Look::WordStartUnicode => self.uni(cond::WORD_START),
+                    Look::WordEndUnicode => self.uni(cond::WORD_END),
+                    Look::WordStartHalfUnicode => self.uni(cond::START_HALF),
+                    Look::WordEndHalfUnicode => self.uni(cond::END_HALF),
+                    #[allow(unreachable_patterns)]
+                    _ => return Err(format!("look-around {look:?}")),
+                };
+                Ok(Frag {
+                    null: vec![c],
+                    ..Frag::default()
+                })
+            }
+            HirKind::Capture(c) => self.build(&c.sub),
+            HirKind::Concat(parts) => {
+                let mut f = Frag {
+                    null: vec![0],
+                    ..Frag::default()
+                };
+                for p in parts {
+                    let g = self.build(p)?;
+                    f = self.concat(f, g)?;
+                }
+                Ok(f)
+            }
+            HirKind::Alternation(alts) => {
+                let mut f = Frag::default();
+                for a in alts {
+                    let g = self.build(a)?;
+                    f = Builder::alt(f, g);
+                }
+                Ok(f)
+            }
+            HirKind::Repetition(r) => {
+                let mut f = Frag {
+                    null: vec![0],
+                    ..Frag::default()
+                };
+                // min copies, then either a looping copy (unbounded) or
+                // max - min optional ones.
+                let fixed = match r.max {
+                    None => r.min.saturating_sub(1),
+                    Some(_) => r.min,
+                };
+                for _ in 0..fixed {
+                    if self.classes.len() >= MAX_POSITIONS {
+                        return Err(format!("more than {} positions", MAX_POSITIONS - 1));
+                    }
+                    let g = self.build(&r.sub)?;
+                    f = self.concat(f, g)?;
+                }
+                match r.max {
+                    None => {
+                        let mut g = self.build(&r.sub)?;
+                        let (last, first) = (g.last.clone(), g.first.clone());
+                        self.link(&last, &first)?;
+                        if r.min == 0 {
+                            g.null.push(0);
+                            dedup(&mut g.null);
+                        }
+                        f = self.concat(f, g)?;
+                    }
+                    Some(max) => {
+                        for _ in r.min..max {
+                            if self.classes.len() >= MAX_POSITIONS {
+                                return Err(format!("more than {} positions", MAX_POSITIONS - 1));
+                            }
+                            let mut g = self.build(&r.sub)?;
+                            g.null.push(0);
+                            dedup(&mut g.null);
+                            f = self.concat(f, g)?;
+                        }
+                    }
+                }
+                Ok(f)
+            }
+        }
+    }
+
+    fn uni(&mut self, c: u16) -> u16 {
+        self.unicode = true;
+        c
+    }
+}
+
+impl Automaton {
+    /// Compiles `hir`, or says why not (too many positions or groups).
+    pub fn from_hir(hir: &Hir) -> Result<Automaton, String> {
+        let mut b = Builder {
+            classes: vec![[0; 4]],
+            edges: Vec::new(),
+            unicode: false,
+        };
+        let f = b.build(hir)?;
+        b.link(&[(0, 0)], &f.first)?;
+        let positions = b.classes.len();
+        let words = positions.div_ceil(32);
+        let bit = |v: &mut [u32], p: u32| v[(p / 32) as usize] |= 1 << (p % 32);
+        let mut masks = vec![0u32; 256 * words];
+        for (p, m) in b.classes.iter().enumerate() {
+            for byte in 0..256usize {
+                if m[byte >> 6] >> (byte & 63) & 1 == 1 {
+                    bit(&mut masks[byte * words..(byte + 1) * words], p as u32);
+                }
+            }
+        }
+        // Unconditional follow sets, and groups for the conditional edges.
+        let mut fol = vec![vec![0u32; words]; positions];
+        let mut groups: Vec<Group> = Vec::new();
+        dedup(&mut b.edges);
+        let mut group = |from: u32, cond: u16, accept: bool, to: Option<u32>| {
+            let i = match groups
+                .iter()
+                .position(|g| g.from == from && g.cond == cond && g.accept == accept)
+            {
+                Some(i) => i,
+                None => {
+                    groups.push(Group {
+                        from,
+                        cond,
+                        accept,
+                        to: vec![0; words],
+                    });
+                    groups.len() - 1
+                }
+            };
+            if let Some(t) = to {
+                bit(&mut groups[i].to, t);
+            }
+        };
+        for &(from, to, c) in &b.edges {
+            if c == 0 {
+                bit(&mut fol[from as usize], to);
+            } else {
+                group(from, c, false, Some(to));
+            }
+        }
+        let mut last = vec![0u32; words];
+        let accepts = f.last.iter().copied().chain(f.null.iter().map(|&c| (0, c)));
+        for (l, c) in accepts {
+            if c == 0 {
+                bit(&mut last, l);
+            } else {
+                group(l, c, true, None);
+            }
+        }
+        if groups.len() > MAX_GROUPS {
+            return Err(format!(
+                "{} look-around edge groups (at most {MAX_GROUPS})",
+                groups.len()
+            ));
+        }
+        let mut follow = vec![0u32; words * 4 * 256 * words];
+        for w in 0..words {
+            for k in 0..4 {
+                for v in 1..256usize {
+                    let at = ((w * 4 + k) * 256 + v) * words;
+                    for i in 0..8 {
+                        let p = w * 32 + k * 8 + i;
+                        if v >> i & 1 == 1 && p < positions {
+                            for u in 0..words {
+                                follow[at + u] |= fol[p][u];
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Ok(Automaton {
+            positions,
+            words,
+            masks,
+            follow,
+            last,
+            groups,
+            unicode: b.unicode,
+        })
+    }
+
+    /// The automaton of `q`'s CPU matcher, when it is a regex (regexes,
+    /// wildcards, `-w`, `-x`, Unicode `-i`), or why not.
+    pub fn for_query(q: &Query) -> Result<Automaton, String> {
+        let Some(pattern) = q.matcher.regex_pattern() else {
+            return Err("not a regex".to_string());
+        };
+        let ci = q.kind() == QueryKind::Regex && q.case() == crate::query::CaseMode::Unicode;
+        let hir = regex_syntax::ParserBuilder::new()
+            .utf8(false)
+            .multi_line(true)
+            .case_insensitive(ci)
+            .build()
+            .parse(pattern)
+            .map_err(|e| e.to_string())?;
+        Automaton::from_hir(&hir)
+    }
+
+    fn any(&self, d: &[u32], m: &[u32]) -> bool {
+        d.iter().zip(m).any(|(a, b)| a & b != 0)
+    }
+
+    /// Runs the automaton over one line (no terminator), as the GPU kernel
+    /// does: the reference the kernel is tested against.
+    pub fn run_line(&self, line: &[u8]) -> Verdict {
+        let w = self.words;
+        let mut d = vec![0u32; w];
+        d[0] = 1;
+        let mut f = vec![0u32; w];
+        for p in 0..=line.len() {
+            let next = line.get(p).copied();
+            if self.unicode && next.is_some_and(|b| b >= 0x80) {
+                return Verdict::Undecided;
+            }
+            let prev = p.checked_sub(1).map(|i| line[i]);
+            let sat = satisfied(prev, next);
+            let active = |g: &Group| d[(g.from / 32) as usize] >> (g.from % 32) & 1 == 1;
+            if self.any(&d, &self.last)
+                || self
+                    .groups
+                    .iter()
+                    .any(|g| g.accept && g.cond & !sat == 0 && active(g))
+            {
+                return Verdict::Match;
+            }
+            let Some(b) = next else { break };
+            f.iter_mut().for_each(|x| *x = 0);
+            for (wi, &x) in d.iter().enumerate() {
+                for k in 0..4 {
+                    let v = (x >> (8 * k)) & 0xFF;
+                    if v != 0 {
+                        let at = ((wi * 4 + k) * 256 + v as usize) * w;
+                        for (fu, t) in f.iter_mut().zip(&self.follow[at..at + w]) {
+                            *fu |= t;
+                        }
+                    }
+                }
+            }
+            for g in &self.groups {
+                if !g.accept && g.cond & !sat == 0 && active(g) {
+                    for (fu, t) in f.iter_mut().zip(&g.to) {
+                        *fu |= t;
+                    }
+                }
+            }
+            let m = &self.masks[b as usize * w..(b as usize + 1) * w];
+            for u in 0..w {
+                d[u] = f[u] & m[u];
+            }
+            d[0] |= 1;
+        }
+        Verdict::NoMatch
+    }
+}
