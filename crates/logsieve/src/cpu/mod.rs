@@ -288,8 +288,7 @@ pub(crate) fn search_doc_stepped(
             let to = if !live || e - from <= step {
                 e
             } else {
-                memchr::memchr(b'
-', &hay[from + step - 1..e]).map_or(e, |j| from + step + j)
+                memchr::memchr(b'\n', &hay[from + step - 1..e]).map_or(e, |j| from + step + j)
             };
             for_each_match_until(q, hay, from, to, cancel, |ls, _| {
                 count += 1;
@@ -352,11 +351,11 @@ pub(crate) fn search_doc_stepped(
         if let Some(m) = opts.max_count {
             starts.truncate(m.min(usize::MAX as u64) as usize);
         }
-        return DocHits {
+        return Ok(DocHits {
             count: starts.len() as u64,
             lines: Vec::new(),
             starts,
-        };
+        });
     }
     let mut ids = Vec::with_capacity(starts.len());
     let mut before = 0u64;
@@ -423,6 +422,7 @@ mod tests {
             invert: bool,
             max in proptest::option::of(0u64..5),
             lines: bool,
+            line_ids: bool,
             step in 1usize..40,
             threads in 1usize..3,
         ) {
@@ -439,6 +439,7 @@ mod tests {
                 threads,
                 want: if lines { Want::Lines } else { Want::Count },
                 max_count: max,
+                line_ids,
             };
             let whole = search_doc(doc, &q, &opts);
             let live = Cancel::new();

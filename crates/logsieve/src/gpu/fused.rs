@@ -38,6 +38,8 @@ pub(crate) struct BatchTimes {
     pub(crate) read: Duration,
 }
 
+/// Per query, each segment's counters (`[matching lines, ...]`).
+pub(crate) type BatchCounters = Vec<Vec<[u32; 4]>>;
 impl GpuCorpus {
     /// Whether [`GpuCorpus::count_batch`] can count `q`: a whole corpus
     /// (not a shard), `scan` taking its parameters as immediate data (so
@@ -64,7 +66,7 @@ impl GpuCorpus {
     pub(crate) fn count_batch(
         &self,
         prms: &[[u32; P::WORDS]],
-    ) -> Result<(Vec<Vec<[u32; 4]>>, BatchTimes), Error> {
+    ) -> Result<(BatchCounters, BatchTimes), Error> {
         pollster::block_on(self.count_batch_async(prms))
     }
 
@@ -74,7 +76,7 @@ impl GpuCorpus {
     async fn count_batch_async(
         &self,
         prms: &[[u32; P::WORDS]],
-    ) -> Result<(Vec<Vec<[u32; 4]>>, BatchTimes), Error> {
+    ) -> Result<(BatchCounters, BatchTimes), Error> {
         let c = &*self.ctx.inner;
         c.check_faults()?;
         let t0 = Instant::now();
