@@ -358,6 +358,43 @@ fn errors_are_reported_not_panicked() {
     assert!(build(&pats(&[b"\xff"]), Syntax::Fixed, Flags::default()).is_ok());
 }
 
+/// REGRESSION (fuzz/corpus/differential/seed-crash-ed92b4c3): `-w` with
+/// `-x` built the `-x` regex but read it as the `-w` wrapper, and panicked
+/// ("word wrapper has group 1") on a line of invalid UTF-8. `-x` wins, as
+/// in rg and grep; every syntax, with and without `-i`, on valid and
+/// invalid UTF-8, against the oracle.
+#[test]
+fn word_and_whole_line_together() {
+    let corpora: [&[u8]; 4] = [
+        b"or)\xad\n",
+        b"foo\nfoo bar\n\xff\xfe\nfoo\xad\n\n",
+        b"",
+        b"a\r\nfoo\n foo \nFOO",
+    ];
+    let pats: [&[u8]; 4] = [b"", b"foo", b"fo.", b"f*"];
+    let mut failures = Vec::new();
+    for corpus in corpora {
+        for p in pats {
+            for syntax in [Syntax::Regex, Syntax::Fixed, Syntax::Wildcard] {
+                for (i, v) in [(false, false), (true, false), (false, true), (true, true)] {
+                    let f = Flags {
+                        i,
+                        w: true,
+                        x: true,
+                        v,
+                    };
+                    if let Err(e) =
+                        check_against_oracle(corpus, &[p.to_vec()], syntax, f, Depth::Full)
+                    {
+                        failures.push(e);
+                    }
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 #[test]
 fn find_iter_line_table() {
     let cases: &[(&[&str], &str, &[u8])] = &[

@@ -132,7 +132,11 @@ fn with_prefilter(pattern: &str, ci: bool, inner: Matcher) -> Matcher {
 
 impl Matcher {
     pub(crate) fn new(b: &QueryBuilder, pats: &[Vec<u8>], a: &Analysis) -> Result<Matcher, Error> {
-        let (word, line) = (b.word, b.whole_line);
+        // -x takes precedence over -w (as in rg and grep): a whole line
+        // needs no word boundaries, and the -w wrapper's group 1 does not
+        // exist in the -x pattern (REGRESSION: `-i -w -x ''` on a line of
+        // invalid UTF-8 panicked, found by the differential fuzz target).
+        let (word, line) = (b.word && !b.whole_line, b.whole_line);
         if a.kind == QueryKind::Literal && !word && !line {
             let lits = a.literals.as_ref().expect("literal analysis has literals");
             if lits.iter().any(|l| l.is_empty()) {

@@ -77,7 +77,8 @@ impl QueryBuilder {
         Ok(Query {
             patterns: split,
             syntax: self.syntax,
-            word: self.word,
+            // -x wins over -w (rg, grep): every engine reads one of them.
+            word: self.word && !self.whole_line,
             whole_line: self.whole_line,
             invert: self.invert,
             case: analysis.case,
