@@ -202,6 +202,14 @@ fn search_context_max_count_files_and_windows() {
         )
         .json();
     assert_eq!(windowed, s["selected"].as_u64().unwrap());
+    // REGRESSION (API fuzzing): an empty bound is no bound, not a 400.
+    let open = srv
+        .post(
+            "/api/v1/stats",
+            r#"{"patterns":["ERROR"],"syntax":"literal","since":"15m","until":""}"#,
+        )
+        .json();
+    assert_eq!(open["selected"], s["selected"]);
     let r = srv.post(
         "/api/v1/search",
         r#"{"patterns":["ERROR"],"since":"yesterday-ish"}"#,

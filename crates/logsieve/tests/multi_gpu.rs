@@ -456,11 +456,11 @@ fn gpu_bytes_per_corpus_byte() {
 /// Issue 20 (faults): device 1 of 2 lost mid-request for every query kind
 /// and every kernel: the answer is the oracle's (its shard went to the
 /// CPU) or a clear error, never a wrong answer.
-/// FINDING (open): `-F ERROR GET timeout` with the auto kernel answers
+/// REGRESSION: `-F ERROR GET timeout` with the auto kernel answered
 /// "a GPU search thread panicked" (wgpu's `create_buffer_init` on the lost
-/// device, util/device.rs:72) instead of the CPU answer for the shard.
+/// device, util/device.rs:72) instead of the CPU answer for the shard;
+/// buffers are now written through the queue (`Ctx::buffer_with`).
 #[test]
-#[ignore = "issue 20 finding: a multi-literal search on a lost device panics its GPU thread"]
 fn a_device_lost_mid_request_for_every_query_kind_and_kernel() {
     let data = common::generated(800, 7);
     let queries: [(&[&str], Syntax, &str); 6] = [

@@ -278,7 +278,11 @@ fn backend_info(route: &Route, report: &logsieve::BackendReport, explain: bool) 
 
 /// A time spec resolved against the newest line, or 400.
 fn window(ready: &Ready, spec: Option<&str>, name: &str) -> Result<Option<i64>, ApiError> {
-    let Some(s) = spec else { return Ok(None) };
+    // An empty bound is no bound, as an omitted one (forms and clients
+    // send `until=""`; REGRESSION: the API fuzzer's 400 on a valid body).
+    let Some(s) = spec.filter(|s| !s.trim().is_empty()) else {
+        return Ok(None);
+    };
     let t = TimeSpec::parse(s)
         .map_err(|e| ApiError::bad_request("invalid_time", format!("{name}: {e}")))?;
     let newest = ready

@@ -97,10 +97,11 @@ pub struct SearchRequest {
     #[serde(default)]
     pub after: u64,
     /// Lines at or after this time (`2026-11-20T10:00`, epoch seconds, or a
-    /// duration before the newest line: `15m`), through the stats columns.
+    /// duration before the newest line: `15m`), through the stats columns;
+    /// empty: no bound.
     #[serde(default)]
     pub since: Option<String>,
-    /// Lines before this time (same forms as `since`).
+    /// Lines before this time (same forms as `since`; empty: no bound).
     #[serde(default)]
     pub until: Option<String>,
     /// Only these served files (by name, as `/health`'s loader named them;

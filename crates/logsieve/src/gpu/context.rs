@@ -436,6 +436,31 @@ impl GpuContext {
 }
 
 impl Ctx {
+    /// A buffer holding `contents` (padded to 4 bytes), written through the
+    /// queue rather than mapped at creation: wgpu's `create_buffer_init`
+    /// panics on a lost device (the mapped range of an invalid buffer,
+    /// wgpu 30 util/device.rs:72), while a queue write is a validation
+    /// error the request's error scope reports, so the shard falls back to
+    /// the CPU (REGRESSION: multi_gpu's device-lost test, 3 literals).
+    pub(crate) fn buffer_with(
+        &self,
+        label: &str,
+        contents: &[u8],
+        usage: wgpu::BufferUsages,
+    ) -> wgpu::Buffer {
+        let size = contents.len().max(4).next_multiple_of(4);
+        let buf = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(label),
+            size: size as u64,
+            usage: usage | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut padded = contents.to_vec();
+        padded.resize(size, 0);
+        self.queue.write_buffer(&buf, 0, &padded);
+        buf
+    }
+
     /// Runs `work` inside out-of-memory and validation error scopes, so a
     /// GPU error comes back as an `Err`, never as a silently wrong result.
     pub(crate) async fn scoped<T>(

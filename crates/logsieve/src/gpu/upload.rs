@@ -15,8 +15,6 @@ use std::time::Duration;
 // `std::time::Instant` panics on wasm32; this is the same type natively.
 use web_time::Instant;
 
-use wgpu::util::DeviceExt;
-
 use super::context::Ctx;
 use super::segment::{ResidentSegment, SegmentBuffers};
 use crate::corpus::{Corpus, Document, Segment};
@@ -307,14 +305,8 @@ pub(crate) fn plan(
                 })
             };
             let init = |label: &str, words: &[u32], usage| {
-                dev.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                    label: Some(label),
-                    contents: &words
-                        .iter()
-                        .flat_map(|w| w.to_le_bytes())
-                        .collect::<Vec<_>>(),
-                    usage,
-                })
+                let contents: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+                c.buffer_with(label, &contents, usage)
             };
             // Created in the order of their bindings' names in
             // `SegmentBuffers::named`.

@@ -14,7 +14,6 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
-use wgpu::util::DeviceExt;
 
 use super::{check_shape, Columns, Plan, Stats, StatsQuery, NO_TIME};
 use crate::corpus::Corpus;
@@ -151,13 +150,7 @@ impl GpuColumns {
             let n_lines = (b - a) as u64;
             let groups = n_lines.div_ceil(256).clamp(1, MAX_GROUPS);
             let nthreads = groups * 256;
-            let init = |label: &str, contents: &[u8], usage| {
-                dev.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                    label: Some(label),
-                    contents,
-                    usage,
-                })
-            };
+            let init = |label: &str, contents: &[u8], usage| c.buffer_with(label, contents, usage);
             segs.push(PSeg {
                 lines: sv.lines.clone(),
                 groups: groups as u32,

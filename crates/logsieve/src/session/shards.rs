@@ -88,6 +88,16 @@ impl Device {
             *self.lost.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.to_string());
         }
     }
+
+    /// It failed for good: its device is lost, or a panic marked it.
+    fn gone(&self) -> bool {
+        self.corpus.context().is_lost()
+            || self
+                .lost
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .is_some()
+    }
 }
 
 /// Errors unless `layout` tiles the lines of a corpus of `total` lines in
@@ -306,9 +316,19 @@ impl Session {
             let c = cpu();
             let r = handles
                 .into_iter()
-                .map(|h| {
-                    h.join()
-                        .unwrap_or_else(|_| Err(Error::backend("a GPU search thread panicked")))
+                .zip(devs)
+                .map(|(h, &k)| {
+                    h.join().unwrap_or_else(|_| {
+                        // A panic inside wgpu leaves the device in an
+                        // unknown state: it is not used again, and its
+                        // shard is searched on the CPU.
+                        let why = "its GPU search thread panicked";
+                        *self.devices[k]
+                            .lost
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner()) = Some(why.to_string());
+                        Err(Error::backend(why))
+                    })
                 })
                 .collect();
             (r, c)
@@ -354,7 +374,7 @@ impl Session {
     ) -> Result<(), Error> {
         let dev = &self.devices[k];
         dev.note_failure(&e);
-        if route.forced && !dev.corpus.context().is_lost() {
+        if route.forced && !dev.gone() {
             return Err(e);
         }
         notes.push(format!(

@@ -26,8 +26,6 @@
 use std::cell::RefCell;
 use std::sync::{Arc, Mutex, Weak};
 
-use wgpu::util::DeviceExt;
-
 use super::count::PopCount;
 use super::{ac, bloom, prefix_hash, set_params as SP, trie, Grid, KernelDriver, SegmentRun};
 use crate::cpu::multi::PatternSet;
@@ -173,13 +171,7 @@ impl MultiPipes {
         *last = None;
         let tables = Tables::build(q, kernel, max_binding, self.pipes.bloom_words)?;
         let words: Vec<u8> = tables.words.iter().flat_map(|w| w.to_le_bytes()).collect();
-        let buf = c
-            .device
-            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some("multi tables"),
-                contents: if words.is_empty() { &[0; 4] } else { &words },
-                usage: wgpu::BufferUsages::STORAGE,
-            });
+        let buf = c.buffer_with("multi tables", &words, wgpu::BufferUsages::STORAGE);
         let u = Arc::new(Uploaded {
             kernel,
             fold,
@@ -268,11 +260,11 @@ impl<'a> LiteralSet<'a> {
     ) -> LiteralSet<'a> {
         let dev = &c.device;
         let tables = &up.tables;
-        let mbuf = dev.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("multi params"),
-            contents: &tables.params(per_pattern, c.tuning.bloom_diag),
-            usage: wgpu::BufferUsages::UNIFORM,
-        });
+        let mbuf = c.buffer_with(
+            "multi params",
+            &tables.params(per_pattern, c.tuning.bloom_diag),
+            wgpu::BufferUsages::UNIFORM,
+        );
         let g = tables.set.uniq.len() as u64;
         let psize = (5 * g * 4).div_ceil(16).max(1) * 16;
         let pbuf = dev.create_buffer(&wgpu::BufferDescriptor {

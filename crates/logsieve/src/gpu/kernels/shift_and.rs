@@ -10,8 +10,6 @@
 use std::cell::RefCell;
 use std::sync::{Arc, Weak};
 
-use wgpu::util::DeviceExt;
-
 use super::count::PopCount;
 use super::{Grid, KernelDriver, Module, SegmentRun, View};
 use crate::error::Error;
@@ -169,16 +167,16 @@ impl<'a> ShiftAnd<'a> {
         let w = width_for(a.words);
         let (t, rp) = tables(a, w);
         let dev = &c.device;
-        let tbuf = dev.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("shift-and tables"),
-            contents: &t.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>(),
-            usage: wgpu::BufferUsages::STORAGE,
-        });
-        let ubuf = dev.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("shift-and params"),
-            contents: &rp.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>(),
-            usage: wgpu::BufferUsages::UNIFORM,
-        });
+        let tbuf = c.buffer_with(
+            "shift-and tables",
+            &t.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>(),
+            wgpu::BufferUsages::STORAGE,
+        );
+        let ubuf = c.buffer_with(
+            "shift-and params",
+            &rp.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>(),
+            wgpu::BufferUsages::UNIFORM,
+        );
         let binds = segments
             .iter()
             .map(|s| {
