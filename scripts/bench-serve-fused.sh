@@ -64,7 +64,9 @@ profile() { # LABEL PORT: the fused-count profile so far
     echo
 }
 
-for variant in after nofuse before; do
+variants="after nofuse"
+[ -x "$B/logsieve-before" ] && variants="$variants before"
+for variant in $variants; do
     case $variant in
         after) bin=$L env= ;;
         nofuse) bin=$L env=LOGSIEVE_NO_FUSE=1 ;;

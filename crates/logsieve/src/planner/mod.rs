@@ -568,8 +568,11 @@ pub fn plan(input: &PlanInput<'_>) -> Decision {
         value: format!("{:.3} ms fixed", c.gpu_latency_ms),
         ms: (0.0, c.gpu_latency_ms),
     });
+    // Start-up and upload when the corpus is not resident (one-shot).
+    let mut cold_ms = 0.0;
     if !input.resident {
         let up = bytes / (c.upload_gbps * 1e9) * 1e3;
+        cold_ms = up + c.gpu_startup_ms;
         f.push(Factor {
             name: "upload (not resident)",
             value: format!("{:.1} GB/s", c.upload_gbps),
@@ -660,7 +663,11 @@ pub fn plan(input: &PlanInput<'_>) -> Decision {
     if tier1.is_some() && crate::support::shift_and_support(input.query).is_ok() {
         let g2 = c.gpu_gbps.get(&Kernel::ShiftAnd).copied();
         let g2 = g2.unwrap_or_else(|| c.best_kernel().1 / 8.0);
-        let t2 = bytes / (g2 * 1e9) * 1e3 + c.gpu_latency_ms;
+        // Tier 2 pays start-up and upload too when not resident
+        // (REGRESSION: without them one-shot `-w`, `-x` and prefix-literal
+        // regexes started the GPU: 436-496 ms against rg's 32-43 on the
+        // H100 machine, docs/bench/h100-2026-11-25-merged.md).
+        let t2 = bytes / (g2 * 1e9) * 1e3 + c.gpu_latency_ms + cold_ms;
         if t2 < gpu_total && t2 < cpu_total {
             d.factors.push(Factor {
                 name: "tier 2 instead of tier 1",
@@ -875,6 +882,17 @@ mod tests {
             plan(&input(&query, &cal, 200_000_000, false)).choice,
             Choice::Cpu
         );
+        // REGRESSION: nor for tier 2 standing in for tier 1 (many
+        // candidates), which left start-up and upload out of its estimate.
+        let mut cal = Calibration::defaults(DeviceClass::Discrete);
+        cal.gpu_gbps.insert(Kernel::ShiftAnd, 10.0);
+        let query = q(r"latency_ms=19\d\d", Syntax::Regex, false);
+        let mut inp = input(&query, &cal, 200_000_000, false);
+        inp.sample.candidates = 900;
+        inp.sample.matching = 50;
+        assert_eq!(plan(&inp).choice, Choice::Cpu, "{}", plan(&inp).explain());
+        inp.resident = true;
+        assert_eq!(plan(&inp).choice, Choice::Gpu(Kernel::ShiftAnd));
     }
 
     #[test]
