@@ -219,7 +219,7 @@ fn extended_regexp_is_a_no_op_and_pcre2_says_why() {
     assert_eq!(o.code, Some(2));
     assert!(
         o.stderr
-            .contains("-P: this build has no PCRE2 (build with --features pcre2)"),
+            .contains("-P/--pcre2: PCRE2 is not supported; patterns use Rust's regex syntax (no look-around or backreferences), as rg without -P"),
         "{}",
         o.stderr
     );

@@ -23,7 +23,7 @@ struct Plan {
 
 fn plan(a: &SearchArgs, tuning: &Tuning) -> Result<Plan, String> {
     if a.pcre2 {
-        return Err("-P: this build has no PCRE2 (build with --features pcre2)".into());
+        return Err("-P/--pcre2: PCRE2 is not supported; patterns use Rust's regex syntax (no look-around or backreferences), as rg without -P".into());
     }
     if a.multiline {
         // Not built yet: an error rather than a search that silently

@@ -48,8 +48,8 @@ pub struct SearchArgs {
     #[arg(short = 'E', long = "extended-regexp")]
     pub extended_regexp: bool,
 
-    /// Use PCRE2 (look-around, backreferences): only in a build with the
-    /// `pcre2` feature.
+    /// PCRE2 (look-around, backreferences): not supported, an error that
+    /// says so (patterns use Rust's regex syntax).
     #[arg(short = 'P', long = "pcre2")]
     pub pcre2: bool,
 
