@@ -54,12 +54,14 @@ impl Tables {
     /// fit one storage binding of `max_binding` bytes, or when `bloom` is
     /// asked for patterns shorter than 4 bytes (callers resolve the kernel
     /// with [`MultiKernel::for_query`] first). `bloom_words`: the words of
-    /// the bloom pipeline's filter.
+    /// the bloom pipeline's filter; `diag`: bloom's diagnostic switch
+    /// ([`bloom::DIAG_WORKGROUP_FILTER`] keeps the workgroup filter).
     pub(crate) fn build(
         q: &Query,
         kernel: MultiKernel,
         max_binding: u64,
         bloom_words: u32,
+        diag: u32,
     ) -> Result<Tables, Error> {
         if let Err(r) = crate::support::kernel_support(q, Some(kernel.into())) {
             return Err(Error::backend(format!(
@@ -100,7 +102,13 @@ impl Tables {
             MultiKernel::Trie => trie::table(&set, &mut words, &mut mpw),
             MultiKernel::Ac => ac::table(&set, &mut words, &mut mpw, max_binding)?,
             MultiKernel::PrefixHash => prefix_hash::table(&set, &mut words, &mut mpw),
-            MultiKernel::Bloom => bloom::table(&set, &mut words, &mut mpw, bloom_words)?,
+            MultiKernel::Bloom => bloom::table(
+                &set,
+                &mut words,
+                &mut mpw,
+                bloom_words,
+                diag & bloom::DIAG_WORKGROUP_FILTER != 0,
+            )?,
         }
         let size = words.len() as u64 * 4;
         if size > max_binding || words.len() > u32::MAX as usize / 2 {
@@ -131,7 +139,7 @@ impl Tables {
 
 /// A pattern set's tables, uploaded, with what they were built from.
 pub(crate) struct Uploaded {
-    kernel: MultiKernel,
+    pub(crate) kernel: MultiKernel,
     fold: bool,
     lits: Vec<Vec<u8>>,
     pub(crate) tables: Tables,
@@ -171,7 +179,30 @@ impl MultiPipes {
         }
         // Drop the old table before the new one is uploaded.
         *last = None;
-        let tables = Tables::build(q, kernel, max_binding, self.pipes.bloom_words)?;
+        let u = self.upload(c, q, kernel, max_binding)?;
+        *last = Some(u.clone());
+        Ok(u)
+    }
+
+    /// Builds the tables of `q` for `kernel` (resolved) and uploads them,
+    /// kept by nobody: a watchlist holds its own
+    /// ([`crate::gpu::PreparedTables`]).
+    pub(crate) fn upload(
+        &self,
+        c: &Ctx,
+        q: &Query,
+        kernel: MultiKernel,
+        max_binding: u64,
+    ) -> Result<Arc<Uploaded>, Error> {
+        let lits = q.literals().unwrap_or_default();
+        let fold = q.case() == CaseMode::Ascii;
+        let tables = Tables::build(
+            q,
+            kernel,
+            max_binding,
+            self.pipes.bloom_words,
+            c.tuning.bloom_diag,
+        )?;
         let words: Vec<u8> = tables.words.iter().flat_map(|w| w.to_le_bytes()).collect();
         let buf = c
             .device
@@ -180,15 +211,13 @@ impl MultiPipes {
                 contents: if words.is_empty() { &[0; 4] } else { &words },
                 usage: wgpu::BufferUsages::STORAGE,
             });
-        let u = Arc::new(Uploaded {
+        Ok(Arc::new(Uploaded {
             kernel,
             fold,
             lits: lits.to_vec(),
             tables,
             buf,
-        });
-        *last = Some(u.clone());
-        Ok(u)
+        }))
     }
 
     /// Drops the kept tables (after a failed run).
@@ -411,6 +440,7 @@ mod tests {
             MultiKernel::Trie,
             1 << 30,
             4096,
+            0,
         )
         .unwrap();
         assert_eq!(t.mp[SP::B], 1);
@@ -422,23 +452,30 @@ mod tests {
             .syntax(Syntax::Fixed)
             .build(&many)
             .unwrap();
-        let t = Tables::build(&big, MultiKernel::Trie, 1 << 30, 4096).unwrap();
+        let t = Tables::build(&big, MultiKernel::Trie, 1 << 30, 4096, 0).unwrap();
         assert_eq!(t.mp[SP::B], 0);
     }
 
     #[test]
     fn oversized_tables_are_an_error_not_a_panic() {
-        let e = Tables::build(&q(&[b"abc", b"abd"], false), MultiKernel::Ac, 64, 4096).unwrap_err();
+        let e =
+            Tables::build(&q(&[b"abc", b"abd"], false), MultiKernel::Ac, 64, 4096, 0).unwrap_err();
         assert!(e.to_string().contains("trie"), "{e}");
-        assert!(
-            Tables::build(&q(&[b"", b"abd"], false), MultiKernel::Trie, 1 << 30, 4096).is_err()
-        );
+        assert!(Tables::build(
+            &q(&[b"", b"abd"], false),
+            MultiKernel::Trie,
+            1 << 30,
+            4096,
+            0
+        )
+        .is_err());
         // bloom refuses what it cannot hold (callers resolve to ac first).
         let e = Tables::build(
             &q(&[b"abc", b"abcd"], false),
             MultiKernel::Bloom,
             1 << 30,
             4096,
+            0,
         )
         .unwrap_err();
         assert!(e.to_string().contains("at least 4 bytes"), "{e}");
