@@ -338,11 +338,17 @@ mod gpu {
         assert_eq!(w.gpu_tables_uploaded(), 2);
     }
 
-    /// Past 32k keys bloom's filter lives in global memory (sized 32 bits a
-    /// key): 40k patterns against the oracle, every one of them.
+    /// 40k patterns against the oracle, every one of them: bloom's
+    /// saturated workgroup filter (the default past 32k keys) and, with
+    /// `LOGSIEVE_BLOOM_DIAG=8`'s tuning, its global filter of 32 bits a key.
     #[test]
-    fn forty_thousand_patterns_take_the_global_filter() {
+    fn forty_thousand_patterns_both_filters() {
         let Some(ctx) = ctx() else { return };
+        let global = GpuContext::new_with(&logsieve::gpu::GpuTuning {
+            bloom_diag: 8,
+            ..Default::default()
+        })
+        .expect("a second context");
         let pats: Vec<Vec<u8>> = (0..40_000u32)
             .map(|i| format!("{:08x}-ioc{i}", i.wrapping_mul(2_654_435_761)).into_bytes())
             .collect();
@@ -358,9 +364,11 @@ mod gpu {
             }
             corpus.extend_from_slice(b" tail\n");
         }
-        let s = session(ctx, corpus, None);
-        check(&s, &pats, false, &gpu(MultiKernel::Bloom), "40k bloom");
-        check(&s, &pats, true, &gpu(MultiKernel::Bloom), "40k bloom -i");
+        for (c, what) in [(ctx, "workgroup filter"), (&global, "global filter")] {
+            let s = session(c, corpus.clone(), None);
+            check(&s, &pats, false, &gpu(MultiKernel::Bloom), what);
+            check(&s, &pats, true, &gpu(MultiKernel::Bloom), what);
+        }
     }
 
     proptest! {

@@ -76,8 +76,8 @@ pub struct GpuTuning {
     /// `bloom`'s diagnostic switch, written to its uniform
     /// (`LOGSIEVE_BLOOM_DIAG`: 1 skips verification, 4 every probe; 0 off).
     /// It prices the kernel's steps; results are not exact with 1 or 4.
-    /// 8 keeps the filter in workgroup memory at any set size (exact; the
-    /// comparison for sets past 32k keys).
+    /// 8 moves the filter of sets past 32k keys to global memory (exact;
+    /// measured slower on the H100, kept for the comparison).
     pub bloom_diag: u32,
     /// Which adapters a session opens, one device each (`--gpus`,
     /// `LOGSIEVE_GPUS`).

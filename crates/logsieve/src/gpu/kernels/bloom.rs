@@ -60,13 +60,14 @@ pub(crate) fn max_groups(over: Option<u32>) -> u64 {
     over.map(u64::from).filter(|&n| n > 0).unwrap_or(MAX_GROUPS)
 }
 
-/// Below this many workgroup-filter bits a key, bloom's filter moves to
-/// global memory ([`table`]).
+/// Below this many workgroup-filter bits a key, bloom's filter may move
+/// to global memory ([`table`], with [`DIAG_GLOBAL_FILTER`]).
 pub(crate) const GLOBAL_BELOW_BITS_PER_KEY: u64 = 8;
 
-/// [`crate::gpu::GpuTuning::bloom_diag`]'s bit that keeps the workgroup
-/// filter at any set size (exact results, unlike bits 1 and 4).
-pub(crate) const DIAG_WORKGROUP_FILTER: u32 = 8;
+/// [`crate::gpu::GpuTuning::bloom_diag`]'s bit that moves the filter of
+/// sets past 8 bits a key to global memory (exact results, unlike bits 1
+/// and 4; measured slower, hence not the default).
+pub(crate) const DIAG_GLOBAL_FILTER: u32 = 8;
 
 /// bloom's key of a pattern (or of a corpus position): the little-endian
 /// words of bytes [0, 4) and [l - 4, l).
@@ -109,7 +110,7 @@ pub(crate) fn table(
     words: &mut Vec<u32>,
     mpw: &mut [u32; SP::WORDS],
     filter_words: u32,
-    wg_only: bool,
+    global_ok: bool,
 ) -> Result<(), Error> {
     let min = set.min_len();
     if min < MultiKernel::BLOOM_MIN_LEN {
@@ -134,13 +135,16 @@ pub(crate) fn table(
     //
     // Past 8 bits a key (32k keys in 32 KiB) the workgroup filter
     // saturates: at 100k keys in 2^18 bits ~68% of the bits are set and
-    // ~31% of all positions pass (H100: 1.7 ms against 0.95 ms for 10k).
-    // Such sets get a filter of 32 bits a key (2^22 bits, 512 KiB, for
-    // 100k) read from `tables` (L2) instead: ~9% of the bits set, ~0.1%
-    // of random positions pass. `wg_only` keeps the workgroup filter at
-    // any size (LOGSIEVE_BLOOM_DIAG=8: the comparison).
+    // ~31% of random positions pass. A filter of 32 bits a key in global
+    // memory instead (2^22 bits, 512 KiB, for 100k; ~0.1% pass) was
+    // measured slower on the H100 (1M lines, 100k patterns, per-pattern
+    // counts: kernel 6.3 ms against 2.1 ms: a load through L1/L2 at every
+    // position costs more than the chance passes' verification, which
+    // most positions' own workgroup-filter load rules out), so it runs
+    // only when `global_ok` asks for it (LOGSIEVE_BLOOM_DIAG=8,
+    // docs/bench/h100-2026-11-24-watchlists.md).
     let max_lb = (filter_words.max(1) * 32).ilog2();
-    let global = !wg_only && n * GLOBAL_BELOW_BITS_PER_KEY > 1 << max_lb;
+    let global = global_ok && n * GLOBAL_BELOW_BITS_PER_KEY > 1 << max_lb;
     let lb = if global {
         (n * 32).next_power_of_two().ilog2().clamp(max_lb, 24)
     } else {
@@ -262,7 +266,7 @@ mod tests {
                 MultiKernel::Bloom,
                 1 << 30,
                 words,
-                0,
+                DIAG_GLOBAL_FILTER,
             )
             .unwrap();
             let m = &t.mp;
@@ -270,7 +274,7 @@ mod tests {
             assert_eq!(l, 7, "the shortest IP has 7 bytes");
             let lb = m[SP::B];
             // 10k keys: in workgroup memory at 8192 words (26 bits a
-            // key), in global memory at 64 words.
+            // key), in global memory at 64 words (when asked for).
             assert_eq!(m[SP::GLOBAL], u32::from(words == 64));
             if words == 64 {
                 assert_eq!(lb, 19, "32 bits a key");
@@ -322,10 +326,10 @@ mod tests {
         }
     }
 
-    /// REGRESSION (100k-pattern watchlists, H100 1.7 ms kernel): 100k keys
-    /// saturated the 2^18-bit workgroup filter (~31% of positions passed);
-    /// they now get 32 bits a key in global memory, and few random keys
-    /// pass. `DIAG_WORKGROUP_FILTER` keeps the old filter.
+    /// 100k keys saturate the 2^18-bit workgroup filter (~31% of random
+    /// keys pass: the default, measured faster on the H100 all the same);
+    /// `DIAG_GLOBAL_FILTER` sizes a global one at 32 bits a key, which few
+    /// random keys pass.
     #[test]
     fn large_sets_get_a_global_filter_sized_for_them() {
         let many: Vec<Vec<u8>> = (0..100_000u32)
@@ -356,13 +360,12 @@ mod tests {
             }
             pass
         };
-        let t = Tables::build(&q, MultiKernel::Bloom, 1 << 30, 8192, 0).unwrap();
+        let t = Tables::build(&q, MultiKernel::Bloom, 1 << 30, 8192, DIAG_GLOBAL_FILTER).unwrap();
         assert_eq!(t.mp[SP::GLOBAL], 1);
         assert_eq!(t.mp[SP::B], 22, "2^22 bits: 32 a key or more");
         let global = pass_rate(&t);
         assert!(global < 500, "{global} of 100000 random keys pass");
-        let t =
-            Tables::build(&q, MultiKernel::Bloom, 1 << 30, 8192, DIAG_WORKGROUP_FILTER).unwrap();
+        let t = Tables::build(&q, MultiKernel::Bloom, 1 << 30, 8192, 0).unwrap();
         assert_eq!((t.mp[SP::GLOBAL], t.mp[SP::B]), (0, 18));
         let wg = pass_rate(&t);
         assert!(wg > 20_000, "the saturated filter passes {wg} of 100000");

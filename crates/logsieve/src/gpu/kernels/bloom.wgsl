@@ -84,7 +84,8 @@ fn probe(a: u32, blo: u32, bhi: u32, s: u32, sh: u32) -> u32 {
     }
     let y = (x ^ b) * K2;
     // A uniform branch: the filter in workgroup memory, or (sets past 8
-    // bits a key there) a larger one in global memory, cached in L1/L2.
+    // bits a key there, with LOGSIEVE_BLOOM_DIAG=8) a larger one in global
+    // memory, through L1/L2 (measured slower: kernels/bloom.rs).
     var w: u32;
     if mp.global_filter != 0u {
         w = tables[mp.a + (x >> sh)];

@@ -55,7 +55,7 @@ impl Tables {
     /// asked for patterns shorter than 4 bytes (callers resolve the kernel
     /// with [`MultiKernel::for_query`] first). `bloom_words`: the words of
     /// the bloom pipeline's filter; `diag`: bloom's diagnostic switch
-    /// ([`bloom::DIAG_WORKGROUP_FILTER`] keeps the workgroup filter).
+    /// ([`bloom::DIAG_GLOBAL_FILTER`] allows the global filter).
     pub(crate) fn build(
         q: &Query,
         kernel: MultiKernel,
@@ -107,7 +107,7 @@ impl Tables {
                 &mut words,
                 &mut mpw,
                 bloom_words,
-                diag & bloom::DIAG_WORKGROUP_FILTER != 0,
+                diag & bloom::DIAG_GLOBAL_FILTER != 0,
             )?,
         }
         let size = words.len() as u64 * 4;
@@ -144,6 +144,11 @@ pub(crate) struct Uploaded {
     lits: Vec<Vec<u8>>,
     pub(crate) tables: Tables,
     pub(crate) buf: wgpu::Buffer,
+    /// The per-pattern counters and their readback, made on the first
+    /// per-pattern run and reused (runs on one device are serialised by
+    /// its state lock): 100k patterns take 2 MB each, made per count
+    /// before watchlists.
+    counters: std::sync::OnceLock<(wgpu::Buffer, wgpu::Buffer)>,
 }
 
 /// The many-literal kernels' pipelines of one context, and the last
@@ -217,6 +222,7 @@ impl MultiPipes {
             lits: lits.to_vec(),
             tables,
             buf,
+            counters: Default::default(),
         }))
     }
 
@@ -304,22 +310,31 @@ impl<'a> LiteralSet<'a> {
         });
         let g = tables.set.uniq.len() as u64;
         let psize = (5 * g * 4).div_ceil(16).max(1) * 16;
-        let pbuf = dev.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("multi counts"),
-            size: psize,
-            usage: wgpu::BufferUsages::STORAGE
-                | wgpu::BufferUsages::COPY_SRC
-                | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        let prb = per_pattern.then(|| {
+        let counters = || {
             dev.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("readback multi counts"),
+                label: Some("multi counts"),
                 size: psize,
-                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                usage: wgpu::BufferUsages::STORAGE
+                    | wgpu::BufferUsages::COPY_SRC
+                    | wgpu::BufferUsages::COPY_DST,
                 mapped_at_creation: false,
             })
-        });
+        };
+        let (pbuf, prb) = match per_pattern {
+            true => {
+                let (p, r) = up.counters.get_or_init(|| {
+                    let rb = dev.create_buffer(&wgpu::BufferDescriptor {
+                        label: Some("readback multi counts"),
+                        size: psize,
+                        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                        mapped_at_creation: false,
+                    });
+                    (counters(), rb)
+                });
+                (p.clone(), Some(r.clone()))
+            }
+            false => (counters(), None),
+        };
         let binds = segments
             .iter()
             .map(|s| {
