@@ -10,7 +10,7 @@ use super::*;
     request_body = PatternsRequest,
     responses(
         (status = 200, body = PatternsResponse),
-        (status = 400, body = ErrorBody), (status = 413, body = ErrorBody), (status = 422, body = ErrorBody),
+        (status = 400, body = ErrorBody), (status = 404, description = "unknown watchlist", body = ErrorBody), (status = 413, body = ErrorBody), (status = 422, body = ErrorBody),
         (status = 429, body = ErrorBody), (status = 503, body = ErrorBody), (status = 504, body = ErrorBody),
     )
 )]
@@ -36,21 +36,41 @@ pub async fn patterns(
 }
 
 fn run_patterns(ready: &Ready, req: &PatternsRequest) -> Result<PatternsResponse, ApiError> {
-    let query = build_query(
-        &req.patterns,
-        req.syntax,
-        req.fuzzy_k,
-        req.ignore_case,
-        req.word,
-        req.line,
-        false,
-        ready,
-    )?;
     let opts = SearchOptions {
         backend: req.backend.choice(),
         ..Default::default()
     };
-    let request = Request::PatternCounts(&query);
+    let (wl, query) = match &req.watchlist {
+        Some(name) => {
+            watchlists::exclusive(&[
+                ("patterns", !req.patterns.is_empty()),
+                ("syntax", req.syntax != SyntaxName::default()),
+                ("fuzzy_k", req.fuzzy_k.is_some()),
+                ("ignore_case", req.ignore_case),
+                ("word", req.word),
+                ("line", req.line),
+            ])?;
+            (Some(watchlists::find(ready, name)?), None)
+        }
+        None => {
+            let q = build_query(
+                &req.patterns,
+                req.syntax,
+                req.fuzzy_k,
+                req.ignore_case,
+                req.word,
+                req.line,
+                false,
+                ready,
+            )?;
+            (None, Some(q))
+        }
+    };
+    let request = match (&wl, &query) {
+        (Some(w), _) => Request::Watchlist(w),
+        (None, Some(q)) => Request::PatternCounts(q),
+        (None, None) => unreachable!("a watchlist or a query"),
+    };
     let route = ready
         .session
         .route(&request, &opts)
