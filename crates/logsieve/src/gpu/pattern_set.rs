@@ -174,8 +174,10 @@ impl GpuCorpus {
         kernel: MultiKernel,
         prepared: Option<&PreparedTables>,
     ) -> Result<(Vec<u64>, Vec<u64>, Option<std::time::Duration>), Error> {
+        let t0 = Instant::now();
         let (up, run) =
             pollster::block_on(self.run_multi(corpus, q, kernel, false, true, prepared))?;
+        let t_run = t0.elapsed();
         let set = &up.tables.set;
         let g = set.uniq.len();
         let w = |i: usize| u64::from(run.pcounts[i]) | (u64::from(run.pcounts[i + 1]) << 32);
@@ -239,6 +241,13 @@ impl GpuCorpus {
             .iter()
             .map(|&k| c.occurrences[k as usize])
             .collect();
+        if self.ctx.inner.tuning.trace_queries {
+            eprintln!(
+                "[multi] run {:.3} ms, counts to patterns {:.3} ms",
+                t_run.as_secs_f64() * 1e3,
+                (t0.elapsed() - t_run).as_secs_f64() * 1e3
+            );
+        }
         Ok((lines, occs, run.kernel_time))
     }
 
@@ -306,13 +315,16 @@ impl GpuCorpus {
         st: &State,
     ) -> Result<Run, Error> {
         let c = &*self.ctx.inner;
+        let t0 = Instant::now();
         let driver = LiteralSet::new(c, pipes, up, kernel, &self.segs, per_pattern);
         // The many-literal kernels always measure their pass.
         let mut enc = self.encode(&driver, &st.binds, true);
         self.encode_readback(&mut enc, &driver, lines, true);
         c.queue.submit([enc.finish()]);
+        let t_submit = t0.elapsed();
         c.map_many_async(&self.readback_maps(&driver, lines, true))
             .await?;
+        let t_mapped = t0.elapsed();
         let counts = self.readback.read_counts(&self.segs)?;
         let kernel_time = self.readback.read_timestamps(c.ts_period)?;
         let seg_lines = match lines {
@@ -320,6 +332,19 @@ impl GpuCorpus {
             false => None,
         };
         let pcounts = driver.read_counts()?;
+        if c.tuning.trace_queries {
+            let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+            eprintln!(
+                "[multi {}] encode+submit {:.3} ms, wait+map {:.3} ms (kernel {:.3}), \
+                 readback {:.3} ms ({} counter words)",
+                kernel.name(),
+                ms(t_submit),
+                ms(t_mapped - t_submit),
+                kernel_time.map_or(0.0, ms),
+                ms(t0.elapsed() - t_mapped),
+                pcounts.len()
+            );
+        }
         Ok(Run {
             counts,
             seg_lines,

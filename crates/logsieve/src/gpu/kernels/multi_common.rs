@@ -381,7 +381,11 @@ impl<'a> LiteralSet<'a> {
             let m = rb
                 .get_mapped_range(0..self.counts_size)
                 .map_err(|e| Error::backend(format!("GPU readback failed: {e}")))?;
-            m.chunks_exact(4)
+            // One bulk copy out of the mapping (2 MB at 100k patterns),
+            // then the words from ordinary memory.
+            let bytes: Vec<u8> = m.to_vec();
+            bytes
+                .chunks_exact(4)
                 .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
                 .collect()
         };
