@@ -30,9 +30,10 @@ pub struct ErrorBody {
 pub struct ErrorDetail {
     /// A stable word: `bad_json`, `invalid_request`, `invalid_pattern`,
     /// `invalid_query`, `unknown_file`, `unknown_field`, `invalid_time`,
-    /// `body_too_large`, `not_found`, `method_not_allowed`, `unauthorized`,
-    /// `loading`, `too_many_requests`, `timeout`, `cancelled`, `backend`,
-    /// `internal`.
+    /// `body_too_large`, `unknown_watchlist`, `too_many_patterns`,
+    /// `pattern_too_long`, `too_many_watchlists`, `not_found`,
+    /// `method_not_allowed`, `unauthorized`, `loading`, `too_many_requests`,
+    /// `timeout`, `cancelled`, `backend`, `internal`.
     pub kind: String,
     /// For the user (multi-line for regex errors, with the caret).
     pub message: String,

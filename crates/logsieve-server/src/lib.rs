@@ -41,6 +41,10 @@ serve_with(listener, state, std::future::pending()).await
 * `tls` (default): `--tls-cert/--tls-key` with rustls (ring provider).
 */
 #![deny(missing_docs)]
+// Proving the session `Send + Sync` walks wgpu's resource types (a
+// watchlist keeps its GPU tables and counters): deeper than the default
+// 128.
+#![recursion_limit = "256"]
 
 pub mod api;
 pub mod auth;
@@ -121,6 +125,7 @@ pub fn router_with_page(state: AppState, mut page: page::Page) -> Router {
         .route("/api/v1/stats", post(api::stats))
         .route("/api/v1/patterns", post(api::patterns))
         .route("/api/v1/openapi.json", get(api::openapi))
+        .merge(api::watchlists::routes())
         .route("/metrics", get(api::metrics))
         .merge(loki::routes())
         .fallback(not_found)

@@ -218,7 +218,7 @@ impl MultiKernel {
 
 /// The length of `q`'s shortest literal (folding keeps lengths).
 fn shortest(q: &Query) -> Option<usize> {
-    q.literals()?.iter().map(|p| p.len()).min()
+    q.literal_lens().map(|(min, _)| min)
 }
 
 impl From<MultiKernel> for Kernel {

@@ -59,6 +59,7 @@ pub mod results;
 pub mod rg_json;
 pub mod session;
 pub mod support;
+pub mod watchlist;
 
 pub use cancel::Cancel;
 pub use corpus::{Corpus, Document, LineIndex, LoadOptions, Segment};
@@ -69,3 +70,4 @@ pub use pattern_counts::{PatternCounts, PatternNamer};
 pub use query::{CaseMode, Query, QueryBuilder, QueryKind, Syntax};
 pub use results::{BackendReport, DocHits, Want};
 pub use session::{Answer, Request, Route, SearchResult, Session};
+pub use watchlist::{Watchlist, WatchlistOptions};

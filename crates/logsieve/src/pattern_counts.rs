@@ -25,8 +25,9 @@ use crate::results::{BackendReport, Want};
 /// Lines and occurrences of each pattern of a query.
 #[derive(Clone, Debug)]
 pub struct PatternCounts {
-    /// The query's patterns, in order (after splitting on newlines).
-    pub patterns: Vec<Vec<u8>>,
+    /// The query's patterns, in order (after splitting on newlines);
+    /// shared with a watchlist's, not copied per count.
+    pub patterns: std::sync::Arc<[Vec<u8>]>,
     /// Lines containing each pattern.
     pub lines: Vec<u64>,
     /// Non-overlapping occurrences of each pattern.
@@ -65,6 +66,80 @@ pub(crate) fn single(q: &Query, p: &[u8], whole_line: bool) -> Result<Query, Err
         .build(&[p])
 }
 
+/// The one-pass CPU counter of a literal set ([`literal_set`]), built
+/// once: the distinct patterns' automaton (Aho-Corasick, or the hashed
+/// prefix table for large sets) and the map back to the query's patterns.
+/// A watchlist keeps it ([`crate::watchlist`]): building it is most of a
+/// 10k-pattern count's host time.
+pub(crate) struct CpuCounter {
+    n: usize,
+    /// The query's non-empty patterns (indices).
+    nonempty: Vec<usize>,
+    /// Each non-empty pattern's group (distinct folded pattern).
+    group_of: Vec<u32>,
+    /// Each group's length.
+    lens: Vec<usize>,
+    occ: Option<Occurrences>,
+}
+
+impl CpuCounter {
+    /// The counter of `q`, when `q` is a literal set.
+    pub(crate) fn new(q: &Query) -> Option<CpuCounter> {
+        let lits = literal_set(q)?;
+        let n = q.patterns().len();
+        let fold = q.case() == CaseMode::Ascii;
+        // The empty pattern is on every line and never printed by -o.
+        let nonempty: Vec<usize> = (0..n).filter(|&i| !lits[i].is_empty()).collect();
+        let pats: Vec<Vec<u8>> = nonempty.iter().map(|&i| lits[i].clone()).collect();
+        let set = PatternSet::new(&pats, fold);
+        let lens: Vec<usize> = set.uniq.iter().map(|p| p.len()).collect();
+        let group_of = set.group_of.clone();
+        Some(CpuCounter {
+            n,
+            nonempty,
+            group_of,
+            lens,
+            occ: Occurrences::new(set, q.cpu_multi()),
+        })
+    }
+
+    /// Lines and occurrences of each pattern over `corpus`; `cancel` is
+    /// looked at between documents.
+    pub(crate) fn count(
+        &self,
+        corpus: &crate::Corpus,
+        threads: usize,
+        cancel: &crate::Cancel,
+    ) -> Result<(Vec<u64>, Vec<u64>), Error> {
+        // Only an empty pattern needs the line total (a pass over the
+        // corpus: watchlists hold no empty pattern).
+        let total_lines: u64 = if self.nonempty.len() < self.n {
+            corpus
+                .docs()
+                .iter()
+                .map(|d| crate::cpu::count_lines(d.data()))
+                .sum()
+        } else {
+            0
+        };
+        let mut g = GroupCounts::zero(self.lens.len());
+        if let Some(occ) = &self.occ {
+            for d in corpus.docs() {
+                cancel.check()?;
+                g.add(&count_doc(occ, &self.lens, d.data(), threads));
+            }
+        }
+        let mut lines = vec![total_lines; self.n];
+        let mut occs = vec![0u64; self.n];
+        for (k, &i) in self.nonempty.iter().enumerate() {
+            let grp = self.group_of[k] as usize;
+            lines[i] = g.lines[grp];
+            occs[i] = g.occurrences[grp];
+        }
+        Ok((lines, occs))
+    }
+}
+
 /// Per-pattern counts on the CPU; `cancel` is looked at between
 /// documents (one pass) and inside each pattern's search (each alone).
 pub(crate) fn cpu_counts(
@@ -74,34 +149,8 @@ pub(crate) fn cpu_counts(
     cancel: &crate::Cancel,
 ) -> Result<(Vec<u64>, Vec<u64>), Error> {
     let n = q.patterns().len();
-    let total_lines: u64 = corpus
-        .docs()
-        .iter()
-        .map(|d| crate::cpu::count_lines(d.data()))
-        .sum();
-    if let Some(lits) = literal_set(q) {
-        let fold = q.case() == CaseMode::Ascii;
-        // The empty pattern is on every line and never printed by -o.
-        let nonempty: Vec<usize> = (0..n).filter(|&i| !lits[i].is_empty()).collect();
-        let pats: Vec<Vec<u8>> = nonempty.iter().map(|&i| lits[i].clone()).collect();
-        let set = PatternSet::new(&pats, fold);
-        let lens: Vec<usize> = set.uniq.iter().map(|p| p.len()).collect();
-        let group_of = set.group_of.clone();
-        let mut g = GroupCounts::zero(lens.len());
-        if let Some(occ) = Occurrences::new(set, q.cpu_multi()) {
-            for d in corpus.docs() {
-                cancel.check()?;
-                g.add(&count_doc(&occ, &lens, d.data(), threads));
-            }
-        }
-        let mut lines = vec![total_lines; n];
-        let mut occs = vec![0u64; n];
-        for (k, &i) in nonempty.iter().enumerate() {
-            let grp = group_of[k] as usize;
-            lines[i] = g.lines[grp];
-            occs[i] = g.occurrences[grp];
-        }
-        return Ok((lines, occs));
+    if let Some(c) = CpuCounter::new(q) {
+        return c.count(corpus, threads, cancel);
     }
     // Anything else: each pattern searched alone.
     let mut lines = vec![0u64; n];

@@ -158,7 +158,7 @@ pub fn literal_support(q: &Query, asked: Option<Kernel>) -> Result<GpuPlan, Unsu
     }
     let lits = q.literals().unwrap_or(&[]);
     let kernel = Kernel::effective(asked, q);
-    let longest = lits.iter().map(|p| p.len()).max().unwrap_or(0);
+    let (shortest, longest) = q.literal_lens().unwrap_or((0, 0));
     if kernel.multi().is_none() && longest > MAX_PATTERN {
         return Err(Unsupported::categorical(format!(
             "pattern longer than {MAX_PATTERN} bytes ({longest} bytes)"
@@ -169,7 +169,7 @@ pub fn literal_support(q: &Query, asked: Option<Kernel>) -> Result<GpuPlan, Unsu
             "Unicode case-insensitive (-i with a non-ASCII pattern)".to_string(),
         ));
     }
-    if lits.is_empty() || lits.iter().any(|l| l.is_empty()) {
+    if lits.is_empty() || shortest == 0 {
         return Err(Unsupported::shape(
             "the empty pattern matches every line (no GPU needed)".to_string(),
         ));

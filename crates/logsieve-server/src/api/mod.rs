@@ -34,6 +34,7 @@ mod patterns;
 mod search;
 mod stats;
 mod types;
+pub mod watchlists;
 
 pub use health::{health, metrics, openapi, Health};
 pub use patterns::patterns;
@@ -53,6 +54,10 @@ pub use types::*;
         search::search,
         stats::stats,
         patterns::patterns,
+        watchlists::put_watchlist,
+        watchlists::get_watchlist,
+        watchlists::delete_watchlist,
+        watchlists::list_watchlists,
         health::openapi,
         health::metrics
     ),
@@ -70,6 +75,9 @@ pub use types::*;
         PatternsRequest,
         PatternsResponse,
         PatternRow,
+        watchlists::WatchlistRequest,
+        watchlists::WatchlistInfo,
+        watchlists::WatchlistsResponse,
         ErrorBody,
         crate::error::ErrorDetail
     ))

@@ -12,7 +12,7 @@ use super::*;
     request_body = PatternsRequest,
     responses(
         (status = 200, body = PatternsResponse),
-        (status = 400, body = ErrorBody), (status = 413, body = ErrorBody), (status = 422, body = ErrorBody),
+        (status = 400, body = ErrorBody), (status = 404, description = "unknown watchlist", body = ErrorBody), (status = 413, body = ErrorBody), (status = 422, body = ErrorBody),
         (status = 429, body = ErrorBody), (status = 503, body = ErrorBody), (status = 504, body = ErrorBody),
     )
 )]
@@ -88,26 +88,49 @@ fn run_patterns(
     req: &PatternsRequest,
     cancel: &Cancel,
 ) -> Result<PatternsResponse, ApiError> {
-    let query = build_query(
-        &req.patterns,
-        req.syntax,
-        req.fuzzy_k,
-        req.ignore_case,
-        req.word,
-        req.line,
-        false,
-        ready,
-    )?;
     let opts = SearchOptions {
         backend: req.backend.choice(),
         ..Default::default()
     };
+    let (wl, query) = match &req.watchlist {
+        Some(name) => {
+            watchlists::exclusive(&[
+                ("patterns", !req.patterns.is_empty()),
+                ("syntax", req.syntax != SyntaxName::default()),
+                ("fuzzy_k", req.fuzzy_k.is_some()),
+                ("ignore_case", req.ignore_case),
+                ("word", req.word),
+                ("line", req.line),
+            ])?;
+            (Some(watchlists::find(ready, name)?), None)
+        }
+        None => {
+            let q = build_query(
+                &req.patterns,
+                req.syntax,
+                req.fuzzy_k,
+                req.ignore_case,
+                req.word,
+                req.line,
+                false,
+                ready,
+            )?;
+            (None, Some(q))
+        }
+    };
     // A window or a file subset: the selected lines, counted by a session
-    // of their own (on the CPU: no GPU holds them) through the same route.
+    // of their own (on the CPU: no GPU holds them) through the same route;
+    // a watchlist's query is counted there as a plain pattern list (its
+    // built tables live in the resident session).
     let sub = selected_corpus(ready, req)?
         .map(|c| logsieve::Session::with_tuning(c, ready.session.tuning().clone()));
     let session = sub.as_ref().unwrap_or(&ready.session);
-    let request = Request::PatternCounts(&query);
+    let request = match (&wl, &query) {
+        (Some(w), _) if sub.is_some() => Request::PatternCounts(w.query()),
+        (Some(w), _) => Request::Watchlist(w),
+        (None, Some(q)) => Request::PatternCounts(q),
+        (None, None) => unreachable!("a watchlist or a query"),
+    };
     let route = session.route(&request, &opts).map_err(ApiError::from_lib)?;
     let c = match session
         .execute_with(&request, &route, &opts, cancel)

@@ -4,7 +4,8 @@ use super::*;
 
 /// A search answered: what the stream encoder needs.
 struct Searched {
-    query: Query,
+    /// The request's query, or a watchlist's (shared, not rebuilt).
+    query: Arc<Query>,
     result: SearchResult,
     route: Route,
     /// Documents searched, in corpus order.
@@ -17,16 +18,30 @@ fn run_search(
     threads: usize,
     cancel: &Cancel,
 ) -> Result<Searched, ApiError> {
-    let query = build_query(
-        &req.patterns,
-        req.syntax,
-        req.fuzzy_k,
-        req.ignore_case,
-        req.word,
-        req.line,
-        req.invert,
-        ready,
-    )?;
+    let query = match &req.watchlist {
+        Some(name) => {
+            watchlists::exclusive(&[
+                ("patterns", !req.patterns.is_empty()),
+                ("syntax", req.syntax != SyntaxName::default()),
+                ("fuzzy_k", req.fuzzy_k.is_some()),
+                ("ignore_case", req.ignore_case),
+                ("word", req.word),
+                ("line", req.line),
+                ("invert", req.invert),
+            ])?;
+            watchlists::find(ready, name)?.shared_query()
+        }
+        None => Arc::new(build_query(
+            &req.patterns,
+            req.syntax,
+            req.fuzzy_k,
+            req.ignore_case,
+            req.word,
+            req.line,
+            req.invert,
+            ready,
+        )?),
+    };
     let docs = select_files(ready, req.files.as_deref())?;
     let since = window(ready, req.since.as_deref(), "since")?;
     let until = window(ready, req.until.as_deref(), "until")?;
@@ -144,6 +159,7 @@ pub(super) fn select_files(
     responses(
         (status = 200, description = "`lines`/`only_matching`: NDJSON (application/x-ndjson), one object per line; `count`: CountResponse; `files_with_matches`: FilesResponse", body = CountResponse),
         (status = 400, description = "bad JSON, invalid pattern (with the caret), unknown file, bad time", body = ErrorBody),
+        (status = 404, description = "unknown watchlist", body = ErrorBody),
         (status = 413, description = "request body too large", body = ErrorBody),
         (status = 422, description = "unknown field or wrong type; a forced backend that cannot run the query", body = ErrorBody),
         (status = 429, description = "too many queries in flight", body = ErrorBody),

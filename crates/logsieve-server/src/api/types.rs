@@ -63,9 +63,13 @@ impl BackendName {
 #[serde(deny_unknown_fields)]
 pub struct SearchRequest {
     /// Patterns; a line is selected when any matches (`-e`, repeatable).
-    /// At least one: the server answers 400 to none (schemathesis ST202).
-    #[schema(min_items = 1)]
+    /// Required unless `watchlist` is given.
+    #[serde(default)]
     pub patterns: Vec<String>,
+    /// A watchlist's name instead of `patterns` (its patterns and `-i`;
+    /// `syntax`, `ignore_case`, `word`, `line`, `invert` not set).
+    #[serde(default)]
+    pub watchlist: Option<String>,
     /// How the patterns are read (default `regex`).
     #[serde(default)]
     pub syntax: SyntaxName,
@@ -216,9 +220,14 @@ pub struct StatsRequest {
 #[derive(Deserialize, ToSchema, Clone, Debug)]
 #[serde(deny_unknown_fields)]
 pub struct PatternsRequest {
-    /// The patterns (an IOC list); at least one (schemathesis ST202).
-    #[schema(min_items = 1)]
+    /// The patterns (an IOC list). Required unless `watchlist` is given.
+    #[serde(default)]
     pub patterns: Vec<String>,
+    /// A watchlist's name instead of `patterns`: counted with what was
+    /// compiled when it was defined (`syntax`, `ignore_case`, `word`,
+    /// `line` not set).
+    #[serde(default)]
+    pub watchlist: Option<String>,
     /// How the patterns are read (default `regex`).
     #[serde(default)]
     pub syntax: SyntaxName,

@@ -44,6 +44,7 @@ mod upload;
 pub use context::list_adapters;
 pub use context::{AdapterProbe, GpuContext, GpuInfo};
 pub use corpus::GpuCorpus;
+pub use pattern_set::PreparedTables;
 pub use search::GpuSearch;
 pub use upload::{UploadOptions, UploadStats};
 
@@ -76,7 +77,9 @@ pub struct GpuTuning {
     pub bloom_groups: Option<u32>,
     /// `bloom`'s diagnostic switch, written to its uniform
     /// (`LOGSIEVE_BLOOM_DIAG`: 1 skips verification, 4 every probe; 0 off).
-    /// It prices the kernel's steps; results are not exact with it on.
+    /// It prices the kernel's steps; results are not exact with 1 or 4.
+    /// 8 moves the filter of sets past 32k keys to global memory (exact;
+    /// measured slower on the H100, kept for the comparison).
     pub bloom_diag: u32,
     /// Which adapters a session opens, one device each (`--gpus`,
     /// `LOGSIEVE_GPUS`).

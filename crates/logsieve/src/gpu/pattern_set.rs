@@ -5,8 +5,11 @@
 //! the driver's own readback. Oversized lines and self-overlapping
 //! patterns' occurrences are counted on the CPU.
 
+use std::sync::{Arc, Mutex, Weak};
+
 use web_time::Instant;
 
+use super::context::Ctx;
 use super::corpus::{GpuCorpus, State};
 use super::kernels::multi_common::{self, LiteralSet, MultiPipes, Uploaded};
 use super::multi::MultiKernel;
@@ -17,6 +20,59 @@ use crate::cpu::multi::{count_range, GroupCounts, Occurrences, PatternSet};
 use crate::error::Error;
 use crate::query::Query;
 use crate::results::Want;
+
+/// A pattern set's GPU tables, built and uploaded once per device and
+/// kernel and then kept for as long as the set lives (a watchlist's,
+/// [`crate::watchlist`]): a 10k-pattern set's tables take tens of ms to
+/// build on the host, ten times a 1M-line corpus's kernel time.
+#[derive(Default)]
+pub struct PreparedTables {
+    held: Mutex<Vec<(Weak<Ctx>, Arc<Uploaded>)>>,
+}
+
+impl std::fmt::Debug for PreparedTables {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PreparedTables({} uploaded)", self.uploaded())
+    }
+}
+
+impl PreparedTables {
+    /// Tables uploaded and held (one per device and kernel).
+    pub fn uploaded(&self) -> usize {
+        let mut h = self.held.lock().unwrap_or_else(|p| p.into_inner());
+        h.retain(|(w, _)| w.strong_count() > 0);
+        h.len()
+    }
+
+    /// The tables of `q` for `kernel` (resolved) on context `c`: the held
+    /// ones, else built, uploaded and held.
+    fn get(
+        &self,
+        c: &Arc<Ctx>,
+        pipes: &MultiPipes,
+        q: &Query,
+        kernel: MultiKernel,
+        max_binding: u64,
+    ) -> Result<Arc<Uploaded>, Error> {
+        let mut h = self.held.lock().unwrap_or_else(|p| p.into_inner());
+        h.retain(|(w, _)| w.strong_count() > 0);
+        if let Some((_, u)) = h
+            .iter()
+            .find(|(w, u)| std::ptr::eq(w.as_ptr(), Arc::as_ptr(c)) && u.kernel == kernel)
+        {
+            return Ok(u.clone());
+        }
+        let u = pipes.upload(c, q, kernel, max_binding)?;
+        h.push((Arc::downgrade(c), u.clone()));
+        Ok(u)
+    }
+
+    /// Drops the tables held for `c` (after a failed run).
+    fn forget(&self, c: &Arc<Ctx>) {
+        let mut h = self.held.lock().unwrap_or_else(|p| p.into_inner());
+        h.retain(|(w, _)| w.strong_count() > 0 && !std::ptr::eq(w.as_ptr(), Arc::as_ptr(c)));
+    }
+}
 
 /// What one multi-literal run read back.
 struct Run {
@@ -40,7 +96,9 @@ impl GpuCorpus {
     ) -> Result<(RawHits, GpuSearch), Error> {
         let t0 = Instant::now();
         let lines = want == Want::Lines;
-        let (_, run) = self.run_multi(corpus, q, kernel, lines, false).await?;
+        let (_, run) = self
+            .run_multi(corpus, q, kernel, lines, false, None)
+            .await?;
         let raw = self.collect(corpus, q, PerSegment::new(&run.counts, run.seg_lines));
         Ok((
             raw,
@@ -65,18 +123,61 @@ impl GpuCorpus {
         kernel: MultiKernel,
     ) -> Result<(Vec<u64>, Vec<u64>), Error> {
         self.check_whole()?;
-        self.count_per_pattern_part(corpus, q, kernel)
+        self.count_per_pattern_part(corpus, q, kernel, None)
+    }
+
+    /// Builds and uploads `q`'s tables for `kernel` into `prepared` now
+    /// (a watchlist, when it is defined), so that its first count does not
+    /// pay for them.
+    pub fn prepare_tables(
+        &self,
+        q: &Query,
+        kernel: MultiKernel,
+        prepared: &PreparedTables,
+    ) -> Result<(), Error> {
+        if let Err(r) = crate::support::kernel_support(q, Some(kernel.into())) {
+            return Err(Error::backend(format!(
+                "the GPU cannot run this query: {r}"
+            )));
+        }
+        let c = &self.ctx.inner;
+        let max_binding = c
+            .info
+            .max_storage_buffer_binding_size
+            .min(c.info.max_buffer_size);
+        let pipes = multi_common::pipes(&self.ctx)?;
+        prepared.get(c, &pipes, q, kernel.for_query(q), max_binding)?;
+        Ok(())
     }
 
     /// [`GpuCorpus::count_per_pattern`] over the lines this corpus holds
-    /// (a shard's counts add up with the other parts').
+    /// (a shard's counts add up with the other parts'), with the tables
+    /// held in `prepared` when given (built and kept there on first use).
     pub(crate) fn count_per_pattern_part(
         &self,
         corpus: &Corpus,
         q: &Query,
         kernel: MultiKernel,
+        prepared: Option<&PreparedTables>,
     ) -> Result<(Vec<u64>, Vec<u64>), Error> {
-        let (up, run) = pollster::block_on(self.run_multi(corpus, q, kernel, false, true))?;
+        self.count_per_pattern_timed(corpus, q, kernel, prepared)
+            .map(|(l, o, _)| (l, o))
+    }
+
+    /// [`GpuCorpus::count_per_pattern_part`], and the kernel time (GPU
+    /// timestamps, where the device has them).
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn count_per_pattern_timed(
+        &self,
+        corpus: &Corpus,
+        q: &Query,
+        kernel: MultiKernel,
+        prepared: Option<&PreparedTables>,
+    ) -> Result<(Vec<u64>, Vec<u64>, Option<std::time::Duration>), Error> {
+        let t0 = Instant::now();
+        let (up, run) =
+            pollster::block_on(self.run_multi(corpus, q, kernel, false, true, prepared))?;
+        let t_run = t0.elapsed();
         let set = &up.tables.set;
         let g = set.uniq.len();
         let w = |i: usize| u64::from(run.pcounts[i]) | (u64::from(run.pcounts[i + 1]) << 32);
@@ -140,7 +241,14 @@ impl GpuCorpus {
             .iter()
             .map(|&k| c.occurrences[k as usize])
             .collect();
-        Ok((lines, occs))
+        if self.ctx.inner.tuning.trace_queries {
+            eprintln!(
+                "[multi] run {:.3} ms, counts to patterns {:.3} ms",
+                t_run.as_secs_f64() * 1e3,
+                (t0.elapsed() - t_run).as_secs_f64() * 1e3
+            );
+        }
+        Ok((lines, occs, run.kernel_time))
     }
 
     /// Runs `kernel` (resolved by [`MultiKernel::for_query`]) over every
@@ -157,6 +265,7 @@ impl GpuCorpus {
         kernel: MultiKernel,
         lines: bool,
         per_pattern: bool,
+        prepared: Option<&PreparedTables>,
     ) -> Result<(std::sync::Arc<Uploaded>, Run), Error> {
         if let Err(r) = crate::support::kernel_support(q, Some(kernel.into())) {
             return Err(Error::backend(format!(
@@ -175,7 +284,10 @@ impl GpuCorpus {
         let st = self.lock_state()?;
         let r = c
             .scoped(async {
-                let up = pipes.tables(c, q, kernel, max_binding)?;
+                let up = match prepared {
+                    Some(p) => p.get(&self.ctx.inner, &pipes, q, kernel, max_binding)?,
+                    None => pipes.tables(c, q, kernel, max_binding)?,
+                };
                 let run = self
                     .run_multi_inner(&up, &pipes, kernel, lines, per_pattern, &st)
                     .await?;
@@ -185,7 +297,10 @@ impl GpuCorpus {
         if r.is_err() {
             // The upload itself may be what failed (out of memory): never
             // reuse those tables.
-            pipes.forget_tables();
+            match prepared {
+                Some(p) => p.forget(&self.ctx.inner),
+                None => pipes.forget_tables(),
+            }
         }
         r
     }
@@ -200,13 +315,16 @@ impl GpuCorpus {
         st: &State,
     ) -> Result<Run, Error> {
         let c = &*self.ctx.inner;
+        let t0 = Instant::now();
         let driver = LiteralSet::new(c, pipes, up, kernel, &self.segs, per_pattern);
         // The many-literal kernels always measure their pass.
         let mut enc = self.encode(&driver, &st.binds, true);
         self.encode_readback(&mut enc, &driver, lines, true);
         c.queue.submit([enc.finish()]);
+        let t_submit = t0.elapsed();
         c.map_many_async(&self.readback_maps(&driver, lines, true))
             .await?;
+        let t_mapped = t0.elapsed();
         let counts = self.readback.read_counts(&self.segs)?;
         let kernel_time = self.readback.read_timestamps(c.ts_period)?;
         let seg_lines = match lines {
@@ -214,6 +332,19 @@ impl GpuCorpus {
             false => None,
         };
         let pcounts = driver.read_counts()?;
+        if c.tuning.trace_queries {
+            let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+            eprintln!(
+                "[multi {}] encode+submit {:.3} ms, wait+map {:.3} ms (kernel {:.3}), \
+                 readback {:.3} ms ({} counter words)",
+                kernel.name(),
+                ms(t_submit),
+                ms(t_mapped - t_submit),
+                kernel_time.map_or(0.0, ms),
+                ms(t0.elapsed() - t_mapped),
+                pcounts.len()
+            );
+        }
         Ok(Run {
             counts,
             seg_lines,

@@ -14,6 +14,7 @@ use crate::pipeline::{self, Stats, StatsQuery};
 use crate::planner;
 use crate::query::Query;
 use crate::results::BackendReport;
+use crate::watchlist::Watchlist;
 
 impl Session {
     /// Runs `request` where `route` says.
@@ -45,7 +46,10 @@ impl Session {
                 .execute_search(q, route, opts, cancel)
                 .map(Answer::Search),
             Request::PatternCounts(q) => self
-                .execute_pattern_counts(q, route, opts, cancel)
+                .execute_pattern_counts(q, route, opts, None, cancel)
+                .map(Answer::PatternCounts),
+            Request::Watchlist(w) => self
+                .execute_pattern_counts(w.query(), route, opts, Some(w), cancel)
                 .map(Answer::PatternCounts),
             Request::Stats(s) => self
                 .execute_stats(s, route, opts)
@@ -284,24 +288,39 @@ impl Session {
         });
     }
 
+    /// Per-pattern counts of `q`, with watchlist `w`'s compiled counter
+    /// and GPU tables when `q` is its query.
     fn execute_pattern_counts(
         &self,
         q: &Query,
         route: &Route,
         opts: &SearchOptions,
+        w: Option<&Watchlist>,
         cancel: &Cancel,
     ) -> Result<PatternCounts, Error> {
         let t = Instant::now();
+        let patterns = || match w {
+            Some(w) => w.patterns().clone(),
+            None => q.patterns().into(),
+        };
         let cpu = |reason: &str| -> Result<PatternCounts, Error> {
-            let (lines, occurrences) = cpu_counts(&self.corpus, q, opts.threads, cancel)?;
-            let threads = crate::cpu::resolve_threads(opts.threads);
-            let how = if literal_set(q).is_some() {
-                "one-pass"
-            } else {
-                "each pattern alone"
+            let (how, (lines, occurrences)) = match w {
+                Some(w) => (
+                    "watchlist",
+                    w.cpu().count(&self.corpus, opts.threads, cancel)?,
+                ),
+                None if literal_set(q).is_some() => (
+                    "one-pass",
+                    cpu_counts(&self.corpus, q, opts.threads, cancel)?,
+                ),
+                None => (
+                    "each pattern alone",
+                    cpu_counts(&self.corpus, q, opts.threads, cancel)?,
+                ),
             };
+            let threads = crate::cpu::resolve_threads(opts.threads);
             Ok(PatternCounts {
-                patterns: q.patterns().to_vec(),
+                patterns: patterns(),
                 lines,
                 occurrences,
                 backend: BackendReport {
@@ -313,15 +332,20 @@ impl Session {
         };
         #[cfg(feature = "gpu")]
         if let (Backend::Gpu(kernel), Some(split)) = (route.backend, &route.split) {
-            return self.pattern_counts_split(q, opts, kernel, split, route);
+            let mut r = self.pattern_counts_split(q, opts, kernel, split, route, w)?;
+            r.patterns = patterns();
+            return Ok(r);
         }
         match route.backend {
             Backend::Cpu => cpu(&route.reason),
             Backend::GpuPrefilter(_) => Err(Error::backend(
                 "the GPU prefilter (tier 1) runs searches only, not per-pattern counts",
             )),
-            Backend::Gpu(kernel) => match self.pattern_counts_gpu(q, kernel, &route.reason, t) {
-                Ok(r) => Ok(r),
+            Backend::Gpu(kernel) => match self.pattern_counts_gpu(q, kernel, &route.reason, t, w) {
+                Ok(mut r) => {
+                    r.patterns = patterns();
+                    Ok(r)
+                }
                 Err(e) if route.forced || e.is_cancelled() => Err(e),
                 Err(_) => cpu(&route.reason),
             },
@@ -335,6 +359,7 @@ impl Session {
         kernel: Kernel,
         reason: &str,
         t: Instant,
+        w: Option<&Watchlist>,
     ) -> Result<PatternCounts, Error> {
         let Some(g) = self.gpu() else {
             return Err(Error::backend("no GPU attached"));
@@ -344,14 +369,25 @@ impl Session {
                 "per-pattern counts run a many-literal kernel, not {kernel}"
             )));
         };
-        let (lines, occurrences) = g.count_per_pattern(&self.corpus, q, mk)?;
+        g.check_whole()?;
+        let (lines, occurrences, kernel_time) =
+            g.count_per_pattern_timed(&self.corpus, q, mk, w.map(|w| w.gpu()))?;
+        // The kernel's share of the time, for reports and the bench.
+        let reason = match kernel_time {
+            Some(k) => format!("{reason}; kernel {:.3} ms", k.as_secs_f64() * 1e3),
+            None => reason.to_string(),
+        };
         Ok(PatternCounts {
-            patterns: q.patterns().to_vec(),
+            patterns: Default::default(),
             lines,
             occurrences,
             backend: BackendReport {
-                name: format!("gpu/{}", kernel.name()),
-                reason: reason.to_string(),
+                name: format!(
+                    "gpu/{}{}",
+                    kernel.name(),
+                    if w.is_some() { " (watchlist)" } else { "" }
+                ),
+                reason,
                 elapsed: t.elapsed(),
             },
         })
@@ -364,6 +400,7 @@ impl Session {
         _kernel: Kernel,
         _reason: &str,
         _t: Instant,
+        _w: Option<&Watchlist>,
     ) -> Result<PatternCounts, Error> {
         Err(Error::backend("built without the GPU backend"))
     }

@@ -18,7 +18,8 @@ pub mod route;
 #[cfg(feature = "gpu")]
 mod shards;
 
-use std::sync::Mutex;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, RwLock};
 
 use crate::corpus::Corpus;
 use crate::error::Error;
@@ -28,6 +29,7 @@ use crate::pipeline::{Columns, Stats, StatsQuery};
 use crate::planner::{self, Calibration, DeviceClass};
 use crate::query::Query;
 use crate::results::{BackendReport, DocHits};
+use crate::watchlist::{Watchlist, WatchlistOptions};
 
 #[cfg(feature = "gpu")]
 pub use fuse::FusionProfile;
@@ -63,6 +65,10 @@ pub enum Request<'a> {
     /// Time window → optional search → counts by field / time bucket,
     /// over the session's columns ([`Session::set_columns`]).
     Stats(&'a StatsQuery<'a>),
+    /// [`Request::PatternCounts`] of a watchlist's patterns, with what
+    /// was compiled when it was defined ([`Session::define_watchlist`]):
+    /// routed as a per-pattern count of its query.
+    Watchlist(&'a Watchlist),
 }
 
 impl<'a> Request<'a> {
@@ -70,6 +76,7 @@ impl<'a> Request<'a> {
         match *self {
             Request::Search(q) => RequestKind::Search(q),
             Request::PatternCounts(q) => RequestKind::PatternCounts(q),
+            Request::Watchlist(w) => RequestKind::PatternCounts(w.query()),
             Request::Stats(s) => RequestKind::Stats(s.search),
         }
     }
@@ -80,7 +87,7 @@ impl<'a> Request<'a> {
 pub enum Answer {
     /// To [`Request::Search`].
     Search(SearchResult),
-    /// To [`Request::PatternCounts`].
+    /// To [`Request::PatternCounts`] and [`Request::Watchlist`].
     PatternCounts(PatternCounts),
     /// To [`Request::Stats`].
     Stats(Stats, BackendReport),
@@ -91,6 +98,8 @@ pub struct Session {
     corpus: Corpus,
     tuning: Tuning,
     columns: Option<Columns>,
+    /// The watchlists defined, by name ([`Session::define_watchlist`]).
+    watchlists: RwLock<BTreeMap<String, Arc<Watchlist>>>,
     calibration: Mutex<Calibration>,
     /// The device the calibration belongs to (`cpu` without a GPU).
     calibration_device: String,
@@ -145,6 +154,7 @@ impl Session {
             corpus,
             tuning,
             columns: None,
+            watchlists: RwLock::new(BTreeMap::new()),
             calibration: Mutex::new(Calibration::defaults(DeviceClass::Other)),
             calibration_device: "cpu".to_string(),
             calibration_warning: None,
@@ -335,6 +345,70 @@ impl Session {
         }
     }
 
+    /// Compiles `patterns` as watchlist `name` and keeps it (replacing one
+    /// of that name): the CPU counter now, and, when per-pattern counts
+    /// route to the GPU, its tables uploaded to every device. Returns it,
+    /// and whether it replaced one.
+    pub fn define_watchlist<P: AsRef<[u8]>>(
+        &self,
+        name: &str,
+        patterns: &[P],
+        opts: WatchlistOptions,
+    ) -> Result<(Arc<Watchlist>, bool), Error> {
+        let w = Arc::new(Watchlist::new(name, patterns, opts)?);
+        #[cfg(feature = "gpu")]
+        self.prepare_watchlist(&w);
+        let old = self
+            .watchlists
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(name.to_string(), w.clone());
+        Ok((w, old.is_some()))
+    }
+
+    /// Watchlist `name`, when defined.
+    pub fn watchlist(&self, name: &str) -> Option<Arc<Watchlist>> {
+        self.watchlists
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(name)
+            .cloned()
+    }
+
+    /// Forgets watchlist `name` (its GPU tables go with the last count
+    /// still running on it); false when there was none.
+    pub fn remove_watchlist(&self, name: &str) -> bool {
+        self.watchlists
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(name)
+            .is_some()
+    }
+
+    /// The watchlists, by name.
+    pub fn watchlists(&self) -> Vec<Arc<Watchlist>> {
+        self.watchlists
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .cloned()
+            .collect()
+    }
+
+    /// Per-pattern counts of watchlist `w` ([`Request::Watchlist`]).
+    pub fn count_watchlist(
+        &self,
+        w: &Watchlist,
+        opts: &SearchOptions,
+    ) -> Result<PatternCounts, Error> {
+        let req = Request::Watchlist(w);
+        let route = self.route(&req, opts)?;
+        match self.execute(&req, &route, opts)? {
+            Answer::PatternCounts(r) => Ok(r),
+            _ => unreachable!("a watchlist request is answered by per-pattern counts"),
+        }
+    }
+
     /// Runs a stats query over the session's columns.
     pub fn stats(
         &self,
@@ -379,6 +453,22 @@ impl Session {
 
 #[cfg(feature = "gpu")]
 impl Session {
+    /// Uploads `w`'s tables to every device when its counts route to the
+    /// GPU (the routing point decides, with default options). A failure
+    /// is not an error: the first count tries again, or runs on the CPU.
+    fn prepare_watchlist(&self, w: &Watchlist) {
+        let req = Request::Watchlist(w);
+        let Ok(route) = self.route(&req, &SearchOptions::default()) else {
+            return;
+        };
+        let Some(mk) = route.backend.kernel().and_then(|k| k.multi()) else {
+            return;
+        };
+        for d in &self.devices {
+            let _ = d.corpus.prepare_tables(w.query(), mk, w.gpu());
+        }
+    }
+
     /// Opens the GPUs the tuning selects ([`crate::gpu::GpuTuning::gpus`]:
     /// by default every discrete adapter, else the process's shared
     /// context on the best one) and uploads the corpus: whole on one

@@ -561,6 +561,7 @@ impl Session {
         kernel: Kernel,
         split: &Split,
         route: &Route,
+        w: Option<&crate::watchlist::Watchlist>,
     ) -> Result<PatternCounts, Error> {
         let t = Instant::now();
         let Some(mk) = kernel.multi() else {
@@ -571,7 +572,10 @@ impl Session {
         let (devs, cpu_lines) = Self::fan_out(split);
         let (results, (mut lines, mut occs)) = self.run_devices(
             &devs,
-            |d| d.corpus.count_per_pattern_part(&self.corpus, q, mk),
+            |d| {
+                d.corpus
+                    .count_per_pattern_part(&self.corpus, q, mk, w.map(|w| w.gpu()))
+            },
             || self.cpu_pattern_counts(q, &cpu_lines),
         );
         let add = |a: &mut Vec<u64>, b: &[u64]| a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
@@ -595,7 +599,7 @@ impl Session {
             reason.push_str(&n);
         }
         Ok(PatternCounts {
-            patterns: q.patterns().to_vec(),
+            patterns: q.patterns().into(),
             lines,
             occurrences: occs,
             backend: BackendReport {

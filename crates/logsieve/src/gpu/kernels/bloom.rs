@@ -60,6 +60,15 @@ pub(crate) fn max_groups(over: Option<u32>) -> u64 {
     over.map(u64::from).filter(|&n| n > 0).unwrap_or(MAX_GROUPS)
 }
 
+/// Below this many workgroup-filter bits a key, bloom's filter may move
+/// to global memory ([`table`], with [`DIAG_GLOBAL_FILTER`]).
+pub(crate) const GLOBAL_BELOW_BITS_PER_KEY: u64 = 8;
+
+/// [`crate::gpu::GpuTuning::bloom_diag`]'s bit that moves the filter of
+/// sets past 8 bits a key to global memory (exact results, unlike bits 1
+/// and 4; measured slower, hence not the default).
+pub(crate) const DIAG_GLOBAL_FILTER: u32 = 8;
+
 /// bloom's key of a pattern (or of a corpus position): the little-endian
 /// words of bytes [0, 4) and [l - 4, l).
 pub(crate) fn bloom_key(p: &[u8], l: usize) -> (u32, u32) {
@@ -101,6 +110,7 @@ pub(crate) fn table(
     words: &mut Vec<u32>,
     mpw: &mut [u32; SP::WORDS],
     filter_words: u32,
+    global_ok: bool,
 ) -> Result<(), Error> {
     let min = set.min_len();
     if min < MultiKernel::BLOOM_MIN_LEN {
@@ -115,15 +125,32 @@ pub(crate) fn table(
     distinct.sort_unstable();
     distinct.dedup();
     let n = distinct.len() as u64;
-    // About 256 filter bits per key (two set per key: < 1% of the
-    // bits set), as many as the pipeline's filter holds: 10k keys fill
-    // 32 KiB to ~6%. Simulated on the benchmark's 1M lines with its
-    // 1k and 10k sets (8-byte keys), positions passing the filter:
-    // 1k keys 0.32% with 2^15 bits, 0.013% with 2^18; 10k keys 0.53%
-    // with 2^18 (0.11% of positions hold a pattern's key). At least
-    // 2^12 bits (a load of 512 bytes per workgroup).
+    // About 256 filter bits per key (three set per key, in one word),
+    // as many as the pipeline's filter holds: 10k keys fill 32 KiB to
+    // ~11%. Simulated on the benchmark's 1M lines with its 1k and 10k
+    // sets (8-byte keys), positions passing the filter: 1k keys 0.32%
+    // with 2^15 bits, 0.013% with 2^18; 10k keys 0.53% with 2^18 (0.11%
+    // of positions hold a pattern's key). At least 2^12 bits (a load of
+    // 512 bytes per workgroup).
+    //
+    // Past 8 bits a key (32k keys in 32 KiB) the workgroup filter
+    // saturates: at 100k keys in 2^18 bits ~68% of the bits are set and
+    // ~31% of random positions pass. A filter of 32 bits a key in global
+    // memory instead (2^22 bits, 512 KiB, for 100k; ~0.1% pass) was
+    // measured slower on the H100 (1M lines, 100k patterns, per-pattern
+    // counts: kernel 6.3 ms against 2.1 ms: a load through L1/L2 at every
+    // position costs more than the chance passes' verification, which
+    // most positions' own workgroup-filter load rules out), so it runs
+    // only when `global_ok` asks for it (LOGSIEVE_BLOOM_DIAG=8,
+    // docs/bench/h100-2026-11-24-watchlists.md).
     let max_lb = (filter_words.max(1) * 32).ilog2();
-    let lb = (n * 256).next_power_of_two().ilog2().max(12).min(max_lb);
+    let global = global_ok && n * GLOBAL_BELOW_BITS_PER_KEY > 1 << max_lb;
+    let lb = if global {
+        (n * 32).next_power_of_two().ilog2().clamp(max_lb, 24)
+    } else {
+        (n * 256).next_power_of_two().ilog2().max(12).min(max_lb)
+    };
+    mpw[SP::GLOBAL] = u32::from(global);
     let mut filter = vec![0u32; 1 << (lb - 5)];
     for &(a, b) in &distinct {
         let (w, b1, b2, b3) = bloom_bits(a, b, lb);
@@ -239,13 +266,21 @@ mod tests {
                 MultiKernel::Bloom,
                 1 << 30,
                 words,
+                DIAG_GLOBAL_FILTER,
             )
             .unwrap();
             let m = &t.mp;
             let l = m[SP::F] as usize;
             assert_eq!(l, 7, "the shortest IP has 7 bytes");
             let lb = m[SP::B];
-            assert!(lb <= (words * 32).ilog2() && lb >= 5);
+            // 10k keys: in workgroup memory at 8192 words (26 bits a
+            // key), in global memory at 64 words (when asked for).
+            assert_eq!(m[SP::GLOBAL], u32::from(words == 64));
+            if words == 64 {
+                assert_eq!(lb, 19, "32 bits a key");
+            } else {
+                assert!(lb <= (words * 32).ilog2() && lb >= 5);
+            }
             let passes = |a: u32, b: u32| {
                 let (w, b1, b2, b3) = bloom_bits(a, b, lb);
                 let word = t.words[m[SP::A] as usize + w as usize];
@@ -271,7 +306,7 @@ mod tests {
                         && t.words[eo + 5] == p.len() as u32
                 }));
             }
-            if words == 8192 {
+            if words == 8192 || words == 64 {
                 let mut x = 1u32;
                 let mut pass = 0;
                 let mut vpass = 0;
@@ -289,5 +324,50 @@ mod tests {
                 assert!(pass < 1500, "{pass} of 100000 random keys pass");
             }
         }
+    }
+
+    /// 100k keys saturate the 2^18-bit workgroup filter (~31% of random
+    /// keys pass: the default, measured faster on the H100 all the same);
+    /// `DIAG_GLOBAL_FILTER` sizes a global one at 32 bits a key, which few
+    /// random keys pass.
+    #[test]
+    fn large_sets_get_a_global_filter_sized_for_them() {
+        let many: Vec<Vec<u8>> = (0..100_000u32)
+            .map(|i| format!("{:08x}.ioc{i}", i.wrapping_mul(2_654_435_761)).into_bytes())
+            .collect();
+        let q = QueryBuilder::new()
+            .syntax(Syntax::Fixed)
+            .build(&many)
+            .unwrap();
+        let pass_rate = |t: &Tables| {
+            let m = &t.mp;
+            let lb = m[SP::B];
+            let mut x = 7u32;
+            let mut pass = 0;
+            for _ in 0..100_000 {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                let (w, b1, b2, b3) = bloom_bits(x, x.rotate_left(11), lb);
+                let word = t.words[m[SP::A] as usize + w as usize];
+                pass += (word >> b1) & (word >> b2) & (word >> b3) & 1;
+            }
+            for p in &t.set.uniq {
+                let (a, b) = bloom_key(p, m[SP::F] as usize);
+                let (w, b1, b2, b3) = bloom_bits(a, b, lb);
+                let word = t.words[m[SP::A] as usize + w as usize];
+                assert_eq!((word >> b1) & (word >> b2) & (word >> b3) & 1, 1);
+            }
+            pass
+        };
+        let t = Tables::build(&q, MultiKernel::Bloom, 1 << 30, 8192, DIAG_GLOBAL_FILTER).unwrap();
+        assert_eq!(t.mp[SP::GLOBAL], 1);
+        assert_eq!(t.mp[SP::B], 22, "2^22 bits: 32 a key or more");
+        let global = pass_rate(&t);
+        assert!(global < 500, "{global} of 100000 random keys pass");
+        let t = Tables::build(&q, MultiKernel::Bloom, 1 << 30, 8192, 0).unwrap();
+        assert_eq!((t.mp[SP::GLOBAL], t.mp[SP::B]), (0, 18));
+        let wg = pass_rate(&t);
+        assert!(wg > 20_000, "the saturated filter passes {wg} of 100000");
     }
 }

@@ -12,7 +12,9 @@
 // L bytes). Both are ASCII-folded by SWAR under -i (patterns are folded on
 // the host).
 //
-// Filter (mp.a: 2^(mp.b - 5) words, copied to `wbits` at workgroup start):
+// Filter (mp.a: 2^(mp.b - 5) words, copied to `wbits` at workgroup start,
+// or read from `tables` when mp.global_filter is set, for sets too large
+// for workgroup memory):
 // x = A * K1 and y = (x ^ B) * K2; the top mp.b - 5 bits of x pick a word,
 // and a position passes when three bits of that word are set: the one the
 // next five bits of x name and the two the top ten bits of y name. One
@@ -81,7 +83,15 @@ fn probe(a: u32, blo: u32, bhi: u32, s: u32, sh: u32) -> u32 {
         b = (blo >> s) | (bhi << (32u - s));
     }
     let y = (x ^ b) * K2;
-    let w = wbits[x >> sh];
+    // A uniform branch: the filter in workgroup memory, or (sets past 8
+    // bits a key there, with LOGSIEVE_BLOOM_DIAG=8) a larger one in global
+    // memory, through L1/L2 (measured slower: kernels/bloom.rs).
+    var w: u32;
+    if mp.global_filter != 0u {
+        w = tables[mp.a + (x >> sh)];
+    } else {
+        w = wbits[x >> sh];
+    }
     return (w >> ((x >> (sh - 5u)) & 31u)) & (w >> (y >> 27u)) & (w >> ((y >> 22u) & 31u)) & 1u;
 }
 
@@ -182,9 +192,11 @@ fn verify(base: u32, mask: u32) {
 
 @compute @workgroup_size(256)
 fn bloom(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    let n_words = 1u << (mp.b - 5u);
-    for (var i = lid; i < n_words; i += WG) {
-        wbits[i] = tables[mp.a + i];
+    if mp.global_filter == 0u {
+        let n_words = 1u << (mp.b - 5u);
+        for (var i = lid; i < n_words; i += WG) {
+            wbits[i] = tables[mp.a + i];
+        }
     }
     workgroupBarrier();
     let sh = 32u - (mp.b - 5u);

@@ -121,6 +121,8 @@ pub(crate) mod set_params {
     pub(crate) const DIAG: usize = 11;
     pub(crate) const G: usize = 12;
     pub(crate) const H: usize = 13;
+    /// bloom: 1 when its filter is read from the tables (global memory).
+    pub(crate) const GLOBAL: usize = 14;
     /// Size in u32 words.
     pub(crate) const WORDS: usize = 16;
 }

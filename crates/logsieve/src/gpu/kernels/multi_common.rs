@@ -52,12 +52,14 @@ impl Tables {
     /// fit one storage binding of `max_binding` bytes, or when `bloom` is
     /// asked for patterns shorter than 4 bytes (callers resolve the kernel
     /// with [`MultiKernel::for_query`] first). `bloom_words`: the words of
-    /// the bloom pipeline's filter.
+    /// the bloom pipeline's filter; `diag`: bloom's diagnostic switch
+    /// ([`bloom::DIAG_GLOBAL_FILTER`] allows the global filter).
     pub(crate) fn build(
         q: &Query,
         kernel: MultiKernel,
         max_binding: u64,
         bloom_words: u32,
+        diag: u32,
     ) -> Result<Tables, Error> {
         if let Err(r) = crate::support::kernel_support(q, Some(kernel.into())) {
             return Err(Error::backend(format!(
@@ -98,7 +100,13 @@ impl Tables {
             MultiKernel::Trie => trie::table(&set, &mut words, &mut mpw),
             MultiKernel::Ac => ac::table(&set, &mut words, &mut mpw, max_binding)?,
             MultiKernel::PrefixHash => prefix_hash::table(&set, &mut words, &mut mpw),
-            MultiKernel::Bloom => bloom::table(&set, &mut words, &mut mpw, bloom_words)?,
+            MultiKernel::Bloom => bloom::table(
+                &set,
+                &mut words,
+                &mut mpw,
+                bloom_words,
+                diag & bloom::DIAG_GLOBAL_FILTER != 0,
+            )?,
         }
         let size = words.len() as u64 * 4;
         if size > max_binding || words.len() > u32::MAX as usize / 2 {
@@ -129,11 +137,16 @@ impl Tables {
 
 /// A pattern set's tables, uploaded, with what they were built from.
 pub(crate) struct Uploaded {
-    kernel: MultiKernel,
+    pub(crate) kernel: MultiKernel,
     fold: bool,
     lits: Vec<Vec<u8>>,
     pub(crate) tables: Tables,
     pub(crate) buf: wgpu::Buffer,
+    /// The per-pattern counters and their readback, made on the first
+    /// per-pattern run and reused (runs on one device are serialised by
+    /// its state lock): 100k patterns take 2 MB each, made per count
+    /// before watchlists.
+    counters: std::sync::OnceLock<(wgpu::Buffer, wgpu::Buffer)>,
 }
 
 /// The many-literal kernels' pipelines of one context, and the last
@@ -169,18 +182,40 @@ impl MultiPipes {
         }
         // Drop the old table before the new one is uploaded.
         *last = None;
-        let tables = Tables::build(q, kernel, max_binding, self.pipes.bloom_words)?;
+        let u = self.upload(c, q, kernel, max_binding)?;
+        *last = Some(u.clone());
+        Ok(u)
+    }
+
+    /// Builds the tables of `q` for `kernel` (resolved) and uploads them,
+    /// kept by nobody: a watchlist holds its own
+    /// ([`crate::gpu::PreparedTables`]).
+    pub(crate) fn upload(
+        &self,
+        c: &Ctx,
+        q: &Query,
+        kernel: MultiKernel,
+        max_binding: u64,
+    ) -> Result<Arc<Uploaded>, Error> {
+        let lits = q.literals().unwrap_or_default();
+        let fold = q.case() == CaseMode::Ascii;
+        let tables = Tables::build(
+            q,
+            kernel,
+            max_binding,
+            self.pipes.bloom_words,
+            c.tuning.bloom_diag,
+        )?;
         let words: Vec<u8> = tables.words.iter().flat_map(|w| w.to_le_bytes()).collect();
         let buf = c.buffer_with("multi tables", &words, wgpu::BufferUsages::STORAGE);
-        let u = Arc::new(Uploaded {
+        Ok(Arc::new(Uploaded {
             kernel,
             fold,
             lits: lits.to_vec(),
             tables,
             buf,
-        });
-        *last = Some(u.clone());
-        Ok(u)
+            counters: Default::default(),
+        }))
     }
 
     /// Drops the kept tables (after a failed run).
@@ -267,22 +302,31 @@ impl<'a> LiteralSet<'a> {
         );
         let g = tables.set.uniq.len() as u64;
         let psize = (5 * g * 4).div_ceil(16).max(1) * 16;
-        let pbuf = dev.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("multi counts"),
-            size: psize,
-            usage: wgpu::BufferUsages::STORAGE
-                | wgpu::BufferUsages::COPY_SRC
-                | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        let prb = per_pattern.then(|| {
+        let counters = || {
             dev.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("readback multi counts"),
+                label: Some("multi counts"),
                 size: psize,
-                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                usage: wgpu::BufferUsages::STORAGE
+                    | wgpu::BufferUsages::COPY_SRC
+                    | wgpu::BufferUsages::COPY_DST,
                 mapped_at_creation: false,
             })
-        });
+        };
+        let (pbuf, prb) = match per_pattern {
+            true => {
+                let (p, r) = up.counters.get_or_init(|| {
+                    let rb = dev.create_buffer(&wgpu::BufferDescriptor {
+                        label: Some("readback multi counts"),
+                        size: psize,
+                        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                        mapped_at_creation: false,
+                    });
+                    (counters(), rb)
+                });
+                (p.clone(), Some(r.clone()))
+            }
+            false => (counters(), None),
+        };
         let binds = segments
             .iter()
             .map(|s| {
@@ -329,7 +373,11 @@ impl<'a> LiteralSet<'a> {
             let m = rb
                 .get_mapped_range(0..self.counts_size)
                 .map_err(|e| Error::backend(format!("GPU readback failed: {e}")))?;
-            m.chunks_exact(4)
+            // One bulk copy out of the mapping (2 MB at 100k patterns),
+            // then the words from ordinary memory.
+            let bytes: Vec<u8> = m.to_vec();
+            bytes
+                .chunks_exact(4)
                 .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
                 .collect()
         };
@@ -403,6 +451,7 @@ mod tests {
             MultiKernel::Trie,
             1 << 30,
             4096,
+            0,
         )
         .unwrap();
         assert_eq!(t.mp[SP::B], 1);
@@ -414,23 +463,30 @@ mod tests {
             .syntax(Syntax::Fixed)
             .build(&many)
             .unwrap();
-        let t = Tables::build(&big, MultiKernel::Trie, 1 << 30, 4096).unwrap();
+        let t = Tables::build(&big, MultiKernel::Trie, 1 << 30, 4096, 0).unwrap();
         assert_eq!(t.mp[SP::B], 0);
     }
 
     #[test]
     fn oversized_tables_are_an_error_not_a_panic() {
-        let e = Tables::build(&q(&[b"abc", b"abd"], false), MultiKernel::Ac, 64, 4096).unwrap_err();
+        let e =
+            Tables::build(&q(&[b"abc", b"abd"], false), MultiKernel::Ac, 64, 4096, 0).unwrap_err();
         assert!(e.to_string().contains("trie"), "{e}");
-        assert!(
-            Tables::build(&q(&[b"", b"abd"], false), MultiKernel::Trie, 1 << 30, 4096).is_err()
-        );
+        assert!(Tables::build(
+            &q(&[b"", b"abd"], false),
+            MultiKernel::Trie,
+            1 << 30,
+            4096,
+            0
+        )
+        .is_err());
         // bloom refuses what it cannot hold (callers resolve to ac first).
         let e = Tables::build(
             &q(&[b"abc", b"abcd"], false),
             MultiKernel::Bloom,
             1 << 30,
             4096,
+            0,
         )
         .unwrap_err();
         assert!(e.to_string().contains("at least 4 bytes"), "{e}");

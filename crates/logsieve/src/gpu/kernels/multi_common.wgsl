@@ -30,7 +30,9 @@ struct MParams {
     // More kernel-specific word offsets and sizes.
     g: u32,
     h: u32,
-    _p2: u32,
+    // bloom: 1 when its filter is read from `tables` at mp.a (a set too
+    // large for workgroup memory), 0 when copied to workgroup memory.
+    global_filter: u32,
     _p3: u32,
 }
 

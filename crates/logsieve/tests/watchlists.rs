@@ -1,0 +1,387 @@
+//! Watchlists (issue 17): a literal set compiled once in the session and
+//! counted per pattern again and again. Every backend and kernel that takes
+//! one (the CPU's one-pass counter; on the GPU `bloom`, `ac`, `trie`,
+//! `prefix-hash`, and bloom's global filter for sets past 32k keys) against
+//! the oracle of each pattern searched alone, on the table of cases,
+//! random data and boundary cases; and what a watchlist refuses.
+//!
+//! GPU tests run on whatever adapter exists (lavapipe in CI); without one
+//! they say so loudly and return, unless `LOGSIEVE_REQUIRE_GPU=1`.
+
+mod common;
+
+use common::{naive_find_iter, naive_lines, CASES, PATTERN_PIECES, PIECES};
+use logsieve::{
+    BackendChoice, Corpus, QueryBuilder, SearchOptions, Session, Syntax, Watchlist,
+    WatchlistOptions,
+};
+use proptest::prelude::*;
+
+/// The oracle: each pattern searched alone, by the naive matcher.
+fn oracle(corpus: &[u8], pats: &[Vec<u8>], fold: bool) -> (Vec<u64>, Vec<u64>) {
+    let lines = naive_lines(corpus);
+    let mut l = vec![0u64; pats.len()];
+    let mut o = vec![0u64; pats.len()];
+    for (i, p) in pats.iter().enumerate() {
+        let one = std::slice::from_ref(p);
+        for line in &lines {
+            let ms = naive_find_iter(one, line, fold, false);
+            l[i] += u64::from(!ms.is_empty());
+            o[i] += ms.len() as u64;
+        }
+    }
+    (l, o)
+}
+
+fn wl_opts(fold: bool) -> WatchlistOptions {
+    WatchlistOptions {
+        ignore_case: fold,
+        ..Default::default()
+    }
+}
+
+fn cpu() -> SearchOptions {
+    SearchOptions {
+        backend: BackendChoice::Cpu,
+        threads: 2,
+        ..Default::default()
+    }
+}
+
+/// Defines `pats` as a watchlist in `session`, counts it with `opts`, and
+/// checks every pattern against the oracle (and against the same patterns
+/// counted as an ad-hoc query).
+fn check(session: &Session, pats: &[Vec<u8>], fold: bool, opts: &SearchOptions, what: &str) {
+    let corpus: Vec<u8> = session
+        .corpus()
+        .docs()
+        .iter()
+        .flat_map(|d| d.data().iter().copied())
+        .collect();
+    let (w, _) = session
+        .define_watchlist("w", pats, wl_opts(fold))
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    let (l, o) = oracle(&corpus, pats, fold);
+    // Twice: the second count runs on what the first kept.
+    for round in 0..2 {
+        let c = session
+            .count_watchlist(&w, opts)
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert_eq!(&c.patterns[..], pats, "{what}");
+        for i in 0..pats.len() {
+            assert_eq!(
+                (c.lines[i], c.occurrences[i]),
+                (l[i], o[i]),
+                "{what} round {round} ({}): pattern {i} {:?}",
+                c.backend.name,
+                String::from_utf8_lossy(&pats[i])
+            );
+        }
+    }
+    let q = QueryBuilder::new()
+        .syntax(Syntax::Fixed)
+        .case_insensitive(fold)
+        .build(pats)
+        .unwrap();
+    let adhoc = session.count_per_pattern(&q, opts).unwrap();
+    assert_eq!((adhoc.lines, adhoc.occurrences), (l, o), "{what}: ad hoc");
+}
+
+/// The table's literal cases a watchlist can hold (no `-w`/`-x`/`-v`, no
+/// empty pattern, ASCII folding only), on the CPU.
+#[test]
+fn table_of_cases_cpu() {
+    let mut ran = 0;
+    for case in CASES {
+        let f = case.flags();
+        let pats = case.patterns();
+        if case.syntax != Syntax::Fixed
+            || f.w
+            || f.x
+            || f.v
+            || pats
+                .iter()
+                .any(|p| p.is_empty() || p.contains(&b'\n') || p.contains(&b'\r'))
+            || (f.i && pats.iter().any(|p| !p.is_ascii()))
+        {
+            continue;
+        }
+        let session = Session::new(Corpus::from_bytes("t", case.corpus.to_vec()));
+        check(&session, &pats, f.i, &cpu(), case.name);
+        ran += 1;
+    }
+    assert!(ran >= 10, "only {ran} cases ran");
+}
+
+#[test]
+fn boundary_cases_cpu() {
+    let corpus = b"abcd abcdef ABCD\nxabcdefx\n\nabcdabcd\nzzzz\nab".to_vec();
+    let session = Session::new(Corpus::from_bytes("t", corpus));
+    let sets: Vec<Vec<&[u8]>> = vec![
+        // Duplicates, and case variants of one another.
+        vec![b"abcd", b"abcd", b"ABCD", b"zzzz", b"abcd"],
+        // A pattern that is a prefix of another, and a suffix.
+        vec![b"abcd", b"abcdef", b"bcdef", b"ab"],
+        // Self-overlapping.
+        vec![b"zz", b"zzz", b"abcdabcd"],
+        // None occurs.
+        vec![b"qqqq", b"rrrr"],
+    ];
+    for (k, s) in sets.iter().enumerate() {
+        let pats: Vec<Vec<u8>> = s.iter().map(|p| p.to_vec()).collect();
+        for fold in [false, true] {
+            check(
+                &session,
+                &pats,
+                fold,
+                &cpu(),
+                &format!("set {k} fold {fold}"),
+            );
+        }
+    }
+}
+
+#[test]
+fn refused_lists_and_the_registry() {
+    let session = Session::new(Corpus::from_bytes("t", b"abcd\n".to_vec()));
+    let none: Vec<Vec<u8>> = Vec::new();
+    let e = session
+        .define_watchlist("w", &none, wl_opts(false))
+        .unwrap_err();
+    assert!(e.to_string().contains("at least one"), "{e}");
+    let too_many: Vec<String> = (0..=logsieve::watchlist::MAX_PATTERNS)
+        .map(|i| format!("p{i:06}"))
+        .collect();
+    let e = session
+        .define_watchlist("w", &too_many, wl_opts(false))
+        .unwrap_err();
+    assert!(e.to_string().contains("at most 100000"), "{e}");
+    assert!(session
+        .define_watchlist("w", &["ok", ""], wl_opts(false))
+        .is_err());
+    assert!(session
+        .define_watchlist("a/b", &["abcd"], wl_opts(false))
+        .is_err());
+    assert!(session
+        .define_watchlist("w", &["é"], wl_opts(true))
+        .unwrap_err()
+        .to_string()
+        .contains("non-ASCII"));
+    assert!(session.watchlists().is_empty(), "nothing refused is kept");
+    let (_, replaced) = session
+        .define_watchlist("b", &["abcd"], wl_opts(false))
+        .unwrap();
+    assert!(!replaced);
+    let (w, replaced) = session
+        .define_watchlist("b", &["bcd", "x"], wl_opts(false))
+        .unwrap();
+    assert!(replaced);
+    session
+        .define_watchlist("a", &["a"], wl_opts(true))
+        .unwrap();
+    let names: Vec<String> = session
+        .watchlists()
+        .iter()
+        .map(|w| w.name().to_string())
+        .collect();
+    assert_eq!(names, ["a", "b"]);
+    assert_eq!(session.watchlist("b").unwrap().patterns().len(), 2);
+    let c = session.count_watchlist(&w, &cpu()).unwrap();
+    assert_eq!((c.lines, c.occurrences), (vec![1, 0], vec![1, 0]));
+    assert!(session.remove_watchlist("b"));
+    assert!(!session.remove_watchlist("b"));
+    assert!(session.watchlist("b").is_none());
+    // The maximum is accepted.
+    let max: Vec<String> = (0..logsieve::watchlist::MAX_PATTERNS)
+        .map(|i| format!("p{i:06}"))
+        .collect();
+    let w = Watchlist::new("max", &max, wl_opts(false)).unwrap();
+    assert_eq!(w.distinct(), logsieve::watchlist::MAX_PATTERNS);
+}
+
+fn corpus_strategy() -> impl Strategy<Value = Vec<u8>> {
+    proptest::collection::vec(0..PIECES.len(), 0..120)
+        .prop_map(|idx| common::assemble(PIECES, &idx))
+}
+
+fn patterns_strategy() -> impl Strategy<Value = Vec<Vec<u8>>> {
+    proptest::collection::vec(
+        proptest::collection::vec(0..PATTERN_PIECES.len(), 1..4),
+        1..12,
+    )
+    .prop_map(|ps| {
+        ps.iter()
+            .map(|idx| common::assemble(PATTERN_PIECES, idx))
+            .collect()
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_cpu(corpus in corpus_strategy(), pats in patterns_strategy(), fold in any::<bool>()) {
+        prop_assume!(!fold || pats.iter().all(|p| p.is_ascii()));
+        let session = Session::new(Corpus::from_bytes("t", corpus));
+        check(&session, &pats, fold, &cpu(), "random");
+    }
+}
+
+// ---------------------------------------------------------------------------
+// GPU
+// ---------------------------------------------------------------------------
+
+#[cfg(feature = "gpu")]
+mod gpu {
+    use super::*;
+    use logsieve::gpu::{GpuContext, GpuKernel, MultiKernel, UploadOptions};
+    use std::sync::OnceLock;
+
+    fn ctx() -> Option<&'static GpuContext> {
+        static CTX: OnceLock<Option<GpuContext>> = OnceLock::new();
+        CTX.get_or_init(|| match GpuContext::new() {
+            Ok(c) => Some(c),
+            Err(e) => {
+                if std::env::var("LOGSIEVE_REQUIRE_GPU").as_deref() == Ok("1") {
+                    panic!("LOGSIEVE_REQUIRE_GPU=1 but no GPU: {e}");
+                }
+                eprintln!(
+                    "\n!!!!!!!! NO GPU ADAPTER: watchlist GPU tests SKIPPED ({e}) !!!!!!!!\n"
+                );
+                None
+            }
+        })
+        .as_ref()
+    }
+
+    fn session(ctx: &GpuContext, corpus: Vec<u8>, max_segment: Option<u64>) -> Session {
+        let mut s = Session::new(Corpus::from_bytes("t", corpus));
+        s.attach_gpu_with(
+            ctx,
+            UploadOptions {
+                max_segment,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        s
+    }
+
+    fn gpu(k: MultiKernel) -> SearchOptions {
+        SearchOptions {
+            backend: BackendChoice::Gpu,
+            gpu_kernel: Some(GpuKernel::from(k)),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn table_and_boundary_cases_every_kernel() {
+        let Some(ctx) = ctx() else { return };
+        let corpus = b"abcd abcdef ABCD\nxabcdefx\n\nabcdabcd\nzzzz\r\nab".to_vec();
+        let sets: Vec<Vec<&[u8]>> = vec![
+            vec![b"abcd", b"abcd", b"ABCD", b"zzzz", b"abcd"],
+            vec![b"abcd", b"abcdef", b"bcdef", b"abcdefx"],
+            vec![b"zz", b"zzz", b"abcdabcd", b"ab"],
+        ];
+        for seg in [None, Some(16)] {
+            let s = session(ctx, corpus.clone(), seg);
+            for (n, set) in sets.iter().enumerate() {
+                let pats: Vec<Vec<u8>> = set.iter().map(|p| p.to_vec()).collect();
+                for fold in [false, true] {
+                    for k in MultiKernel::ALL {
+                        let what = format!("set {n} fold {fold} seg {seg:?} {k:?}");
+                        check(&s, &pats, fold, &gpu(k), &what);
+                    }
+                }
+            }
+        }
+        let mut ran = 0;
+        for case in CASES {
+            let f = case.flags();
+            let pats = case.patterns();
+            if case.syntax != Syntax::Fixed
+                || f.w
+                || f.x
+                || f.v
+                || pats
+                    .iter()
+                    .any(|p| p.is_empty() || p.contains(&b'\n') || p.contains(&b'\r'))
+                || (f.i && pats.iter().any(|p| !p.is_ascii()))
+            {
+                continue;
+            }
+            let s = session(ctx, case.corpus.to_vec(), None);
+            check(&s, &pats, f.i, &gpu(MultiKernel::Bloom), case.name);
+            check(&s, &pats, f.i, &gpu(MultiKernel::Ac), case.name);
+            ran += 1;
+        }
+        assert!(ran >= 10);
+    }
+
+    /// The tables are uploaded once per kernel and kept: counting again
+    /// does not add any, and the answer stays the same.
+    #[test]
+    fn tables_are_uploaded_once_and_kept() {
+        let Some(ctx) = ctx() else { return };
+        let s = session(ctx, b"evil.example.com 10.1.2.3\nok\n".to_vec(), None);
+        let pats: Vec<Vec<u8>> = vec![b"evil.example".to_vec(), b"10.1.2.3".to_vec()];
+        let (w, _) = s.define_watchlist("iocs", &pats, wl_opts(false)).unwrap();
+        for _ in 0..3 {
+            let c = s.count_watchlist(&w, &gpu(MultiKernel::Bloom)).unwrap();
+            assert_eq!(c.lines, vec![1, 1]);
+            assert_eq!(c.backend.name, "gpu/bloom (watchlist)");
+        }
+        assert_eq!(w.gpu_tables_uploaded(), 1);
+        s.count_watchlist(&w, &gpu(MultiKernel::Trie)).unwrap();
+        s.count_watchlist(&w, &gpu(MultiKernel::Trie)).unwrap();
+        assert_eq!(w.gpu_tables_uploaded(), 2);
+    }
+
+    /// 40k patterns against the oracle, every one of them: bloom's
+    /// saturated workgroup filter (the default past 32k keys) and, with
+    /// `LOGSIEVE_BLOOM_DIAG=8`'s tuning, its global filter of 32 bits a key.
+    #[test]
+    fn forty_thousand_patterns_both_filters() {
+        let Some(ctx) = ctx() else { return };
+        let global = GpuContext::new_with(&logsieve::gpu::GpuTuning {
+            bloom_diag: 8,
+            ..Default::default()
+        })
+        .expect("a second context");
+        let pats: Vec<Vec<u8>> = (0..40_000u32)
+            .map(|i| format!("{:08x}-ioc{i}", i.wrapping_mul(2_654_435_761)).into_bytes())
+            .collect();
+        let mut corpus = Vec::new();
+        for i in 0..300usize {
+            corpus.extend_from_slice(format!("line {i} ").as_bytes());
+            if i % 3 == 0 {
+                corpus.extend_from_slice(&pats[i * 97]);
+            }
+            if i % 5 == 0 {
+                // Its prefix only (the key, not the pattern).
+                corpus.extend_from_slice(&pats[i * 31][..10]);
+            }
+            corpus.extend_from_slice(b" tail\n");
+        }
+        for (c, what) in [(ctx, "workgroup filter"), (&global, "global filter")] {
+            let s = session(c, corpus.clone(), None);
+            check(&s, &pats, false, &gpu(MultiKernel::Bloom), what);
+            check(&s, &pats, true, &gpu(MultiKernel::Bloom), what);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+        #[test]
+        fn random_every_kernel(corpus in corpus_strategy(), pats in patterns_strategy(), fold in any::<bool>()) {
+            prop_assume!(!fold || pats.iter().all(|p| p.is_ascii()));
+            let Some(ctx) = ctx() else { return Ok(()) };
+            let s = session(ctx, corpus, None);
+            for k in MultiKernel::ALL {
+                check(&s, &pats, fold, &gpu(k), &format!("random {k:?}"));
+            }
+        }
+    }
+}
