@@ -49,6 +49,7 @@ serve_with(listener, state, std::future::pending()).await
 pub mod api;
 pub mod auth;
 pub mod error;
+pub mod live;
 pub mod load;
 pub mod loki;
 pub mod metrics;

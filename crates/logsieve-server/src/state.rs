@@ -9,6 +9,7 @@ use logsieve::corpus::LoadProgress;
 use logsieve::Session;
 use tokio::sync::Semaphore;
 
+use crate::live::LiveHub;
 use crate::metrics::Metrics;
 
 /// Per-request limits.
@@ -83,6 +84,8 @@ pub(crate) struct Inner {
     pub token: Option<String>,
     pub metrics: Metrics,
     pub in_flight: AtomicU64,
+    /// Appended lines, for live tails (`serve --follow`).
+    pub live: LiveHub,
 }
 
 /// The handlers' shared state: cheap to clone.
@@ -102,6 +105,7 @@ impl AppState {
             token,
             metrics: Metrics::default(),
             in_flight: AtomicU64::new(0),
+            live: LiveHub::default(),
         }))
     }
 
@@ -133,6 +137,12 @@ impl AppState {
     /// The limits.
     pub fn limits(&self) -> &Limits {
         &self.0.limits
+    }
+
+    /// The broadcast of appended lines (the follower publishes, tails
+    /// subscribe).
+    pub fn live(&self) -> &LiveHub {
+        &self.0.live
     }
 
     pub(crate) fn in_flight(&self) -> u64 {
