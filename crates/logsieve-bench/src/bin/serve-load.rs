@@ -3,7 +3,13 @@
 //! request from its first byte written to its last byte read.
 //!
 //! Usage: `serve-load --addr 127.0.0.1:PORT [--clients N] [--seconds S]
-//! [--pause-ms MS] [--warmup N] [--patterns A,B,C] [--syntax literal|regex]`.
+//! [--pause-ms MS] [--warmup N] [--patterns A,B,C] [--syntax literal|regex]
+//! [--watchlist-file FILE]`.
+//!
+//! With `--watchlist-file` (one literal a line, e.g. a 10k IOC list) the
+//! list is defined once (`PUT /api/v1/watchlists/serve-load`) and every
+//! request is its per-pattern count (`POST /api/v1/patterns` naming it);
+//! the checked answer is the sum of the lines of every pattern.
 //! Prints one line: requests, requests per second, p50, p90, p99 and max
 //! latency in ms, and the count of every pattern seen (which must be the
 //! same in every answer: the run fails on a mismatch or an HTTP error).
@@ -25,6 +31,7 @@ struct Args {
     warmup: usize,
     patterns: Vec<String>,
     syntax: String,
+    watchlist: Option<String>,
 }
 
 fn parse() -> Args {
@@ -35,6 +42,7 @@ fn parse() -> Args {
         pause: Duration::ZERO,
         warmup: 20,
         syntax: "literal".into(),
+        watchlist: None,
         patterns: [
             "ERROR_503",
             "192.168.1",
@@ -58,8 +66,9 @@ fn parse() -> Args {
             // Patterns are split on commas: a regex with a comma cannot
             // be given here.
             "--syntax" => a.syntax = v,
+            "--watchlist-file" => a.watchlist = Some(v),
             _ => {
-                eprintln!("usage: serve-load --addr HOST:PORT [--clients N] [--seconds S] [--pause-ms MS] [--warmup N] [--patterns A,B] [--syntax literal|regex]");
+                eprintln!("usage: serve-load --addr HOST:PORT [--clients N] [--seconds S] [--pause-ms MS] [--warmup N] [--patterns A,B] [--syntax literal|regex] [--watchlist-file FILE]");
                 std::process::exit(2)
             }
         }
@@ -85,8 +94,13 @@ impl Conn {
 
     /// POSTs `body` to `path`; the status and the body (chunked or sized).
     fn post(&mut self, path: &str, body: &str) -> std::io::Result<(u16, Vec<u8>)> {
+        self.send("POST", path, body)
+    }
+
+    /// Sends `method path` with a JSON `body`; the status and the body.
+    fn send(&mut self, method: &str, path: &str, body: &str) -> std::io::Result<(u16, Vec<u8>)> {
         let req = format!(
-            "POST {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            "{method} {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
             self.addr,
             body.len()
         );
@@ -141,11 +155,45 @@ fn count_query(pattern: &str, syntax: &str) -> String {
 
 fn total_of(body: &[u8]) -> Option<u64> {
     let v: serde_json::Value = serde_json::from_slice(body).ok()?;
+    if let Some(rows) = v.get("patterns").and_then(|p| p.as_array()) {
+        return rows.iter().map(|r| r.get("lines")?.as_u64()).sum();
+    }
     v.get("total")?.as_u64()
 }
 
+const WATCHLIST: &str = "serve-load";
+
+/// Defines the watchlist of `file`'s lines; the label of its answers.
+fn define_watchlist(addr: &str, file: &str) -> Result<String, String> {
+    let text = std::fs::read_to_string(file).map_err(|e| format!("{file}: {e}"))?;
+    let pats: Vec<&str> = text.lines().filter(|l| !l.is_empty()).collect();
+    let body = serde_json::json!({ "patterns": pats }).to_string();
+    let mut conn = Conn::open(addr).map_err(|e| format!("connect: {e}"))?;
+    match conn.send("PUT", &format!("/api/v1/watchlists/{WATCHLIST}"), &body) {
+        Ok((200 | 201, _)) => Ok(format!("watchlist[{}]", pats.len())),
+        Ok((s, b)) => Err(format!(
+            "PUT watchlist: HTTP {s}: {}",
+            String::from_utf8_lossy(&b)
+        )),
+        Err(e) => Err(format!("PUT watchlist: {e}")),
+    }
+}
+
 fn main() {
-    let a = parse();
+    let mut a = parse();
+    let watch = a
+        .watchlist
+        .as_deref()
+        .map(|f| match define_watchlist(&a.addr, f) {
+            Ok(label) => label,
+            Err(e) => {
+                eprintln!("serve-load: {e}");
+                std::process::exit(1)
+            }
+        });
+    if let Some(label) = &watch {
+        a.patterns = vec![label.clone()];
+    }
     let deadline = Instant::now() + Duration::from_secs_f64(a.seconds);
     let latencies = Arc::new(Mutex::new(Vec::<Duration>::new()));
     let counts = Arc::new(Mutex::new(BTreeMap::<
@@ -158,6 +206,7 @@ fn main() {
     for c in 0..a.clients {
         let (addr, pats, pause, warmup) = (a.addr.clone(), a.patterns.clone(), a.pause, a.warmup);
         let syntax = a.syntax.clone();
+        let watch = watch.is_some();
         let (latencies, counts, errors) = (latencies.clone(), counts.clone(), errors.clone());
         workers.push(std::thread::spawn(move || {
             let mut conn = match Conn::open(&addr) {
@@ -177,7 +226,13 @@ fn main() {
                 let p = &pats[i % pats.len()];
                 i += 1;
                 let t = Instant::now();
-                match conn.post("/api/v1/search", &count_query(p, &syntax)) {
+                let sent = if watch {
+                    let body = serde_json::json!({ "watchlist": WATCHLIST }).to_string();
+                    conn.post("/api/v1/patterns", &body)
+                } else {
+                    conn.post("/api/v1/search", &count_query(p, &syntax))
+                };
+                match sent {
                     Ok((200, body)) => {
                         let took = t.elapsed();
                         match total_of(&body) {
