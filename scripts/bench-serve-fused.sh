@@ -22,6 +22,11 @@ echo "cores: $(nproc)"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null
 "$L" gen --lines 1000000 --seed 42 -o $F
 ls -l $F
+# The 10k-pattern list: distinct client addresses of the corpus (IOC-shaped),
+# defined once as a watchlist by serve-load.
+W=/tmp/iocs10k.txt
+grep -oE 'client=[0-9.]+' $F | sort -u | head -10000 | sed 's/^client=//' >$W
+wc -l <$W | sed 's/^/10k list: patterns /'
 
 http_get() { # PORT PATH
     exec 3<>/dev/tcp/127.0.0.1/$1 || return 1
@@ -84,6 +89,8 @@ for variant in $variants; do
     load "$variant gpu 1 client again" $port --clients 1 --seconds $S
     if [ $variant = after ]; then
         load "after gpu regex 1 client" $port --clients 1 --seconds 3 --syntax regex --patterns 'ERROR_5\d\d'
+        load "after gpu 10k list 1 client" $port --clients 1 --seconds 3 --watchlist-file $W
+        load "after gpu 10k list 1 client 100ms" $port --clients 1 --seconds 4 --pause-ms 100 --warmup 3 --watchlist-file $W
         load "after gpu 16 clients" $port --clients 16 --seconds $S
         load "after gpu 256 clients" $port --clients 256 --seconds $S
     fi
@@ -96,7 +103,25 @@ load "cpu 1 client" 9200 --clients 1 --seconds 3
 load "cpu 1 client 100ms" 9200 --clients 1 --seconds 3 --pause-ms 100 --warmup 3
 load "cpu 64 clients" 9200 --clients 64 --seconds 3
 load "cpu regex 1 client" 9200 --clients 1 --seconds 3 --syntax regex --patterns 'ERROR_5\d\d'
+load "cpu 10k list 1 client" 9200 --clients 1 --seconds 3 --warmup 2 --watchlist-file $W
 stop cpu 9200
+
+if [ -n "${TEN_M:-}" ]; then
+    # Start to first answer for 10M lines (1.94 GB) served from a file.
+    F10=/tmp/app10m.log
+    "$L" gen --lines 10000000 --seed 42 -o $F10
+    t0=$(date +%s.%N)
+    "$L" serve --listen 127.0.0.1:9300 --gpu on $F10 >"$OUT/serve-10m.log" 2>&1 &
+    pid=$!
+    for _ in $(seq 1 1200); do
+        http_get 9300 /api/v1/health 2>/dev/null | grep -q '"ready"' && break
+        sleep 0.05
+    done
+    echo "== 10M lines: ready after $(awk "BEGIN{print $(date +%s.%N) - $t0}") s"
+    load "10M gpu 1 client" 9300 --clients 1 --seconds 3
+    kill $pid; wait $pid 2>/dev/null
+    rm -f $F10
+fi
 
 echo "== one process per query, 10 per pattern (page cache warm)"
 for p in $PATS; do
@@ -118,4 +143,10 @@ if [ -x "$RG" ]; then
     done
 else
     echo "rg: not found"
+fi
+if [ -x "$RG" ]; then
+    t0=$(date +%s.%N)
+    n=$("$RG" -c -F -f $W $F)
+    t1=$(date +%s.%N)
+    echo "rg -c -F -f iocs10k: $n lines, $(awk "BEGIN{print ($t1 - $t0) * 1000}") ms per process"
 fi
