@@ -32,7 +32,7 @@ impl GpuCorpus {
         self.check_corpus(corpus)?;
         let c = &*self.ctx.inner;
         c.check_faults()?;
-        let pipes = bitap::pipes(&self.ctx).await?;
+        let pipes = bitap::pipes(&self.ctx, bitap::width_for(b.words), b.k).await?;
         let lines = want == Want::Lines;
         let mut st = self.lock_state()?;
         let (counts, seg_lines, kernel_time) = c

@@ -136,8 +136,8 @@ impl Bitap {
         for &byte in line {
             let m = &self.masks[byte as usize * n..(byte as usize + 1) * n];
             // `b` = old R_{d-1}, `c` = new R'_{d-1}.
-            for d in 0..=k {
-                self.shl(&r[d], &mut a);
+            for (d, rd) in r.iter_mut().enumerate() {
+                self.shl(rd, &mut a);
                 let mut nv: Vec<u32> = (0..n).map(|w| a[w] & m[w]).collect();
                 if d > 0 {
                     self.shl(&b, &mut a);
@@ -149,9 +149,9 @@ impl Bitap {
                         nv[w] |= a[w];
                     }
                 }
-                b.copy_from_slice(&r[d]);
+                b.copy_from_slice(rd);
                 c.copy_from_slice(&nv);
-                r[d] = nv;
+                *rd = nv;
             }
             if (0..n).any(|w| r[k][w] & self.ends[w] != 0) {
                 return true;

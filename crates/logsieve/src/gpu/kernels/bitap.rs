@@ -1,8 +1,8 @@
 //! `bitap`: `--fuzzy K` on the GPU (see `bitap.wgsl`): the query's packed
 //! pattern chain (`query::bitap`) as one table buffer, its own bind-group
 //! layout (the segment's bytes, line starts, result bits, the table and a
-//! small uniform) and one pipeline per chain width (1, 2, 4, 8 words),
-//! built once per context and thread. The pattern of tier 2's driver
+//! small uniform) and one pipeline per chain width (1, 2, 4, 8 words) and
+//! K (0..=3), each built on first use, once per context and thread. The pattern of tier 2's driver
 //! (`shift_and.rs`), without undecided lines: a fuzzy match is decided by
 //! the 256-entry masks for every byte.
 
@@ -47,7 +47,7 @@ pub(crate) fn tables(b: &Bitap, w: usize) -> (Vec<u32>, [u32; BP_WORDS]) {
     let e_off = s_off + w;
     t[s_off..s_off + bw].copy_from_slice(&b.starts);
     t[e_off..e_off + bw].copy_from_slice(&b.ends);
-    let bp = [b.k, u32::from(b.all), s_off as u32, e_off as u32];
+    let bp = [u32::from(b.all), s_off as u32, e_off as u32, 0];
     (t, bp)
 }
 
@@ -56,25 +56,30 @@ pub(crate) fn width_for(words: usize) -> usize {
     WIDTHS.into_iter().find(|&w| w >= words).unwrap_or(8)
 }
 
-/// The layout and pipelines of one context.
+/// The layout and pipeline of one context, width and K.
 pub(crate) struct BitapPipes {
     layout: wgpu::BindGroupLayout,
-    pipes: Vec<wgpu::ComputePipeline>,
+    pipeline: wgpu::ComputePipeline,
 }
+
+/// A built pipeline: its context, width, K.
+type Built = (Weak<Ctx>, usize, u32, Arc<BitapPipes>);
 
 thread_local! {
-    static PIPES: RefCell<Vec<(Weak<Ctx>, Arc<BitapPipes>)>> = const { RefCell::new(Vec::new()) };
+    static PIPES: RefCell<Vec<Built>> = const { RefCell::new(Vec::new()) };
 }
 
-/// The layout and pipelines for `ctx`, built on first use (async: the
-/// browser cannot block on the error scope).
-pub(crate) async fn pipes(ctx: &GpuContext) -> Result<Arc<BitapPipes>, Error> {
+/// The layout and pipeline for `ctx`, `w` chain words and `k` edits, built
+/// on first use (async: the browser cannot block on the error scope).
+pub(crate) async fn pipes(ctx: &GpuContext, w: usize, k: u32) -> Result<Arc<BitapPipes>, Error> {
     let found = PIPES.with(|p| {
         let mut p = p.borrow_mut();
-        p.retain(|(w, _)| w.strong_count() > 0);
+        p.retain(|(c, ..)| c.strong_count() > 0);
         p.iter()
-            .find(|(w, _)| std::ptr::eq(w.as_ptr(), Arc::as_ptr(&ctx.inner)))
-            .map(|(_, m)| m.clone())
+            .find(|(c, pw, pk, _)| {
+                std::ptr::eq(c.as_ptr(), Arc::as_ptr(&ctx.inner)) && *pw == w && *pk == k
+            })
+            .map(|(.., m)| m.clone())
     });
     if let Some(m) = found {
         return Ok(m);
@@ -107,17 +112,18 @@ pub(crate) async fn pipes(ctx: &GpuContext) -> Result<Arc<BitapPipes>, Error> {
         label: Some("bitap"),
         source: wgpu::ShaderSource::Wgsl(MODULE.source().into()),
     });
-    let pipes = WIDTHS
-        .iter()
-        .map(|&w| compute_pipeline(&c.device, &pl, &module, "bitap", &[("W", w as f64)]))
-        .collect();
+    let consts = [("W", w as f64), ("K", f64::from(k))];
+    let pipeline = compute_pipeline(&c.device, &pl, &module, "bitap", &consts);
     if let Some(e) = scope.pop().await {
         return Err(Error::backend(format!(
             "GPU bitap kernel compilation failed: {e}"
         )));
     }
-    let m = Arc::new(BitapPipes { layout, pipes });
-    PIPES.with(|p| p.borrow_mut().push((Arc::downgrade(&ctx.inner), m.clone())));
+    let m = Arc::new(BitapPipes { layout, pipeline });
+    PIPES.with(|p| {
+        p.borrow_mut()
+            .push((Arc::downgrade(&ctx.inner), w, k, m.clone()))
+    });
     Ok(m)
 }
 
@@ -131,7 +137,8 @@ pub(crate) struct BitapDriver<'a> {
 }
 
 impl<'a> BitapDriver<'a> {
-    /// The driver of `b` over `segments`.
+    /// The driver of `b` over `segments`, on the pipeline built for
+    /// `width_for(b.words)` and `b.k`.
     pub(crate) fn new(
         c: &'a Ctx,
         pipes: &'a BitapPipes,
@@ -169,9 +176,8 @@ impl<'a> BitapDriver<'a> {
                 })
             })
             .collect();
-        let i = WIDTHS.iter().position(|&x| x == w).unwrap_or(3);
         BitapDriver {
-            pipeline: &pipes.pipes[i],
+            pipeline: &pipes.pipeline,
             binds,
             count: PopCount {
                 result: &c.pipes.count_result,
@@ -208,8 +214,9 @@ mod tests {
     use crate::gpu::kernels::tests::validated;
     use crate::query::{QueryBuilder, Syntax};
 
-    /// Every width's pipeline validates with naga, its override applied as
-    /// wgpu applies it (no 64-bit integers, no subgroups: WebGPU runs it).
+    /// Every width's and K's pipeline validates with naga, its overrides
+    /// applied as wgpu applies them (no 64-bit integers, no subgroups:
+    /// WebGPU runs it).
     #[test]
     fn every_pipeline_builds() {
         let (module, info) = validated(
@@ -218,13 +225,16 @@ mod tests {
             naga::valid::Capabilities::empty(),
         );
         for w in WIDTHS {
-            let mut consts = naga::back::PipelineConstants::default();
-            consts.insert("W".to_string(), w as f64);
-            let ep = Some((naga::ShaderStage::Compute, "bitap"));
-            if let Err(e) =
-                naga::back::pipeline_constants::process_overrides(&module, &info, ep, &consts)
-            {
-                panic!("bitap pipeline W = {w}: {e:?}");
+            for k in 0..=3u32 {
+                let mut consts = naga::back::PipelineConstants::default();
+                consts.insert("W".to_string(), w as f64);
+                consts.insert("K".to_string(), f64::from(k));
+                let ep = Some((naga::ShaderStage::Compute, "bitap"));
+                if let Err(e) =
+                    naga::back::pipeline_constants::process_overrides(&module, &info, ep, &consts)
+                {
+                    panic!("bitap pipeline W = {w}, K = {k}: {e:?}");
+                }
             }
         }
     }
@@ -240,7 +250,7 @@ mod tests {
         let b = Bitap::for_query(&q).unwrap();
         assert_eq!(b.words, 2);
         let (t, bp) = tables(&b, 4);
-        assert_eq!(bp, [2, 0, 256 * 4, 256 * 4 + 4]);
+        assert_eq!(bp, [0, 256 * 4, 256 * 4 + 4, 0]);
         assert_eq!(t.len(), 256 * 4 + 8);
         for c in 0..256 {
             assert_eq!(&t[c * 4..c * 4 + 2], &b.masks[c * 2..c * 2 + 2]);

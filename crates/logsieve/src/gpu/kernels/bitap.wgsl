@@ -1,24 +1,25 @@
 // bitap: `--fuzzy K` on the GPU, shift-and with K errors (Wu–Manber
 // bitap; query/bitap.rs, whose `run_line` is this kernel on the host). One
-// thread per line; the patterns are packed into a chain of W 32-bit words
-// (W a pipeline constant: 1, 2, 4 or 8), S = each pattern's first bit, E
-// its last. With shl(X) = ((X << 1) & ~S) | S over the chain, per byte c:
+// thread per line; the patterns are packed into a chain of W 32-bit words,
+// S = each pattern's first bit, E its last. W (1, 2, 4 or 8) and K (0..=3)
+// are pipeline constants, so the loops over words and levels unroll and
+// the K + 1 state chains stay in registers. With shl(X) = ((X << 1) & ~S) | S over the chain, per byte c:
 //   R'_0 = shl(R_0) & B[c]
 //   R'_d = (shl(R_d) & B[c]) | R_{d-1} | shl(R_{d-1}) | shl(R'_{d-1})
 // B (256 x W words) lives in workgroup memory. A line matches when
 // R_K & E != 0. ASCII -i is in the masks; no line is undecided.
 
 override W: u32 = 1u;
+override K: u32 = 1u;
 const MAXW: u32 = 8u;
 
 struct BParams {
-    // The edit distance (0..=3).
-    k: u32,
     // 1: some pattern is no longer than K, every line matches.
     all: u32,
     // Word offsets in `bt` of S and E (the masks are at 0).
     s_off: u32,
     e_off: u32,
+    _pad: u32,
 }
 
 @group(0) @binding(10) var<storage, read> bt: array<u32>;
@@ -42,7 +43,7 @@ fn bitap(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: ve
     }
     let s = starts[line];
     let e = starts[line + 1u] - 1u;
-    let k = min(bp.k, 3u);
+    let k = min(K, 3u);
     var sb: array<u32, MAXW>;
     var eb: array<u32, MAXW>;
     for (var w = 0u; w < W; w++) {
