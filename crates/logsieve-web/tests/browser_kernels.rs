@@ -190,3 +190,50 @@ async fn a_lost_device_is_an_error_never_a_wrong_answer() {
         r.map(|r| r.docs)
     );
 }
+
+/// `--fuzzy K` on the `bitap` kernel in the browser (32-bit words, no
+/// subgroups, its pipelines built without blocking), against the CPU
+/// engine: the table's fuzzy cases on small segments.
+#[wasm_bindgen_test]
+async fn fuzzy_cases_on_bitap() {
+    let Some(c) = ctx().await else { return };
+    let mut ran = 0;
+    for case in CASES
+        .iter()
+        .filter(|c| matches!(c.syntax, Syntax::Fuzzy(_)))
+    {
+        let Ok(q) = build(&case.patterns(), case.syntax, case.flags()) else {
+            continue;
+        };
+        if logsieve::support::bitap_support(&q).is_err() {
+            continue;
+        }
+        let corpus = Corpus::from_bytes(case.name, case.corpus.to_vec());
+        let opts = UploadOptions {
+            max_segment: Some(64),
+            ..Default::default()
+        };
+        let g = GpuCorpus::upload_async(&c, &corpus, opts, &mut |_, _| {})
+            .await
+            .unwrap_or_else(|e| panic!("{}: upload: {e}", case.name));
+        let cpu = search_doc(
+            &corpus.docs()[0],
+            &q,
+            &CpuOptions {
+                threads: 1,
+                want: Want::Lines,
+                max_count: None,
+                line_ids: true,
+            },
+        );
+        let r = g
+            .search_async(&corpus, &q, GpuKernel::Bitap, Want::Lines, None)
+            .await
+            .unwrap_or_else(|e| panic!("{}: bitap: {e}", case.name));
+        assert_eq!(r.docs[0].count, cpu.count, "{}: count", case.name);
+        assert_eq!(r.docs[0].lines, cpu.lines, "{}: line ids", case.name);
+        ran += 1;
+    }
+    console_log!("fuzzy cases on bitap: {ran}");
+    assert!(ran >= 10, "only {ran} fuzzy cases ran on bitap");
+}

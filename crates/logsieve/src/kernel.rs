@@ -39,6 +39,10 @@ pub enum Kernel {
     /// Tier 2 of regex: the regex's position automaton run bit-parallel,
     /// one thread per line (`query::glushkov`, `support::shift_and_support`).
     ShiftAnd,
+    /// `--fuzzy K`: shift-and with K errors (Wu–Manber bitap), the
+    /// patterns packed in a chain of 32-bit words, one thread per line
+    /// (`query::bitap`, `support::bitap_support`).
+    Bitap,
 }
 
 impl Kernel {
@@ -65,6 +69,7 @@ impl Kernel {
             Kernel::Bloom => "bloom",
             Kernel::Stats => "stats",
             Kernel::ShiftAnd => "shift-and",
+            Kernel::Bitap => "bitap",
         }
     }
 
@@ -73,7 +78,7 @@ impl Kernel {
         Kernel::ALL
             .into_iter()
             .chain(MultiKernel::ALL.map(Kernel::from))
-            .chain([Kernel::ShiftAnd])
+            .chain([Kernel::ShiftAnd, Kernel::Bitap])
             .find(|k| k.name() == name)
     }
 
@@ -82,7 +87,7 @@ impl Kernel {
         Kernel::ALL
             .into_iter()
             .chain(MultiKernel::ALL.map(Kernel::from))
-            .chain([Kernel::ShiftAnd])
+            .chain([Kernel::ShiftAnd, Kernel::Bitap])
             .map(Kernel::name)
             .collect()
     }
@@ -241,7 +246,7 @@ mod tests {
         for k in Kernel::ALL
             .into_iter()
             .chain(MultiKernel::ALL.map(Kernel::from))
-            .chain([Kernel::ShiftAnd])
+            .chain([Kernel::ShiftAnd, Kernel::Bitap])
         {
             assert_eq!(Kernel::from_name(k.name()), Some(k));
         }
@@ -251,6 +256,6 @@ mod tests {
         assert_eq!(Kernel::from_name("nope"), None);
         // The stats kernel is not a search kernel.
         assert_eq!(Kernel::from_name("stats"), None);
-        assert_eq!(Kernel::names().len(), 10);
+        assert_eq!(Kernel::names().len(), 11);
     }
 }

@@ -7,7 +7,9 @@
 //! cannot run — a regex, a wildcard, `-w`, `-x`, Unicode `-i` — may still
 //! hold literals every match contains ([`Query::required_literals`]):
 //! tier 1 ([`prefilter_support`]) searches for those on the GPU, which
-//! yields candidate lines, and the CPU matcher verifies each one.
+//! yields candidate lines, and the CPU matcher verifies each one. Tier 2
+//! runs a regex's automaton whole ([`shift_and_support`]); `--fuzzy K`
+//! runs the bitap kernel ([`bitap_support`]).
 
 use crate::kernel::{Kernel, MultiKernel};
 use crate::query::{CaseMode, Query, QueryBuilder, QueryKind, Syntax};
@@ -87,7 +89,26 @@ pub fn gpu_support(q: &Query) -> Result<GpuPlan, Unsupported> {
 /// by default for a query the literal kernels cannot run and that has no
 /// required literal for tier 1 ([`prefilter_support`]): a regex without a
 /// useful literal runs whole on the GPU; one with a literal runs tier 1.
+///
+/// Fuzzy matching ([`bitap_support`]): `bitap` when asked for by name, and
+/// by default for `--fuzzy K` with K >= 1 (K = 0 is a literal).
 pub fn kernel_support(q: &Query, asked: Option<Kernel>) -> Result<GpuPlan, Unsupported> {
+    if asked == Some(Kernel::Bitap) {
+        return bitap_support(q).map(|_| GpuPlan {
+            kernel: Kernel::Bitap,
+            note: None,
+        });
+    }
+    if asked.is_none() && q.kind() == QueryKind::Fuzzy {
+        return bitap_support(q).map(|b| GpuPlan {
+            kernel: Kernel::Bitap,
+            note: Some(format!(
+                "fuzzy: Wu-Manber bitap on the GPU ({} state chains of {} words)",
+                b.k + 1,
+                b.words
+            )),
+        });
+    }
     if asked == Some(Kernel::ShiftAnd) {
         return shift_and_support(q).map(|_| GpuPlan {
             kernel: Kernel::ShiftAnd,
@@ -129,7 +150,7 @@ pub fn kernel_support(q: &Query, asked: Option<Kernel>) -> Result<GpuPlan, Unsup
 pub fn shift_and_support(q: &Query) -> Result<crate::query::glushkov::Automaton, Unsupported> {
     if q.kind() == QueryKind::Fuzzy {
         return Err(Unsupported::categorical(
-            "fuzzy matching (no GPU automaton)".to_string(),
+            "fuzzy matching runs on the bitap kernel, not the regex automaton".to_string(),
         ));
     }
     if cfg!(target_arch = "wasm32") {
@@ -139,6 +160,28 @@ pub fn shift_and_support(q: &Query) -> Result<crate::query::glushkov::Automaton,
     }
     crate::query::glushkov::Automaton::for_query(q)
         .map_err(|e| Unsupported::categorical(format!("GPU regex automaton: {e}")))
+}
+
+/// Whether the `bitap` kernel runs `q`: `--fuzzy K` (any K, `-i` folding
+/// ASCII letters, several patterns) whose patterns hold at most
+/// [`crate::query::bitap::MAX_BITS`] bytes together (longer sets stay on
+/// the CPU). Every line is decided on the GPU: no candidates, no
+/// readback of undecided lines, so the browser build runs it too.
+pub fn bitap_support(q: &Query) -> Result<crate::query::bitap::Bitap, Unsupported> {
+    if !matches!(q.syntax(), Syntax::Fuzzy(_)) {
+        return Err(Unsupported::categorical(
+            "the bitap kernel runs fuzzy queries (--fuzzy K) only".to_string(),
+        ));
+    }
+    // The builder refuses -w/-x with K >= 1; K = 0 is a literal, and a
+    // literal with -w/-x is tier 1's or tier 2's, not bitap's.
+    if q.word() || q.whole_line() {
+        return Err(Unsupported::shape(
+            "the bitap kernel has no word or line anchors (-w, -x)".to_string(),
+        ));
+    }
+    crate::query::bitap::Bitap::for_query(q)
+        .map_err(|e| Unsupported::categorical(format!("fuzzy matching: {e}")))
 }
 
 /// The literal kernels' part of [`kernel_support`]: whether `scan`, the
@@ -346,6 +389,34 @@ mod tests {
         assert!(gpu_support(&one_long).is_err());
         let bloom = kernel_support(&one_long, Some(Kernel::Bloom)).unwrap();
         assert_eq!(bloom.kernel, Kernel::Bloom);
+    }
+
+    #[test]
+    fn fuzzy_runs_bitap_up_to_its_chain() {
+        let fz = |p: &str, k: u8| {
+            QueryBuilder::new()
+                .syntax(Syntax::Fuzzy(k))
+                .build(&[p])
+                .unwrap()
+        };
+        let p = gpu_support(&fz("NullPointerExceptoin", 1)).unwrap();
+        assert_eq!(p.kernel, Kernel::Bitap);
+        assert!(p.note.unwrap().contains("bitap"));
+        // K = 0 is a literal: scan by default, bitap by name.
+        assert_eq!(gpu_support(&fz("hello", 0)).unwrap().kernel, Kernel::Scan);
+        let named = kernel_support(&fz("hello", 0), Some(Kernel::Bitap)).unwrap();
+        assert_eq!(named.kernel, Kernel::Bitap);
+        // Longer than the chain: the CPU, with the reason.
+        let long = gpu_support(&fz(&"a".repeat(257), 2)).unwrap_err();
+        assert!(
+            long.is_categorical() && long.reason().contains("256"),
+            "{long}"
+        );
+        // Not fuzzy: bitap refuses by name; shift-and refuses fuzzy.
+        let lit = fixed(b"error", &|_| {});
+        assert!(kernel_support(&lit, Some(Kernel::Bitap)).is_err());
+        assert!(kernel_support(&fz("hello", 1), Some(Kernel::ShiftAnd)).is_err());
+        assert!(kernel_support(&fz("hello", 1), Some(Kernel::Scan)).is_err());
     }
 
     #[test]

@@ -171,9 +171,12 @@ fn forced_route_names_the_literals_and_refuses_without_them() {
     };
     let e = s.search(&none, &scan).unwrap_err().to_string();
     assert!(e.contains("regex") && e.contains("GPU prefilter"), "{e}");
-    // Fuzzy stays on the CPU.
+    // Fuzzy has no tier 1: `--backend gpu` runs the bitap kernel; asked
+    // for a literal kernel, the route says why not.
     let fz = build(&[b"ERROR".to_vec()], Syntax::Fuzzy(1), Flags::default()).unwrap();
-    assert!(s.search(&fz, &opts).is_err());
+    assert_eq!(s.search(&fz, &opts).unwrap().backend.name, "gpu/bitap");
+    let e = s.search(&fz, &scan).unwrap_err().to_string();
+    assert!(e.contains("fuzzy") && e.contains("GPU prefilter"), "{e}");
 }
 
 #[test]

@@ -170,6 +170,13 @@ fn queries() -> Vec<(String, logsieve::Query)> {
             .unwrap();
         v.push((name.to_string(), q));
     }
+    // Fuzzy runs the bitap kernel on each device.
+    let q = QueryBuilder::new()
+        .syntax(Syntax::Fuzzy(2))
+        .case_insensitive(true)
+        .build(&["errro"])
+        .unwrap();
+    v.push(("--fuzzy 2 -i errro".to_string(), q));
     v
 }
 
@@ -477,7 +484,9 @@ fn a_device_lost_mid_request_for_every_query_kind_and_kernel() {
         let f = common::Flags::parse(flags);
         let q = build(&pats, syntax, f).unwrap();
         let oracle = naive(&data, &pats, syntax, f);
-        let kernels = std::iter::once(None).chain(Kernel::ALL.into_iter().map(Some));
+        let kernels = std::iter::once(None)
+            .chain(Kernel::ALL.into_iter().map(Some))
+            .chain([Some(Kernel::Bitap)]);
         for kernel in kernels {
             let Some(ctx) = open(2) else { return };
             let mut s = Session::new(Corpus::from_bytes("gen.log", data.clone()));

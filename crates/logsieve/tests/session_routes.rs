@@ -56,6 +56,7 @@ fn backends() -> Vec<(BackendChoice, Option<Kernel>)> {
         for k in Kernel::ALL
             .into_iter()
             .chain(MultiKernel::ALL.map(Kernel::from))
+            .chain([Kernel::Bitap])
         {
             v.push((BackendChoice::Gpu, Some(k)));
         }

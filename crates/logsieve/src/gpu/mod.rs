@@ -27,6 +27,7 @@
 mod context;
 mod corpus;
 pub(crate) mod fused;
+mod fuzzy;
 mod kernels;
 mod multi;
 mod oneshot;

@@ -130,6 +130,9 @@ impl GpuCorpus {
         if kernel == GpuKernel::ShiftAnd {
             return self.search_shift_and(corpus, q, want).await;
         }
+        if kernel == GpuKernel::Bitap {
+            return self.search_bitap(corpus, q, want).await;
+        }
         if let Some(mk) = GpuKernel::effective(Some(kernel), q).multi() {
             return self.search_multi(corpus, q, mk, want).await;
         }
@@ -222,6 +225,7 @@ impl GpuCorpus {
             }
             GpuKernel::Stats => unreachable!("search_async refuses the stats kernel"),
             GpuKernel::ShiftAnd => unreachable!("search_async routes it to search_shift_and"),
+            GpuKernel::Bitap => unreachable!("search_async routes it to search_bitap"),
         };
         let mut enc = self.encode(driver.as_ref(), &st.binds, use_ts);
         self.encode_readback(&mut enc, driver.as_ref(), lines, use_ts);

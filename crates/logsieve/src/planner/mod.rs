@@ -452,6 +452,13 @@ pub fn cpu_estimate(input: &PlanInput<'_>) -> f64 {
     bytes / (gbps * 1e9) * 1e3 + matches + ids
 }
 
+/// The bitap kernel's speed before any run: an eighth of the literal
+/// kernels' (as tier 2: one thread per line), divided by its K + 1 state
+/// chains.
+pub(crate) fn bitap_default_gbps(c: &Calibration, k: u32) -> f64 {
+    c.best_kernel().1 / 8.0 / f64::from(k + 1)
+}
+
 /// Decides where `input.query` runs.
 pub fn plan(input: &PlanInput<'_>) -> Decision {
     let mut inhib = inhibitors(input.query, input.want, &input.sample);
@@ -554,6 +561,24 @@ pub fn plan(input: &PlanInput<'_>) -> Decision {
             Kernel::ShiftAnd,
             g.unwrap_or_else(|| c.best_kernel().1 / 8.0),
         )
+    } else if let Some(k) = gpu_support(input.query)
+        .ok()
+        .filter(|p| p.kernel == Kernel::Bitap)
+        .and_then(|_| match input.query.syntax() {
+            crate::query::Syntax::Fuzzy(k) => Some(u32::from(k)),
+            _ => None,
+        })
+    {
+        // Fuzzy: the bitap kernel, one thread per line, K + 1 state
+        // chains; before any run, an eighth of the literal kernels' speed
+        // (as tier 2) divided by the chains.
+        f.push(Factor {
+            name: "fuzzy kernel",
+            value: format!("bitap, K = {k}, one thread per line"),
+            ms: (0.0, 0.0),
+        });
+        let g = c.gpu_gbps.get(&Kernel::Bitap).copied();
+        (Kernel::Bitap, g.unwrap_or_else(|| bitap_default_gbps(c, k)))
     } else {
         c.best_kernel()
     };
@@ -747,7 +772,8 @@ mod tests {
                 q(&format!("E{}R", "?".repeat(300)), Syntax::Wildcard, false),
                 "wildcard",
             ),
-            (q("ERROR", Syntax::Fuzzy(1), false), "fuzzy"),
+            // Fuzzy over the bitap chain (256 pattern bytes).
+            (q(&"E".repeat(300), Syntax::Fuzzy(1), false), "fuzzy"),
             (q(&"a".repeat(65), Syntax::Fixed, false), "longer than 64"),
         ];
         for (query, want) in &cases {
@@ -799,11 +825,27 @@ mod tests {
         inp.sample.candidates = 900;
         inp.sample.matching = 50;
         assert_eq!(plan(&inp).choice, Choice::Cpu);
-        // Fuzzy has no GPU prefilter; the inhibitor says so.
-        let fz = q("ERROR", Syntax::Fuzzy(1), false);
+        // Fuzzy over the bitap chain has no GPU route; the inhibitor
+        // says so.
+        let fz = q(&"E".repeat(300), Syntax::Fuzzy(1), false);
         let d = plan(&input(&fz, &cal, 1 << 30, true));
         assert_eq!(d.choice, Choice::Cpu);
         assert!(d.inhibitors[0].contains("fuzzy"), "{:?}", d.inhibitors);
+    }
+
+    #[test]
+    fn fuzzy_goes_to_bitap_when_resident_and_large() {
+        let cal = Calibration::defaults(DeviceClass::Discrete);
+        let fz = q("NullPointerExceptoin", Syntax::Fuzzy(1), false);
+        let mut inp = input(&fz, &cal, 194_000_000, true);
+        inp.threads = 16;
+        let d = plan(&inp);
+        assert!(d.inhibitors.is_empty(), "{:?}", d.inhibitors);
+        assert_eq!(d.choice, Choice::Gpu(Kernel::Bitap));
+        assert!(d.explain().contains("bitap"), "{}", d.explain());
+        // Below the crossover the CPU answers.
+        let small = input(&fz, &cal, 100_000, true);
+        assert_eq!(plan(&small).choice, Choice::Cpu);
     }
 
     #[test]

@@ -31,6 +31,7 @@ use crate::cpu::multi::CpuMulti;
 use crate::error::Error;
 use spec::Analysis;
 
+pub mod bitap;
 pub mod glushkov;
 pub mod literals;
 mod replace;

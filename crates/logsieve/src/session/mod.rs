@@ -241,7 +241,7 @@ impl Session {
         // CPU: 26 ms instead of 3.4 (docs/bench/h100-2026-11-24-regex.md).
         #[cfg(feature = "gpu")]
         let r = match (r.backend, request.kind().query()) {
-            (Backend::Gpu(crate::Kernel::ShiftAnd), Some(q)) => {
+            (Backend::Gpu(crate::Kernel::ShiftAnd | crate::Kernel::Bitap), Some(q)) => {
                 let mut c = cal.clone();
                 c.cpu_gbps *= q.matcher.speed();
                 self.with_split(r, &c, opts)

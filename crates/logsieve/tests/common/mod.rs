@@ -854,6 +854,32 @@ pub const CASES: &[Case] = &[
         "",
         [0]
     ),
+    case!(
+        "fuzzy/crlf_and_no_final_newline",
+        b"helo\r\nworld\r\nhellp",
+        [b"hello"],
+        Syntax::Fuzzy(1),
+        "",
+        [0, 2]
+    ),
+    case!(
+        // 33 bytes: the bitap chain's second word.
+        "fuzzy/two_word_chain",
+        b"abcdefghijklMnopqrstuvwxyz0123456\nXbcdefghijklmnopqrstuvwxyz012345X\nabcdefghijklmnopqrstuvwxyz012345\n",
+        [b"abcdefghijklmnopqrstuvwxyz0123456"],
+        Syntax::Fuzzy(1),
+        "",
+        [0, 2]
+    ),
+    case!(
+        // -i folds ASCII only: the 0x89/0xA9 of \xc3\x89/\xc3\xa9 is an edit.
+        "fuzzy/ascii_i_non_ascii",
+        "CAF\u{c9}\nCAFE\ncaf\u{e9}\n".as_bytes(),
+        ["caf\u{e9}".as_bytes()],
+        Syntax::Fuzzy(1),
+        "i",
+        [0, 2]
+    ),
     // --- long patterns ---
     case!("long/literal", LONG70, [LONG70], F, "", [0]),
     case!(

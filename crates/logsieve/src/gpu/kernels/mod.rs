@@ -14,6 +14,7 @@
 //! pop-count of its result bits (`count.rs`), then the readback copies.
 
 pub(crate) mod ac;
+pub(crate) mod bitap;
 pub(crate) mod bloom;
 pub(crate) mod brute_byte;
 pub(crate) mod brute_line;
@@ -65,7 +66,7 @@ impl Module {
 
 /// Every module the engine compiles (the naga test walks them).
 #[cfg_attr(not(test), allow(dead_code))]
-pub(crate) const MODULES: [&Module; 12] = [
+pub(crate) const MODULES: [&Module; 13] = [
     &brute_line::MODULE,
     &brute_byte::MODULE,
     &two_phase::MODULE,
@@ -80,6 +81,8 @@ pub(crate) const MODULES: [&Module; 12] = [
     &bloom::MODULE,
     // Tier 2 of regex (the position automaton).
     &shift_and::MODULE,
+    // --fuzzy K (Wu–Manber bitap).
+    &bitap::MODULE,
 ];
 
 /// Word offsets of the fields of the WGSL `Params` uniform.
