@@ -88,6 +88,9 @@ pub fn gpu_support(q: &Query) -> Result<GpuPlan, Unsupported> {
 /// required literal for tier 1 ([`prefilter_support`]): a regex without a
 /// useful literal runs whole on the GPU; one with a literal runs tier 1.
 pub fn kernel_support(q: &Query, asked: Option<Kernel>) -> Result<GpuPlan, Unsupported> {
+    if let Some(why) = q.cpu_only() {
+        return Err(Unsupported::categorical(why.to_string()));
+    }
     if asked == Some(Kernel::ShiftAnd) {
         return shift_and_support(q).map(|_| GpuPlan {
             kernel: Kernel::ShiftAnd,
@@ -127,6 +130,9 @@ pub fn kernel_support(q: &Query, asked: Option<Kernel>) -> Result<GpuPlan, Unsup
 /// [`crate::query::glushkov::MAX_GROUPS`] look-around edge groups, and the
 /// browser build (its readback of undecided lines blocks).
 pub fn shift_and_support(q: &Query) -> Result<crate::query::glushkov::Automaton, Unsupported> {
+    if let Some(why) = q.cpu_only() {
+        return Err(Unsupported::categorical(why.to_string()));
+    }
     if q.kind() == QueryKind::Fuzzy {
         return Err(Unsupported::categorical(
             "fuzzy matching (no GPU automaton)".to_string(),
@@ -250,6 +256,9 @@ pub fn describe_literals(lits: &[Vec<u8>]) -> String {
 /// Fuzzy matching, and queries without required literals, stay on the
 /// CPU. A query [`kernel_support`] takes is not tier 1's (it runs directly).
 pub fn prefilter_support(q: &Query, asked: Option<Kernel>) -> Result<PrefilterPlan, Unsupported> {
+    if let Some(why) = q.cpu_only() {
+        return Err(Unsupported::categorical(why.to_string()));
+    }
     if q.kind() == QueryKind::Fuzzy {
         return Err(Unsupported::categorical(
             "fuzzy matching (no GPU prefilter)".to_string(),

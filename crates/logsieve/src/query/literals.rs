@@ -139,7 +139,10 @@ fn best_window(set: Option<Vec<Vec<u8>>>) -> Option<Vec<Vec<u8>>> {
     let max = set.iter().map(Vec::len).max()?;
     let mut best = Some(set.clone());
     for keep in MIN_LEN..max.min(8) {
-        let mut cut: Vec<Vec<u8>> = set.iter().map(|l| l[..l.len().min(keep)].to_vec()).collect();
+        let mut cut: Vec<Vec<u8>> = set
+            .iter()
+            .map(|l| l[..l.len().min(keep)].to_vec())
+            .collect();
         cut.sort();
         cut.dedup();
         best = better(best, Some(cut));
@@ -257,6 +260,14 @@ impl Prefilter {
         }
     }
 
+    /// The literal, when the set is one (searched by `memmem`).
+    pub fn single(&self) -> Option<&[u8]> {
+        match &self.searcher {
+            Searcher::One(f) => Some(f.needle()),
+            _ => None,
+        }
+    }
+
     /// A short name for reports (`memmem`, `teddy`, `aho-corasick`).
     pub fn name(&self) -> &'static str {
         match self.searcher {
@@ -335,7 +346,8 @@ mod tests {
         let got = req("(?i-u)nullpointerexception", false).unwrap();
         assert_eq!(got.len(), 8, "{got:?}");
         assert!(
-            got.iter().all(|l| l.len() == 3 && l.to_ascii_lowercase().contains('x')),
+            got.iter()
+                .all(|l| l.len() == 3 && l.to_ascii_lowercase().contains('x')),
             "{got:?}"
         );
     }
