@@ -73,15 +73,7 @@ impl QueryBuilder {
                 p.splice(0..0, b"(?R)".iter().copied());
             }
         }
-        let mut analysis = analyze(self, &split)?;
-        if self.pcre2 && self.syntax == Syntax::Regex {
-            // PCRE2 syntax is not Rust's: no literal analysis of it.
-            analysis.kind = QueryKind::Regex;
-            analysis.literals = None;
-            if self.case_insensitive {
-                analysis.case = CaseMode::Unicode;
-            }
-        }
+        let analysis = analyze(self, &split)?;
         let cpu_only = if self.multiline {
             Some(
                 "-U/--multiline: a match may span lines, and the GPU kernels match within one line",
@@ -171,6 +163,17 @@ fn analyze(b: &QueryBuilder, pats: &[Vec<u8>]) -> Result<Analysis, Error> {
             kind: QueryKind::Fuzzy,
             case: if b.case_insensitive {
                 CaseMode::Ascii
+            } else {
+                CaseMode::Sensitive
+            },
+            literals: None,
+        },
+        // PCRE2 syntax is not Rust's: not parsed here (PCRE2 reports its
+        // own errors), never a literal.
+        Syntax::Regex if b.pcre2 => Analysis {
+            kind: QueryKind::Regex,
+            case: if b.case_insensitive {
+                CaseMode::Unicode
             } else {
                 CaseMode::Sensitive
             },
