@@ -548,16 +548,22 @@ mod tests {
         // (`Q`), occurrences at the edges, across piece boundaries and
         // straddling a line; counts and starts equal memmem's.
         let mut hay = b"QQxQ\n".to_vec();
+        let mut i = 0;
         while hay.len() < RARE_MIN_DOC + 1000 {
-            hay.extend_from_slice(b"abc def QxQ ghi\nnothing here\nQx\nxQ\n");
+            hay.extend_from_slice(match i % 100 {
+                0 => &b"abc def QxQ ghi\n"[..],
+                50 => b"Qx\nxQ\n",
+                _ => b"nothing here at all\n",
+            });
+            i += 1;
         }
         hay.extend_from_slice(b"QxQ");
         let q = crate::QueryBuilder::new()
             .syntax(crate::Syntax::Fixed)
             .build(&["QxQ"])
             .unwrap();
-        let r = RareByte::plan(&q, &hay).expect("Q is rare");
-        assert_eq!(r.byte, b'Q');
+        let r = RareByte::plan(&q, &hay).expect("x and Q are rare");
+        assert!(r.byte == b'x' || r.byte == b'Q', "{}", r.byte);
         let mut a = Vec::new();
         let mut b = Vec::new();
         for_each_match_rare(
@@ -577,7 +583,7 @@ mod tests {
             true
         });
         assert_eq!(a, b);
-        assert!(a.len() > 1000);
+        assert!(a.len() > 400, "{}", a.len());
         // Inside a range that cuts an occurrence: not found.
         assert_eq!(r.find(&hay, 0, 3), None);
         assert_eq!(r.find(&hay, 1, 4), Some(1));

@@ -139,6 +139,11 @@ fn best_window(set: Option<Vec<Vec<u8>>>) -> Option<Vec<Vec<u8>>> {
     let max = set.iter().map(Vec::len).max()?;
     let mut best = Some(set.clone());
     for keep in MIN_LEN..max.min(8) {
+        // Cut between characters only (`-i é` keeps `é` whole: its case
+        // variants differ in the second byte, and `--explain` prints it).
+        if set.iter().any(|l| l.len() > keep && l[keep] & 0xC0 == 0x80) {
+            continue;
+        }
         let mut cut: Vec<Vec<u8>> = set
             .iter()
             .map(|l| l[..l.len().min(keep)].to_vec())
