@@ -201,7 +201,7 @@ fn stats_block() {
 }
 
 #[test]
-fn extended_regexp_is_a_no_op_and_pcre2_says_why() {
+fn extended_regexp_is_a_no_op() {
     let d = fixture();
     // rg 13 reads -E as --encoding; ours is grep's -E. Compare with grep.
     let o = search(d.path(), &["-E", "fo+ (b|f)", "a.txt"]);
@@ -215,14 +215,7 @@ fn extended_regexp_is_a_no_op_and_pcre2_says_why() {
         );
         assert_eq!(o.stdout, g.stdout);
     }
-    let o = search(d.path(), &["-P", "foo", "a.txt"]);
-    assert_eq!(o.code, Some(2));
-    assert!(
-        o.stderr
-            .contains("-P/--pcre2: PCRE2 is not supported; patterns use Rust's regex syntax (no look-around or backreferences), as rg without -P"),
-        "{}",
-        o.stderr
-    );
+    // -P: tests/pcre2.rs.
 }
 
 #[test]
@@ -423,10 +416,51 @@ fn explain_names_the_adapter_it_found() {
     }
 }
 
+/// `logsieve web` serves the page it says it serves: the URL it prints
+/// answers with the page and the bundle's wasm; without a bundle it says
+/// what to build and exits 2.
 #[test]
-fn multiline_is_refused_not_ignored() {
-    let d = fixture();
-    let o = search(d.path(), &["-U", "foo\\nbar", "a.txt"]);
+fn web_serves_the_page_it_prints() {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let d = tmp();
+    let o = logsieve(d.path(), &["web", "--dir", "nothing-here", "--port", "0"]);
     assert_eq!(o.code, Some(2));
-    assert!(o.stderr.contains("--multiline"), "{}", o.stderr);
+    assert!(o.stderr.contains("scripts/build-web.sh"), "{}", o.stderr);
+    write(d.path(), "web/pkg/logsieve_web_bg.wasm", b"\0asm-fake");
+    let mut child = std::process::Command::new(exe())
+        .args(["web", "--dir", "web", "--port", "0"])
+        .current_dir(d.path())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let url = first
+        .split_whitespace()
+        .find(|w| w.starts_with("http://127.0.0.1:"))
+        .unwrap_or_else(|| panic!("no URL in {first:?}"));
+    let host = url.trim_start_matches("http://").trim_end_matches('/');
+    let get = |path: &str| -> String {
+        let mut s = std::net::TcpStream::connect(host).unwrap();
+        write!(
+            s,
+            "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut body = Vec::new();
+        s.read_to_end(&mut body).unwrap();
+        String::from_utf8_lossy(&body).into_owned()
+    };
+    let page = get("/");
+    let wasm = get("/pkg/logsieve_web_bg.wasm");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(page.starts_with("HTTP/1.1 200"), "{page}");
+    assert!(page.contains("<title>logsieve"), "{page}");
+    assert!(
+        wasm.starts_with("HTTP/1.1 200") && wasm.ends_with("\0asm-fake"),
+        "{wasm}"
+    );
 }

@@ -93,6 +93,9 @@ pub fn gpu_support(q: &Query) -> Result<GpuPlan, Unsupported> {
 /// Fuzzy matching ([`bitap_support`]): `bitap` when asked for by name, and
 /// by default for `--fuzzy K` with K >= 1 (K = 0 is a literal).
 pub fn kernel_support(q: &Query, asked: Option<Kernel>) -> Result<GpuPlan, Unsupported> {
+    if let Some(why) = q.cpu_only() {
+        return Err(Unsupported::categorical(why.to_string()));
+    }
     if asked == Some(Kernel::Bitap) {
         return bitap_support(q).map(|_| GpuPlan {
             kernel: Kernel::Bitap,
@@ -148,6 +151,9 @@ pub fn kernel_support(q: &Query, asked: Option<Kernel>) -> Result<GpuPlan, Unsup
 /// [`crate::query::glushkov::MAX_GROUPS`] look-around edge groups, and the
 /// browser build (its readback of undecided lines blocks).
 pub fn shift_and_support(q: &Query) -> Result<crate::query::glushkov::Automaton, Unsupported> {
+    if let Some(why) = q.cpu_only() {
+        return Err(Unsupported::categorical(why.to_string()));
+    }
     if q.kind() == QueryKind::Fuzzy {
         return Err(Unsupported::categorical(
             "fuzzy matching runs on the bitap kernel, not the regex automaton".to_string(),
@@ -168,6 +174,9 @@ pub fn shift_and_support(q: &Query) -> Result<crate::query::glushkov::Automaton,
 /// the CPU). Every line is decided on the GPU: no candidates, no
 /// readback of undecided lines, so the browser build runs it too.
 pub fn bitap_support(q: &Query) -> Result<crate::query::bitap::Bitap, Unsupported> {
+    if let Some(why) = q.cpu_only() {
+        return Err(Unsupported::categorical(why.to_string()));
+    }
     if !matches!(q.syntax(), Syntax::Fuzzy(_)) {
         return Err(Unsupported::categorical(
             "the bitap kernel runs fuzzy queries (--fuzzy K) only".to_string(),
@@ -293,6 +302,9 @@ pub fn describe_literals(lits: &[Vec<u8>]) -> String {
 /// Fuzzy matching, and queries without required literals, stay on the
 /// CPU. A query [`kernel_support`] takes is not tier 1's (it runs directly).
 pub fn prefilter_support(q: &Query, asked: Option<Kernel>) -> Result<PrefilterPlan, Unsupported> {
+    if let Some(why) = q.cpu_only() {
+        return Err(Unsupported::categorical(why.to_string()));
+    }
     if q.kind() == QueryKind::Fuzzy {
         return Err(Unsupported::categorical(
             "fuzzy matching (no GPU prefilter)".to_string(),

@@ -22,13 +22,8 @@ struct Plan {
 }
 
 fn plan(a: &SearchArgs, tuning: &Tuning) -> Result<Plan, String> {
-    if a.pcre2 {
-        return Err("-P/--pcre2: PCRE2 is not supported; patterns use Rust's regex syntax (no look-around or backreferences), as rg without -P".into());
-    }
-    if a.multiline {
-        // Not built yet: an error rather than a search that silently
-        // matches line by line.
-        return Err("-U/--multiline: not supported yet".into());
+    if (a.pcre2 || a.multiline) && a.per_pattern.active() {
+        return Err("-U/-P: per-pattern counts run literal matchers only".into());
     }
     let m = &a.matching;
     let mut patterns = input::patterns(&m.regexp, &a.file)?;
@@ -64,6 +59,8 @@ fn plan(a: &SearchArgs, tuning: &Tuning) -> Result<Plan, String> {
         .whole_line(a.line_regexp)
         .invert(m.invert_match)
         .cpu_multi(tuning.cpu_multi)
+        .multiline(a.multiline)
+        .pcre2(a.pcre2)
         .build(&patterns)
         .map_err(|e| e.to_string())?;
     Ok(Plan { query, paths })
@@ -75,6 +72,10 @@ pub fn run(a: &SearchArgs, tuning: &Tuning) -> i32 {
         return super::files::list(&a.positional, &a.walk);
     }
     if a.pipeline.active() {
+        if a.multiline || a.pcre2 {
+            err("-U/-P cannot filter stats (they run on whole lines of one regex syntax)");
+            return EXIT_ERROR;
+        }
         return super::stats::run_search(a, tuning);
     }
     let mut plan = match plan(a, tuning) {
@@ -217,12 +218,10 @@ pub fn run(a: &SearchArgs, tuning: &Tuning) -> i32 {
             a.before_context.or(a.context).unwrap_or(0),
             a.after_context.or(a.context).unwrap_or(0),
         );
-        JsonPrinter::new(&plan.query).context(before, after).print(
-            &mut out,
-            session.corpus(),
-            &result,
-            t0,
-        )
+        JsonPrinter::new(&plan.query)
+            .context(before, after)
+            .max_count(a.max_count)
+            .print(&mut out, session.corpus(), &result, t0)
     } else {
         printer.print(&mut out, session.corpus(), &result)
     };
@@ -279,6 +278,8 @@ fn remote_search(a: &SearchArgs, plan: &Plan, url: &str) -> Result<i32, String> 
         (a.passthru, "--passthru"),
         (a.stats, "--stats"),
         (a.gpu_kernel.is_some(), "--gpu-kernel"),
+        (a.multiline, "-U/--multiline"),
+        (a.pcre2, "-P/--pcre2"),
     ];
     if let Some((_, flag)) = unsupported.iter().find(|(on, _)| *on) {
         return Err(format!("{flag} is not supported with --server"));

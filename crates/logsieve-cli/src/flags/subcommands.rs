@@ -48,12 +48,13 @@ pub struct SearchArgs {
     #[arg(short = 'E', long = "extended-regexp")]
     pub extended_regexp: bool,
 
-    /// PCRE2 (look-around, backreferences): not supported, an error that
-    /// says so (patterns use Rust's regex syntax).
+    /// Patterns are PCRE2 regexes (look-around, backreferences); CPU only.
+    /// Needs a build with `--features pcre2`, else an error that says so.
     #[arg(short = 'P', long = "pcre2")]
     pub pcre2: bool,
 
-    /// Patterns may match across lines (not supported yet: an error).
+    /// A match may span lines (`.` still stops at `\n` unless `(?s)`);
+    /// every line a match spans is printed, `-c` counts matches. CPU only.
     #[arg(short = 'U', long = "multiline")]
     pub multiline: bool,
 

@@ -146,7 +146,55 @@ impl Printer<'_> {
                 self.path(out, doc)?;
                 out.write_all(if a.null { b"\0" } else { b"\n" })?;
             }
-            self.lines(out, doc, spots, by_start)?;
+            match (self.multiline_only(), doc.bytes()) {
+                (true, Some(hay)) => self.match_pieces(out, doc, hay)?,
+                _ => self.lines(out, doc, spots, by_start)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// `-U -o`: each match is printed line piece by line piece (rg).
+    fn multiline_only(&self) -> bool {
+        self.query.multiline() && self.a.only_matching && !self.query.invert()
+    }
+
+    /// `-U -o`: every match's pieces, one per line it spans (empty ones
+    /// skipped), each with its own line number and the match's offset,
+    /// as rg prints them.
+    fn match_pieces<W: Write, S: Source>(
+        &self,
+        out: &mut W,
+        doc: &S,
+        hay: &[u8],
+    ) -> io::Result<()> {
+        let (mut at, mut id) = (0usize, 0u64);
+        for b in self.query.multiline_blocks(hay, self.a.max_count) {
+            for m in &b.matches {
+                let mut piece = m.start;
+                loop {
+                    let end =
+                        memchr::memchr(b'\n', &hay[piece..m.end]).map_or(m.end, |i| piece + i);
+                    if end > piece {
+                        id += memchr::memchr_iter(b'\n', &hay[at..piece]).count() as u64;
+                        at = piece;
+                        let ls = memchr::memrchr(b'\n', &hay[..piece]).map_or(0, |i| i + 1);
+                        let spot = At {
+                            id,
+                            column: Some(piece - ls + 1),
+                            offset: m.start as u64,
+                            selected: true,
+                        };
+                        self.prefix(out, doc, &spot)?;
+                        self.matched(out, self.trimmed(&hay[piece..end]))?;
+                        out.write_all(self.terminator())?;
+                    }
+                    if end >= m.end {
+                        break;
+                    }
+                    piece = end + 1;
+                }
+            }
         }
         Ok(())
     }

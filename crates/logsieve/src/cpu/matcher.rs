@@ -16,6 +16,7 @@ use aho_corasick::{AhoCorasick, Input, MatchKind};
 use memchr::memmem;
 use regex::bytes::{Regex, RegexBuilder};
 
+use super::doc_regex::DocRegex;
 use super::fuzzy::Fuzzy;
 use crate::error::Error;
 use crate::query::literals::{Prefilter, RequiredLiterals};
@@ -51,6 +52,13 @@ pub(crate) enum Matcher {
         cont: Option<Regex>,
     },
     Fuzzy(Fuzzy),
+    /// The CPU-only kinds (`cpu/doc_regex.rs`): `-U` (`multiline`, run by
+    /// `cpu/multiline.rs` over the whole buffer) and `-P` (PCRE2; line
+    /// by line like `Regex` when not multiline).
+    Doc {
+        re: DocRegex,
+        multiline: bool,
+    },
     /// Candidates from the required literals (`query::literals`), each
     /// candidate's line verified by `inner`: the regex (or the folded
     /// literals) then only runs on lines that hold a required literal.
@@ -137,7 +145,8 @@ impl Matcher {
         // exist in the -x pattern (REGRESSION: `-i -w -x ''` on a line of
         // invalid UTF-8 panicked, found by the differential fuzz target).
         let (word, line) = (b.word && !b.whole_line, b.whole_line);
-        if a.kind == QueryKind::Literal && !word && !line {
+        let doc = b.multiline || b.pcre2;
+        if a.kind == QueryKind::Literal && !word && !line && !doc {
             let lits = a.literals.as_ref().expect("literal analysis has literals");
             if lits.iter().any(|l| l.is_empty()) {
                 return Ok(Matcher::All);
@@ -177,6 +186,9 @@ impl Matcher {
                 CaseMode::Unicode => {}
             }
         }
+        if a.kind == QueryKind::Fuzzy && doc {
+            return Err(Error::query("--fuzzy cannot be combined with -U or -P"));
+        }
         if a.kind == QueryKind::Fuzzy && !word && !line {
             if let Syntax::Fuzzy(k) = b.syntax {
                 return Ok(Matcher::Fuzzy(Fuzzy::new(
@@ -215,6 +227,18 @@ impl Matcher {
             .map(|p| format!("(?{flags}:{p})"))
             .collect::<Vec<_>>()
             .join("|");
+        if doc {
+            let re = if b.pcre2 {
+                DocRegex::pcre2(&alts, word, line, b.case_insensitive)?
+            } else {
+                let ci = a.kind == QueryKind::Regex && a.case == CaseMode::Unicode;
+                DocRegex::rust(&body, word, line, ci)?
+            };
+            return Ok(Matcher::Doc {
+                re,
+                multiline: b.multiline,
+            });
+        }
         let pattern = if line {
             format!("^(?:{body})$")
         } else if word {
@@ -253,6 +277,11 @@ impl Matcher {
             Matcher::Multi(_) => "prefix-table",
             Matcher::Regex { .. } => "regex",
             Matcher::Fuzzy(_) => "fuzzy",
+            Matcher::Doc { re, multiline } => match (re.is_pcre2(), multiline) {
+                (false, _) => "multiline-regex",
+                (true, false) => "pcre2",
+                (true, true) => "multiline-pcre2",
+            },
             Matcher::Prefiltered { inner, .. } => match **inner {
                 Matcher::Aho(_) => "aho-corasick+prefilter",
                 _ => "regex+prefilter",
@@ -280,6 +309,7 @@ impl Matcher {
             Matcher::Multi(_) => 0.1,
             Matcher::Regex { .. } => 0.25,
             Matcher::Fuzzy(_) => 0.05,
+            Matcher::Doc { .. } => 0.25,
             Matcher::Prefiltered { pre, .. } => match pre.name() {
                 "memmem" => 0.75,
                 _ => 0.6,
@@ -297,6 +327,25 @@ impl Matcher {
         }
     }
 
+    /// The one literal this matcher finds candidates by (`memmem`: the
+    /// query's own, or its one required literal) and whether a candidate's
+    /// line is verified.
+    pub(crate) fn single_literal(&self) -> Option<(&[u8], bool)> {
+        match self {
+            Matcher::Memmem(f) => Some((f.needle(), false)),
+            Matcher::Prefiltered { pre, .. } => pre.single().map(|n| (n, true)),
+            _ => None,
+        }
+    }
+
+    /// The whole-buffer regex of a `-U`/`-P` query.
+    pub(crate) fn doc_regex(&self) -> Option<&DocRegex> {
+        match self {
+            Matcher::Doc { re, .. } => Some(re),
+            _ => None,
+        }
+    }
+
     /// The required-literal prefilter in front of this matcher, if any.
     pub(crate) fn prefilter(&self) -> Option<&Prefilter> {
         match self {
@@ -310,7 +359,10 @@ impl Matcher {
     pub(crate) fn verifies(&self) -> bool {
         matches!(
             self,
-            Matcher::Prefiltered { .. } | Matcher::Fuzzy(_) | Matcher::Regex { .. }
+            Matcher::Prefiltered { .. }
+                | Matcher::Fuzzy(_)
+                | Matcher::Regex { .. }
+                | Matcher::Doc { .. }
         )
     }
 
@@ -353,6 +405,12 @@ impl Matcher {
                 start: s,
                 verify: true,
             }),
+            // Line by line (`-P`, and `-U` where a caller asks per line):
+            // a match across a `\n` is re-checked on its line.
+            Matcher::Doc { re, .. } => re.find_at(&hay[..end], at).map(|m| Candidate {
+                start: m.start,
+                verify: memchr::memchr(b'\n', &hay[m]).is_some(),
+            }),
             // A prefilter hit is only a candidate: its line is verified.
             Matcher::Prefiltered { pre, .. } => pre.find(hay, at, end).map(|s| Candidate {
                 start: s,
@@ -370,6 +428,7 @@ impl Matcher {
             Matcher::Multi(t) => t.is_match(line),
             Matcher::Regex { re, .. } => re.is_match(line),
             Matcher::Fuzzy(f) => f.is_match_line(line),
+            Matcher::Doc { re, .. } => re.find_at(line, 0).is_some(),
             Matcher::Prefiltered { inner, .. } => inner.is_match_line(line),
         }
     }
@@ -425,6 +484,7 @@ impl Matcher {
                 }
             }
             Matcher::Fuzzy(f) => out.extend(f.find_iter_line(line)),
+            Matcher::Doc { re, .. } => out.extend(re.find_iter(line)),
             Matcher::Prefiltered { inner, .. } => return inner.find_iter_line(line),
         }
         out

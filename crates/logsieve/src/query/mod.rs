@@ -59,13 +59,14 @@ impl QueryBuilder {
         let mut split: Vec<Vec<u8>> = Vec::new();
         for p in patterns {
             let p = p.as_ref();
-            if p.is_empty() {
-                split.push(Vec::new());
+            if p.is_empty() || self.multiline {
+                // -U: a `\n` in a pattern is matched (rg).
+                split.push(p.to_vec());
             } else {
                 split.extend(p.split(|&b| b == b'\n').map(|s| s.to_vec()));
             }
         }
-        if self.crlf && self.syntax == Syntax::Regex {
+        if self.crlf && self.syntax == Syntax::Regex && !self.pcre2 {
             // The flag travels inside each pattern, so that every matcher
             // built from `patterns()` (per-pattern counts and naming too)
             // reads it alike.
@@ -74,6 +75,15 @@ impl QueryBuilder {
             }
         }
         let analysis = analyze(self, &split)?;
+        let cpu_only = if self.multiline {
+            Some(
+                "-U/--multiline: a match may span lines, and the GPU kernels match within one line",
+            )
+        } else if self.pcre2 {
+            Some("-P/--pcre2: PCRE2 (look-around, backreferences) runs on the CPU only")
+        } else {
+            None
+        };
         let matcher = Matcher::new(self, &split, &analysis)?;
         Ok(Query {
             patterns: split,
@@ -89,6 +99,8 @@ impl QueryBuilder {
                 Some((lens.clone().min()?, lens.max()?))
             }),
             literals: analysis.literals,
+            cpu_only,
+            multiline: self.multiline,
             cpu_multi: self.cpu_multi,
             matcher: Arc::new(matcher),
             replacer: Arc::default(),
@@ -152,6 +164,17 @@ fn analyze(b: &QueryBuilder, pats: &[Vec<u8>]) -> Result<Analysis, Error> {
             kind: QueryKind::Fuzzy,
             case: if b.case_insensitive {
                 CaseMode::Ascii
+            } else {
+                CaseMode::Sensitive
+            },
+            literals: None,
+        },
+        // PCRE2 syntax is not Rust's: not parsed here (PCRE2 reports its
+        // own errors), never a literal.
+        Syntax::Regex if b.pcre2 => Analysis {
+            kind: QueryKind::Regex,
+            case: if b.case_insensitive {
+                CaseMode::Unicode
             } else {
                 CaseMode::Sensitive
             },
@@ -236,6 +259,9 @@ pub struct Query {
     /// point and the GPU driver ask per request, and a scan of 100k
     /// patterns costs ~0.2 ms each time.
     literal_lens: Option<(usize, usize)>,
+    /// Why no GPU kernel can run this query (`-U`, `-P`), for the route.
+    cpu_only: Option<&'static str>,
+    multiline: bool,
     cpu_multi: CpuMulti,
     pub(crate) matcher: Arc<Matcher>,
     /// The capture regex of `-r`, compiled on first use.
@@ -246,6 +272,32 @@ impl Query {
     /// The CPU many-literal matcher this query was built for.
     pub(crate) fn cpu_multi(&self) -> CpuMulti {
         self.cpu_multi
+    }
+
+    /// Why this query runs on the CPU only (`-U`, `-P`): `support.rs`
+    /// refuses the GPU with this reason and the route says it.
+    pub fn cpu_only(&self) -> Option<&'static str> {
+        self.cpu_only
+    }
+
+    /// True for `-U`: matches may span lines ([`Query::multiline_blocks`]).
+    pub fn multiline(&self) -> bool {
+        self.multiline
+    }
+
+    /// `-U`: the matches in `hay` grouped into blocks of whole lines, as
+    /// ripgrep prints them (a match selects every line it spans; matches
+    /// sharing a line share a block); at most `max_blocks`. Empty for a
+    /// query that is not multiline.
+    pub fn multiline_blocks(
+        &self,
+        hay: &[u8],
+        max_blocks: Option<u64>,
+    ) -> Vec<crate::cpu::multiline::Block> {
+        match self.matcher.doc_regex() {
+            Some(re) if self.multiline => crate::cpu::multiline::blocks(re, hay, max_blocks),
+            _ => Vec::new(),
+        }
     }
 
     /// The patterns, after splitting on newlines.

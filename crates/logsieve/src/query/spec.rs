@@ -52,6 +52,8 @@ pub struct QueryBuilder {
     pub(crate) whole_line: bool,
     pub(crate) invert: bool,
     pub(crate) crlf: bool,
+    pub(crate) multiline: bool,
+    pub(crate) pcre2: bool,
     pub(crate) cpu_multi: CpuMulti,
 }
 
@@ -97,6 +99,23 @@ impl QueryBuilder {
     /// plain literal is unchanged, any other is verified on the CPU.
     pub fn crlf(&mut self, yes: bool) -> &mut QueryBuilder {
         self.crlf = yes;
+        self
+    }
+
+    /// `-U`: a regex may match across lines (ripgrep's multiline mode):
+    /// `.` still matches no `\n` unless `(?s)`, every line a match spans
+    /// is selected, patterns are not split on `\n`, and a count counts
+    /// matches (rg's `-U -c`). CPU only ([`crate::Query::cpu_only`]).
+    pub fn multiline(&mut self, yes: bool) -> &mut QueryBuilder {
+        self.multiline = yes;
+        self
+    }
+
+    /// `-P`: patterns are PCRE2 regexes (look-around, backreferences),
+    /// run by the `pcre2` crate; building such a query without the
+    /// `pcre2` feature is an error that says so. CPU only.
+    pub fn pcre2(&mut self, yes: bool) -> &mut QueryBuilder {
+        self.pcre2 = yes;
         self
     }
 
