@@ -110,6 +110,113 @@ fn shift_and(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
     }
     let s = starts[line];
     let e = starts[line + 1u] - 1u;
+    // W is a pipeline constant: each pipeline keeps one of the two.
+    if W <= 2u {
+        run_small(line, s, e);
+    } else {
+        run_general(line, s, e);
+    }
+}
+
+// Word i (0 or 1) of a two-word state.
+fn word_of(v: vec2<u32>, i: u32) -> u32 {
+    return select(v.x, v.y, i != 0u);
+}
+
+// One or two state words as a vec2 in registers: the general path's
+// arrays, indexed by loop counters and by group sources, may live in
+// local memory (measured: `ERROR_5\d\d`, one word, 7.5 ms on the H100 for
+// 194 MB, ~26 GB/s). Same steps as `run_general`.
+fn run_small(line: u32, s: u32, e: u32) {
+    let two = W > 1u;
+    let lst = vec2<u32>(rt[rp.last_off], select(0u, rt[rp.last_off + 1u], two));
+    let lin = rp.lin_off != 0u;
+    var sh = vec2<u32>(0u);
+    var sl = vec2<u32>(0u);
+    if lin {
+        sh = vec2<u32>(rt[rp.lin_off], select(0u, rt[rp.lin_off + 1u], two));
+        sl = vec2<u32>(rt[rp.lin_off + W], select(0u, rt[rp.lin_off + W + 1u], two));
+    }
+    var word = 0u;
+    var word_at = 0xFFFFFFFFu;
+    var d = vec2<u32>(1u, 0u);
+    var prev = 256u;
+    var p = s;
+    loop {
+        var next = 256u;
+        if p < e {
+            if (p >> 2u) != word_at {
+                word_at = p >> 2u;
+                word = data[word_at];
+            }
+            next = (word >> ((p & 3u) * 8u)) & 0xFFu;
+        }
+        if rp.unicode != 0u && next >= 128u && next < 256u {
+            no_match(line);
+            set_cand(line);
+            return;
+        }
+        var sat = 0u;
+        if rp.n_groups != 0u {
+            sat = satisfied(prev, next);
+        }
+        var acc = any((d & lst) != vec2<u32>(0u));
+        for (var g = 0u; g < rp.n_groups; g++) {
+            let at = rp.groups_off + g * rp.stride;
+            let src = rt[at];
+            if rt[at + 2u] != 0u && (rt[at + 1u] & ~sat) == 0u && ((word_of(d, src >> 5u) >> (src & 31u)) & 1u) != 0u {
+                acc = true;
+            }
+        }
+        if acc {
+            if rp.only_marked == 0u {
+                set_result(line);
+            }
+            return;
+        }
+        if p >= e {
+            no_match(line);
+            return;
+        }
+        var f = vec2<u32>(0u);
+        if lin {
+            let x = d & sh;
+            f = (x << vec2<u32>(1u)) | vec2<u32>(0u, x.x >> 31u) | (d & sl);
+        } else {
+            for (var w = 0u; w < W; w++) {
+                let x = word_of(d, w);
+                for (var k = 0u; k < 4u; k++) {
+                    let v = (x >> (8u * k)) & 0xFFu;
+                    if v != 0u {
+                        let at = rp.follow_off + ((w * 4u + k) * 256u + v) * W;
+                        f.x |= rt[at];
+                        if two {
+                            f.y |= rt[at + 1u];
+                        }
+                    }
+                }
+            }
+        }
+        for (var g = 0u; g < rp.n_groups; g++) {
+            let at = rp.groups_off + g * rp.stride;
+            let src = rt[at];
+            if rt[at + 2u] == 0u && (rt[at + 1u] & ~sat) == 0u && ((word_of(d, src >> 5u) >> (src & 31u)) & 1u) != 0u {
+                f.x |= rt[at + 3u];
+                if two {
+                    f.y |= rt[at + 4u];
+                }
+            }
+        }
+        let m = next * W;
+        d = f & vec2<u32>(wmask[m], select(0u, wmask[m + 1u], two));
+        d.x |= 1u;
+        prev = next;
+        p += 1u;
+    }
+}
+
+// Any width up to MAXW words.
+fn run_general(line: u32, s: u32, e: u32) {
     var d: array<u32, MAXW>;
     var f: array<u32, MAXW>;
     // The accepting positions, in registers (tested at every boundary).
