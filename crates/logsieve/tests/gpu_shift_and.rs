@@ -260,7 +260,10 @@ fn every_regex_wildcard_w_x_case_through_shift_and() {
 /// paths — one or two words in registers (`run_small`), more in arrays
 /// (`run_general`) — with the linear (extended shift-and) form and with the
 /// follow tables, with and without look-around groups; forced on tier 2
-/// and as tier 1's GPU verifier, against the oracle.
+/// and as tier 1's GPU verifier, against the oracle. One session for all,
+/// twice over: the second pass runs every automaton from the corpus's
+/// cache of resident automata (its tables, uniform and bind groups), each
+/// query's on both tiers (the filter is part of the cached uniform).
 #[test]
 fn every_width_linear_and_tables_on_both_tiers() {
     let Some(c) = ctx() else { return };
@@ -302,7 +305,8 @@ fn every_width_linear_and_tables_on_both_tiers() {
         (r"y[a-c]{200}", 8, true),
         (r"\by[a-c]{150,200}\b", 8, false),
     ];
-    for &(p, words, linear) in pats {
+    let s = session(c, &data, 4096);
+    for &(p, words, linear) in pats.iter().chain(pats) {
         let q = build(&[p.as_bytes().to_vec()], Syntax::Regex, Flags::default()).unwrap();
         let a = logsieve::support::shift_and_support(&q).unwrap();
         let width = [1, 2, 4, 8].into_iter().find(|&w| w >= a.words).unwrap();
@@ -314,7 +318,6 @@ fn every_width_linear_and_tables_on_both_tiers() {
             Flags::default(),
         );
         assert!(!oracle.is_empty(), "{p}: the corpus holds matches");
-        let s = session(c, &data, 4096);
         assert!(check(&s, &q, &oracle, p), "{p}");
         // Tier 1 where it applies (GPU verify when its literal is one).
         let r = s

@@ -7,10 +7,13 @@
 //! process (when `rg` is on the PATH). Every row's count must agree: the
 //! exit status is 1 on a mismatch.
 //!
-//! Usage: `regex [--lines N] [--iters N] [--rg-file PATH]`. Medians of
-//! `--iters` runs after one warm-up, back to back (hot; the GPU columns in
-//! interleaved rounds); auto again with
-//! 100 ms idle gaps (interactive); the CPU on one thread runs once.
+//! Usage: `regex [--lines N] [--iters N] [--rg-file PATH] [--timestamps 1]`.
+//! Medians of `--iters` runs after one warm-up, back to back (hot; the GPU
+//! columns in interleaved rounds); auto again repeated alone, back to back
+//! ("auto repeated": the same query, nothing between), and with 100 ms
+//! idle gaps (interactive); the CPU on one thread runs once. With
+//! `--timestamps 1` the GPU passes carry timestamps (the kernel's time in
+//! the `LOGSIEVE_TRACE_QUERIES=1` trace).
 
 use std::time::{Duration, Instant};
 
@@ -79,6 +82,7 @@ fn main() {
     let mut lines = 1_000_000u64;
     let mut iters = 10usize;
     let mut rg_file: Option<String> = None;
+    let mut timestamps = false;
     let mut it = std::env::args().skip(1);
     while let Some(f) = it.next() {
         let v = it.next().unwrap_or_default();
@@ -86,8 +90,9 @@ fn main() {
             "--lines" => lines = v.parse().expect("--lines N"),
             "--iters" => iters = v.parse().expect("--iters N"),
             "--rg-file" => rg_file = Some(v),
+            "--timestamps" => timestamps = v == "1",
             _ => {
-                eprintln!("usage: regex [--lines N] [--iters N] [--rg-file PATH]");
+                eprintln!("usage: regex [--lines N] [--iters N] [--rg-file PATH] [--timestamps 1]");
                 std::process::exit(2)
             }
         }
@@ -110,6 +115,9 @@ fn main() {
     if let Err(e) = session.attach_gpu() {
         eprintln!("no GPU: {e}");
     }
+    if let Some(g) = session.gpu() {
+        g.set_timestamps(timestamps);
+    }
     let mut bad = 0;
     let mut ratios_x16 = Vec::new();
     // The goals' ratios: best GPU row against the CPU on all cores; the
@@ -117,11 +125,11 @@ fn main() {
     // best row.
     let (mut best_gpu_x16, mut default_lit, mut auto_best) = (Vec::new(), Vec::new(), Vec::new());
     println!(
-        "| regex | tier (auto) | GPU default tier | auto ms | auto interactive ms | GPU default ms | tier 2 ms | \
+        "| regex | tier (auto) | GPU default tier | auto ms | auto repeated ms | auto interactive ms | GPU default ms | tier 2 ms | \
          literal scan ms | CPU x1 ms | CPU x16 ms | rg -c ms | count | CPU x16 / auto | \
          auto / best | GPU default / literal scan |"
     );
-    println!("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for p in SUITE {
         let q: Query = QueryBuilder::new().build(&[*p]).expect("query");
         let mut counts = Vec::new();
@@ -180,11 +188,20 @@ fn main() {
         counts.push(r.total());
         let tier = r.backend.name.clone();
         eprintln!("{p}: auto: {}: {}", r.backend.name, r.backend.reason);
-        let (auto_idle, _) = timed(iters.min(5), Duration::from_millis(100), || {
+        let (auto_rep, r) = timed(iters, Duration::ZERO, || {
             session
                 .search(&q, &opts(BackendChoice::Auto, None, 0))
                 .expect("auto")
         });
+        counts.push(r.total());
+        eprintln!("{p}: auto repeated: {}", r.backend.name);
+        let (auto_idle, r) = timed(iters.min(5), Duration::from_millis(100), || {
+            session
+                .search(&q, &opts(BackendChoice::Auto, None, 0))
+                .expect("auto")
+        });
+        counts.push(r.total());
+        eprintln!("{p}: auto interactive: {}", r.backend.name);
         let gpu = match (med(tg), gpu_r) {
             (Some(ms), Some(Ok(r))) => Some((ms, r.total(), r.backend.name)),
             _ => None,
@@ -242,7 +259,7 @@ fn main() {
         }
         auto_best.push(auto / best);
         println!(
-            "| `{}` | {tier} | {gpu_tier} | {auto:.3} | {auto_idle:.3} | {} | {} | {} | {x1:.3} | {x16:.3} | {} | {}{} | {:.1} | {:.2} | {} |",
+            "| `{}` | {tier} | {gpu_tier} | {auto:.3} | {auto_rep:.3} | {auto_idle:.3} | {} | {} | {} | {x1:.3} | {x16:.3} | {} | {}{} | {:.1} | {:.2} | {} |",
             p.replace('|', "\\|"),
             cell(gpu.map(|g| g.0)),
             cell(t2),

@@ -85,9 +85,12 @@ impl GpuCorpus {
         if let (Some(prm), None) = (&prm, &imm) {
             self.write_params(prm);
         }
+        let t_built = t0.elapsed();
+        let resident = st.automata.get(c, &pipes, &a, &self.segs, prm.is_some());
+        let t_resident = t0.elapsed();
         let (counts, seg_lines, undecided, kernel_time) = c
             .scoped(async {
-                let verify = ShiftAnd::new(c, &pipes, &a, &self.segs, prm.is_some());
+                let verify = ShiftAnd::new(c, &pipes, &resident);
                 let driver = Verified {
                     scan: prm.as_ref().map(|prm| Scan {
                         pipeline: c.pipes.scan.get(&c.device, scan::pipeline_of(prm)),
@@ -104,11 +107,25 @@ impl GpuCorpus {
                 c.queue.submit([enc.finish()]);
                 c.map_many_async(&self.readback_maps(&driver, lines, use_ts))
                     .await?;
+                let t_mapped = t0.elapsed();
                 let counts = self.readback.read_counts(&self.segs)?;
                 let kernel_time = match use_ts {
                     true => self.readback.read_timestamps(c.ts_period)?,
                     false => None,
                 };
+                if c.tuning.trace_queries {
+                    eprintln!(
+                        "logsieve: shift-and{} query: automaton at {:.1} us, resident at {:.1} us \
+                         ({} built so far), mapped at {:.1} us, kernel {}",
+                        if prm.is_some() { " (verify)" } else { "" },
+                        t_built.as_secs_f64() * 1e6,
+                        t_resident.as_secs_f64() * 1e6,
+                        st.automata.built,
+                        t_mapped.as_secs_f64() * 1e6,
+                        kernel_time
+                            .map_or("-".into(), |k| format!("{:.1} us", k.as_secs_f64() * 1e6)),
+                    );
+                }
                 let seg_lines = match lines {
                     true => Some(self.readback.read_bits(&self.segs)?),
                     false => None,

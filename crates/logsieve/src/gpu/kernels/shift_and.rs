@@ -167,35 +167,44 @@ pub(crate) fn pipes(ctx: &GpuContext) -> Result<Arc<ShiftAndPipes>, Error> {
     Ok(m)
 }
 
-/// The driver: one thread per line of every segment, then the engine's
-/// pop-counts of the result (matching) and candidate (undecided) bits.
-pub(crate) struct ShiftAnd<'a> {
-    pipeline: &'a wgpu::ComputePipeline,
-    /// Verify the lines a literal kernel marked (tier 1) instead of
-    /// searching every line.
-    filter: bool,
+/// How many compiled automata a corpus keeps resident
+/// ([`AutomatonCache`]).
+pub(crate) const CACHED_AUTOMATA: usize = 32;
+
+/// A query's automaton resident on the device: its table buffer and
+/// uniform (the filter flag included) and one bind group per segment of
+/// the corpus it was built for. Built once and reused while it stays in
+/// its corpus's [`AutomatonCache`] ("build once, reuse": a repeated query
+/// uploads nothing and creates no buffer or bind group).
+pub(crate) struct ResidentAutomaton {
+    /// The table words and the uniform it was built from: the cache's key
+    /// (exact: two automata with the same tables run alike).
+    tables: Vec<u32>,
+    rp: [u32; RP_WORDS],
+    /// Index of its pipeline in [`ShiftAndPipes`].
+    pipe: usize,
     binds: Vec<wgpu::BindGroup>,
-    count: PopCount<'a>,
-    grid: Grid,
+    // Kept alive with the bind groups.
+    _tbuf: wgpu::Buffer,
+    _ubuf: wgpu::Buffer,
 }
 
-impl<'a> ShiftAnd<'a> {
-    /// The driver of `a` over `segments`; with `filter`, over only the
-    /// lines whose result bit is set when it runs.
-    pub(crate) fn new(
-        c: &'a Ctx,
-        pipes: &'a ShiftAndPipes,
-        a: &Automaton,
+impl ResidentAutomaton {
+    fn build(
+        c: &Ctx,
+        pipes: &ShiftAndPipes,
+        tables: Vec<u32>,
+        rp: [u32; RP_WORDS],
+        w: usize,
         segments: &[ResidentSegment],
-        filter: bool,
-    ) -> ShiftAnd<'a> {
-        let w = width_for(a.words);
-        let (t, mut rp) = tables(a, w);
-        rp[RP_FILTER] = u32::from(filter);
+    ) -> ResidentAutomaton {
         let dev = &c.device;
         let tbuf = c.buffer_with(
             "shift-and tables",
-            &t.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>(),
+            &tables
+                .iter()
+                .flat_map(|x| x.to_le_bytes())
+                .collect::<Vec<u8>>(),
             wgpu::BufferUsages::STORAGE,
         );
         let ubuf = c.buffer_with(
@@ -222,11 +231,86 @@ impl<'a> ShiftAnd<'a> {
                 })
             })
             .collect();
-        let i = WIDTHS.iter().position(|&x| x == w).unwrap_or(3);
-        ShiftAnd {
-            pipeline: &pipes.pipes[i],
-            filter,
+        ResidentAutomaton {
+            tables,
+            rp,
+            pipe: WIDTHS.iter().position(|&x| x == w).unwrap_or(3),
             binds,
+            _tbuf: tbuf,
+            _ubuf: ubuf,
+        }
+    }
+}
+
+/// The automata resident on one corpus's device, least recently used
+/// first, at most [`CACHED_AUTOMATA`]; dropped with the corpus (its bind
+/// groups name the corpus's segment buffers).
+#[derive(Default)]
+pub(crate) struct AutomatonCache {
+    entries: Vec<Arc<ResidentAutomaton>>,
+    /// Automata built (misses), for tests and traces.
+    pub(crate) built: u64,
+}
+
+impl AutomatonCache {
+    /// The resident automaton of `a` (with `filter`) for `segments`: the
+    /// cached one when its tables are the same, else built (evicting the
+    /// least recently used beyond [`CACHED_AUTOMATA`]).
+    pub(crate) fn get(
+        &mut self,
+        c: &Ctx,
+        pipes: &ShiftAndPipes,
+        a: &Automaton,
+        segments: &[ResidentSegment],
+        filter: bool,
+    ) -> Arc<ResidentAutomaton> {
+        let w = width_for(a.words);
+        let (t, mut rp) = tables(a, w);
+        rp[RP_FILTER] = u32::from(filter);
+        if let Some(i) = self
+            .entries
+            .iter()
+            .position(|e| e.rp == rp && e.tables == t)
+        {
+            let e = self.entries.remove(i);
+            self.entries.push(e.clone());
+            return e;
+        }
+        let e = Arc::new(ResidentAutomaton::build(c, pipes, t, rp, w, segments));
+        self.built += 1;
+        if self.entries.len() >= CACHED_AUTOMATA {
+            self.entries.remove(0);
+        }
+        self.entries.push(e.clone());
+        e
+    }
+}
+
+/// The driver: one thread per line of every segment, then the engine's
+/// pop-counts of the result (matching) and candidate (undecided) bits.
+pub(crate) struct ShiftAnd<'a> {
+    pipeline: &'a wgpu::ComputePipeline,
+    /// Verify the lines a literal kernel marked (tier 1) instead of
+    /// searching every line.
+    filter: bool,
+    automaton: &'a ResidentAutomaton,
+    count: PopCount<'a>,
+    grid: Grid,
+}
+
+impl<'a> ShiftAnd<'a> {
+    /// The driver of the resident automaton `r` (from
+    /// [`AutomatonCache::get`]); with its filter, over only the lines
+    /// whose result bit is set when it runs.
+    pub(crate) fn new(
+        c: &'a Ctx,
+        pipes: &'a ShiftAndPipes,
+        r: &'a ResidentAutomaton,
+    ) -> ShiftAnd<'a> {
+        ShiftAnd {
+            pipeline: &pipes.pipes[r.pipe],
+            filter: r.rp[RP_FILTER] != 0,
+            automaton: r,
             count: PopCount {
                 result: &c.pipes.count_result,
                 candidates: Some(&c.pipes.count_cand),
@@ -253,7 +337,7 @@ impl KernelDriver for ShiftAnd<'_> {
 
     fn record(&self, pass: &mut wgpu::ComputePass<'_>, run: SegmentRun<'_>) {
         let s = run.segment;
-        pass.set_bind_group(0, &self.binds[run.index], &[]);
+        pass.set_bind_group(0, &self.automaton.binds[run.index], &[]);
         self.grid
             .run(pass, self.pipeline, u64::from(s.n_lines).div_ceil(256));
         pass.set_bind_group(0, run.bind, &[]);
