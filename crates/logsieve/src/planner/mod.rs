@@ -131,8 +131,29 @@ impl SampleStats {
 /// CPU engine's whole-buffer search, which only visits matches), and — when
 /// `histogram` is set — the lines a 128-bin histogram filter would reject
 /// (first 256 sampled lines only: it costs ~0.3 us a line). 16 windows cost
-/// a few microseconds, small next to a 0.1 ms GPU query.
+/// a few microseconds, small next to a 0.1 ms GPU query (a regex up to
+/// ~0.1 ms: memoised per corpus and query, emptied when a document is
+/// added).
 pub fn sample(corpus: &Corpus, query: &Query, windows: usize, histogram: bool) -> SampleStats {
+    let key = format!("{:?}", (query.shape_key(), windows, histogram)).into_bytes();
+    if let Some([lines, matching, rejected, candidates]) =
+        corpus.samples.lock().ok().and_then(|mut m| m.get(&key))
+    {
+        return SampleStats {
+            lines,
+            matching,
+            rejected,
+            candidates,
+        };
+    }
+    let st = sample_uncached(corpus, query, windows, histogram);
+    if let Ok(mut m) = corpus.samples.lock() {
+        m.put(key, [st.lines, st.matching, st.rejected, st.candidates]);
+    }
+    st
+}
+
+fn sample_uncached(corpus: &Corpus, query: &Query, windows: usize, histogram: bool) -> SampleStats {
     const WINDOW: usize = 4096;
     const HIST_LINES: u64 = 256;
     let mut st = SampleStats::default();
@@ -940,6 +961,29 @@ mod tests {
         let d = plan(&inp);
         assert_eq!(d.choice, Choice::Cpu);
         assert!(d.summary().contains("software"));
+    }
+
+    /// A repeated query's sample comes from the corpus's memo, the same
+    /// as sampled; flags are part of the key; adding a document empties it.
+    #[test]
+    fn samples_are_memoised_per_corpus_and_query() {
+        let mut corpus = Corpus::from_bytes("a", b"x ERROR_512\ny\nERROR_5\n".repeat(100));
+        let q = QueryBuilder::new().build(&[r"ERROR_5\d\d"]).unwrap();
+        let first = sample(&corpus, &q, 16, false);
+        assert_eq!(first, sample_uncached(&corpus, &q, 16, false));
+        assert_eq!(sample(&corpus, &q, 16, false), first);
+        assert_eq!(corpus.samples.lock().unwrap().entries_len(), 1);
+        let v = QueryBuilder::new()
+            .invert(true)
+            .build(&[r"ERROR_5\d\d"])
+            .unwrap();
+        sample(&corpus, &v, 16, false);
+        assert_eq!(corpus.samples.lock().unwrap().entries_len(), 2);
+        corpus.push(crate::Document::from_bytes("b", b"ERROR_599\n".repeat(50)));
+        assert_eq!(corpus.samples.lock().unwrap().entries_len(), 0);
+        let after = sample(&corpus, &q, 16, false);
+        assert_eq!(after, sample_uncached(&corpus, &q, 16, false));
+        assert!(after.matching > first.matching);
     }
 
     #[test]

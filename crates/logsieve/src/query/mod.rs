@@ -220,6 +220,9 @@ fn literal_of(hir: &regex_syntax::hir::Hir) -> Option<Vec<u8>> {
     }
 }
 
+/// [`Query::shape_key`]: patterns, syntax, `-w`/`-x`/`-v`, case, kind.
+type QueryShape = (Vec<Vec<u8>>, Syntax, [bool; 3], CaseMode, QueryKind);
+
 /// A compiled, backend-neutral query. Cheap to clone.
 #[derive(Clone, Debug)]
 pub struct Query {
@@ -245,6 +248,18 @@ impl Query {
     /// The CPU many-literal matcher this query was built for.
     pub(crate) fn cpu_multi(&self) -> CpuMulti {
         self.cpu_multi
+    }
+
+    /// What decides the lines this query selects (patterns, syntax and
+    /// flags): equal keys, equal results over the same corpus.
+    pub(crate) fn shape_key(&self) -> QueryShape {
+        (
+            self.patterns.clone(),
+            self.syntax,
+            [self.word, self.whole_line, self.invert],
+            self.case,
+            self.kind,
+        )
     }
 
     /// The patterns, after splitting on newlines.
