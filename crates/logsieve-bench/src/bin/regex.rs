@@ -12,8 +12,8 @@
 //! columns in interleaved rounds); auto again repeated alone, back to back
 //! ("auto repeated": the same query, nothing between), and with 100 ms
 //! idle gaps (interactive); the CPU on one thread runs once. With
-//! `--timestamps 1` the GPU passes carry timestamps (the kernel's time in
-//! the `LOGSIEVE_TRACE_QUERIES=1` trace).
+//! `--timestamps 1` the GPU passes carry timestamps (the kernel's time in the
+//! `LOGSIEVE_TRACE_QUERIES=1` trace, which the bench reads).
 
 use std::time::{Duration, Instant};
 
@@ -111,7 +111,14 @@ fn main() {
     if let Some(p) = rg {
         std::fs::write(p, &data).expect("write the rg file");
     }
-    let mut session = Session::new(Corpus::from_bytes("bench", data));
+    // The GPU's `LOGSIEVE_*` switches (`LOGSIEVE_TRACE_QUERIES=1`: each
+    // query's phases) and nothing else from the environment: no
+    // calibration file, as in the runs before.
+    let tuning = logsieve::Tuning {
+        gpu: logsieve::gpu::GpuTuning::from_env(),
+        ..Default::default()
+    };
+    let mut session = Session::with_tuning(Corpus::from_bytes("bench", data), tuning);
     if let Err(e) = session.attach_gpu() {
         eprintln!("no GPU: {e}");
     }
