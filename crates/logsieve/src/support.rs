@@ -264,6 +264,31 @@ pub struct PrefilterPlan {
     pub literals: Query,
     /// Why another kernel than the default many-literal one runs, if so.
     pub note: Option<String>,
+    /// Who decides the candidates.
+    pub verify: Verifier,
+}
+
+/// Who verifies tier 1's candidate lines. Either way the answer is exact:
+/// candidates are a prefilter's (false positives, never false negatives).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verifier {
+    /// The CPU matcher, over the candidate lines read back
+    /// (`gpu::readback::Candidates::verify`).
+    Cpu,
+    /// `shift-and` on the GPU, over the lines `scan` marked, in the same
+    /// submission (no candidate readback): when the literal kernel is
+    /// `scan` and [`shift_and_support`] takes the query.
+    Gpu,
+}
+
+impl Verifier {
+    /// `cpu` or `gpu/shift-and`, for reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Verifier::Cpu => "cpu",
+            Verifier::Gpu => "gpu/shift-and",
+        }
+    }
 }
 
 impl PrefilterPlan {
@@ -344,10 +369,18 @@ pub fn prefilter_support(q: &Query, asked: Option<Kernel>) -> Result<PrefilterPl
         .build(&lits)
         .map_err(|e| Unsupported::categorical(format!("GPU prefilter literals: {e}")))?;
     let plan = kernel_support(&literals, asked)?;
+    // One literal on `scan` leaves its bits for the automaton; the
+    // many-literal kernels' candidates are verified on the CPU (not
+    // written for them yet).
+    let verify = match plan.kernel == Kernel::Scan && shift_and_support(q).is_ok() {
+        true => Verifier::Gpu,
+        false => Verifier::Cpu,
+    };
     Ok(PrefilterPlan {
         kernel: plan.kernel,
         literals,
         note: plan.note,
+        verify,
     })
 }
 

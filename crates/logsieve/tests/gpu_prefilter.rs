@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 use common::{build, flags_strategy, naive, prefilter_case, variations, Flags, CASES};
 use logsieve::gpu::{GpuContext, GpuSelection, GpuTuning, UploadOptions};
 use logsieve::session::{Layout, LayoutPart, Place};
-use logsieve::support::prefilter_support;
+use logsieve::support::{prefilter_support, Verifier};
 use logsieve::{BackendChoice, Corpus, Kernel, Query, SearchOptions, Session, Syntax, Want};
 use proptest::prelude::*;
 
@@ -125,6 +125,18 @@ fn every_regex_wildcard_w_x_case_through_tier1() {
                 )
                 .unwrap();
             assert!(r.backend.name.contains("+verify"), "{}", r.backend);
+            // One literal on scan, an automaton tier 2 takes: verified on
+            // the GPU; else on the CPU.
+            let plan = prefilter_support(&q, None).unwrap();
+            let gpu_verify =
+                plan.kernel == Kernel::Scan && logsieve::support::shift_and_support(&q).is_ok();
+            assert_eq!(plan.verify == Verifier::Gpu, gpu_verify, "{}", case.name);
+            let by = if gpu_verify {
+                "verify gpu/shift-and"
+            } else {
+                "verify cpu"
+            };
+            assert!(r.backend.name.contains(by), "{}: {}", case.name, r.backend);
             assert!(r.backend.reason.contains("tier 1"), "{}", r.backend.reason);
             assert!(
                 r.backend.reason.contains("candidate"),
@@ -207,6 +219,57 @@ fn segment_edges_crlf_and_a_last_line_without_newline() {
         }
     }
     assert!(ran > 100, "{ran}");
+}
+
+/// Tier 1 verified on the GPU (`scan` then `shift-and` over the lines it
+/// marked, one submission): a candidate without a match loses its bit, a
+/// match keeps it, a line the automaton cannot decide (a byte >= 0x80
+/// under a Unicode `\w`) goes to the CPU; and the result bits it leaves
+/// do not leak into the next literal count (scan skips its clear after a
+/// count-only scan: the clean flag).
+#[test]
+fn gpu_verify_keeps_matches_drops_candidates_defers_undecided() {
+    let Some(c) = ctx() else { return };
+    let data = "ERROR_5xx\nERROR_503\nok ERROR_\nERROR_5é1 ERROR_5\u{e9}\nERROR_599 ERROR_5ab\nERROR_\nERROR_5\u{e9}\u{e9}"
+        .as_bytes()
+        .to_vec();
+    let s = session(c, &data, 16);
+    let gpu = SearchOptions {
+        backend: BackendChoice::Gpu,
+        ..Default::default()
+    };
+    let lit = build(&[b"ERROR_".to_vec()], Syntax::Fixed, Flags::default()).unwrap();
+    for (p, unicode) in [(&br"ERROR_5[0-9][0-9]"[..], false), (br"ERROR_5\w\w", true)] {
+        let q = build(&[p.to_vec()], Syntax::Regex, Flags::default()).unwrap();
+        assert_eq!(prefilter_support(&q, None).unwrap().verify, Verifier::Gpu);
+        let oracle = naive(&data, &[p.to_vec()], Syntax::Regex, Flags::default());
+        assert!(check(&s, &q, None, &oracle, &String::from_utf8_lossy(p)));
+        let r = s.search(&q, &gpu).unwrap();
+        assert!(
+            r.backend.name.ends_with("+verify gpu/shift-and"),
+            "{}",
+            r.backend
+        );
+        assert_eq!(r.docs[0].lines, oracle, "{p:?}");
+        // The non-ASCII lines are undecided under Unicode \w only.
+        assert_eq!(
+            r.backend.reason.contains("undecided"),
+            unicode,
+            "{}",
+            r.backend.reason
+        );
+        // A literal count after it: every line holding ERROR_.
+        let n = s
+            .search(
+                &lit,
+                &SearchOptions {
+                    want: Want::Count,
+                    ..gpu.clone()
+                },
+            )
+            .unwrap();
+        assert_eq!(n.total(), 7, "{p:?} then ERROR_");
+    }
 }
 
 #[test]

@@ -256,6 +256,83 @@ fn every_regex_wildcard_w_x_case_through_shift_and() {
     assert!(ran > 30, "{ran}");
 }
 
+/// Every pipeline width (1, 2, 4, 8 state words) on both of the kernel's
+/// paths — one or two words in registers (`run_small`), more in arrays
+/// (`run_general`) — with the linear (extended shift-and) form and with the
+/// follow tables, with and without look-around groups; forced on tier 2
+/// and as tier 1's GPU verifier, against the oracle. One session for all,
+/// twice over: the second pass runs every automaton from the corpus's
+/// cache of resident automata (its tables, uniform and bind groups), each
+/// query's on both tiers (the filter is part of the cached uniform).
+#[test]
+fn every_width_linear_and_tables_on_both_tiers() {
+    let Some(c) = ctx() else { return };
+    // Lines of hex runs of many lengths behind the prefixes the regexes
+    // need, some with non-ASCII bytes and CRLF.
+    let mut data = Vec::new();
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = |n: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % n
+    };
+    for i in 0..400 {
+        let pre = ["ERROR_5", "ERRX_5", "trace=", "x", "y", "q "][next(6) as usize];
+        data.extend_from_slice(pre.as_bytes());
+        let len = next(230) as usize;
+        for _ in 0..len {
+            let b = match pre {
+                "y" => b"abc"[next(3) as usize],
+                _ => b"0123456789abcdef"[next(16) as usize],
+            };
+            data.push(b);
+        }
+        if i % 37 == 0 {
+            data.extend_from_slice("é".as_bytes());
+        }
+        data.extend_from_slice(if i % 11 == 0 { b" z\r\n" } else { b" z\n" });
+    }
+    let pats: &[(&str, usize, bool)] = &[
+        (r"ERROR_5[0-9]{2}", 1, true),
+        (r"ERR(OR|X)_5[0-9]", 1, false),
+        (r"\bERROR_5\d\d", 1, true),
+        (r"trace=[0-9a-f]{32}", 2, true),
+        (r"trace=[0-9a-f]{20,32}", 2, false),
+        (r"\b[0-9a-f]{40}", 2, true),
+        (r"x[0-9a-f]{100}", 4, true),
+        (r"x[0-9a-f]{80,100} z$", 4, false),
+        (r"y[a-c]{200}", 8, true),
+        (r"\by[a-c]{150,200}\b", 8, false),
+    ];
+    let s = session(c, &data, 4096);
+    for &(p, words, linear) in pats.iter().chain(pats) {
+        let q = build(&[p.as_bytes().to_vec()], Syntax::Regex, Flags::default()).unwrap();
+        let a = logsieve::support::shift_and_support(&q).unwrap();
+        let width = [1, 2, 4, 8].into_iter().find(|&w| w >= a.words).unwrap();
+        assert_eq!((width, a.linear.is_some()), (words, linear), "{p}");
+        let oracle = naive(
+            &data,
+            &[p.as_bytes().to_vec()],
+            Syntax::Regex,
+            Flags::default(),
+        );
+        assert!(!oracle.is_empty(), "{p}: the corpus holds matches");
+        assert!(check(&s, &q, &oracle, p), "{p}");
+        // Tier 1 where it applies (GPU verify when its literal is one).
+        let r = s
+            .search(
+                &q,
+                &SearchOptions {
+                    backend: BackendChoice::Gpu,
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+        assert_eq!(r.docs[0].lines, oracle, "{p}: {}", r.backend);
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 40, ..ProptestConfig::default() })]
 

@@ -440,10 +440,51 @@ impl Document {
     }
 }
 
+/// Facts derived from a corpus, keyed by bytes, the most recent
+/// [`Memo::CAPACITY`] kept: the planner's samples of recent queries
+/// (`planner::sample`), so that a repeated query is routed without
+/// sampling again (up to ~0.1 ms for a regex).
+#[derive(Debug, Default)]
+pub(crate) struct Memo {
+    entries: Vec<(Vec<u8>, [u64; 4])>,
+}
+
+impl Memo {
+    const CAPACITY: usize = 64;
+
+    pub(crate) fn get(&mut self, key: &[u8]) -> Option<[u64; 4]> {
+        let i = self.entries.iter().position(|(k, _)| k == key)?;
+        let e = self.entries.remove(i);
+        let v = e.1;
+        self.entries.push(e);
+        Some(v)
+    }
+
+    pub(crate) fn put(&mut self, key: Vec<u8>, v: [u64; 4]) {
+        if self.entries.len() >= Self::CAPACITY {
+            self.entries.remove(0);
+        }
+        self.entries.push((key, v));
+    }
+
+    fn clear(&mut self) {
+        self.entries.clear();
+    }
+
+    #[cfg(test)]
+    pub(crate) fn entries_len(&self) -> usize {
+        self.entries.len()
+    }
+}
+
 /// All the documents of one search.
 #[derive(Debug, Default)]
 pub struct Corpus {
     docs: Vec<Document>,
+    /// The planner's samples of recent queries over this corpus
+    /// (`planner::sample`): a repeated query is routed without sampling
+    /// again. Emptied when a document is added.
+    pub(crate) samples: std::sync::Mutex<Memo>,
 }
 
 impl Corpus {
@@ -456,11 +497,15 @@ impl Corpus {
     pub fn from_bytes(name: impl Into<String>, data: Vec<u8>) -> Corpus {
         Corpus {
             docs: vec![Document::from_bytes(name, data)],
+            samples: Default::default(),
         }
     }
 
     /// Adds a document.
     pub fn push(&mut self, doc: Document) {
+        if let Ok(m) = self.samples.get_mut() {
+            m.clear();
+        }
         self.docs.push(doc);
     }
 

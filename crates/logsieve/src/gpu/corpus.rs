@@ -42,6 +42,9 @@ pub(crate) struct State {
     /// The readback of fused counts (`fused.rs`), made on first use and
     /// grown to the largest submission.
     pub(crate) batch_readback: Option<wgpu::Buffer>,
+    /// The regex automata (`shift-and`) resident for this corpus: tables,
+    /// uniforms and bind groups built once per query, reused after.
+    pub(crate) automata: super::kernels::shift_and::AutomatonCache,
 }
 
 /// A corpus resident in GPU memory: every segment's bytes, line offsets,
@@ -237,6 +240,7 @@ impl GpuCorpus {
                 clean: true,
                 was_clean: true,
                 batch_readback: None,
+                automata: Default::default(),
             }),
         })
     }

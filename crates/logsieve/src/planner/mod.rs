@@ -131,8 +131,29 @@ impl SampleStats {
 /// CPU engine's whole-buffer search, which only visits matches), and — when
 /// `histogram` is set — the lines a 128-bin histogram filter would reject
 /// (first 256 sampled lines only: it costs ~0.3 us a line). 16 windows cost
-/// a few microseconds, small next to a 0.1 ms GPU query.
+/// a few microseconds, small next to a 0.1 ms GPU query (a regex up to
+/// ~0.1 ms: memoised per corpus and query, emptied when a document is
+/// added).
 pub fn sample(corpus: &Corpus, query: &Query, windows: usize, histogram: bool) -> SampleStats {
+    let key = format!("{:?}", (query.shape_key(), windows, histogram)).into_bytes();
+    if let Some([lines, matching, rejected, candidates]) =
+        corpus.samples.lock().ok().and_then(|mut m| m.get(&key))
+    {
+        return SampleStats {
+            lines,
+            matching,
+            rejected,
+            candidates,
+        };
+    }
+    let st = sample_uncached(corpus, query, windows, histogram);
+    if let Ok(mut m) = corpus.samples.lock() {
+        m.put(key, [st.lines, st.matching, st.rejected, st.candidates]);
+    }
+    st
+}
+
+fn sample_uncached(corpus: &Corpus, query: &Query, windows: usize, histogram: bool) -> SampleStats {
     const WINDOW: usize = 4096;
     const HIST_LINES: u64 = 256;
     let mut st = SampleStats::default();
@@ -618,8 +639,9 @@ pub fn plan(input: &PlanInput<'_>) -> Decision {
     let lines = input.lines.unwrap_or((bytes / 200.0) as u64) as f64;
     let density = input.sample.density();
     let readback = match input.want {
-        // Tier 1 reads back its candidates instead (below).
-        _ if tier1.is_some() => 0.0,
+        // Tier 1 verified on the CPU reads back its candidates instead
+        // (below).
+        _ if tier1.is_some_and(|t| t.verify == crate::support::Verifier::Cpu) => 0.0,
         // Count: a few bytes per segment. Lines: one bit per line, then
         // decoding the selected ids on the host.
         Want::Count => 0.0,
@@ -631,28 +653,53 @@ pub fn plan(input: &PlanInput<'_>) -> Decision {
         ms: ((cpu_all - cpu_scan).max(0.0), readback),
     });
     if let Some(t) = tier1 {
-        // Candidates come back as line ids (the bit sets, decoded), then
-        // each is verified on the CPU.
         let share = input.sample.candidate_share();
         let n = share * lines;
-        let back = lines / 8.0 / 10e9 * 1e3 + n * 2e-6;
-        let verify = n * VERIFY_MS_PER_LINE / threads;
-        f.push(Factor {
-            name: "candidate share",
-            value: format!("{:.2}% of lines (sample)", share * 100.0),
-            ms: (0.0, back),
-        });
-        f.push(Factor {
-            name: "verify on CPU",
-            value: format!("{n:.0} lines, {threads:.0} threads"),
-            ms: (0.0, verify),
-        });
-        d.tier1 = Some(format!(
-            "tier 1: GPU prefilter on {} ({}), candidates {:.2}% of lines, CPU verify est. {verify:.3} ms",
-            t.describe(),
-            t.kernel.name(),
-            share * 100.0
-        ));
+        if t.verify == crate::support::Verifier::Gpu {
+            // The automaton over the candidate lines, in the literal's
+            // submission: their share of the bytes at tier 2's speed, no
+            // readback (`gpu::tier2`).
+            let g2 = c.gpu_gbps.get(&Kernel::ShiftAnd).copied();
+            let g2 = g2.unwrap_or_else(|| c.best_kernel().1 / 8.0);
+            let verify = share * bytes / (g2 * 1e9) * 1e3;
+            f.push(Factor {
+                name: "candidate share",
+                value: format!("{:.2}% of lines (sample)", share * 100.0),
+                ms: (0.0, 0.0),
+            });
+            f.push(Factor {
+                name: "verify on GPU",
+                value: format!("{n:.0} lines, shift-and at {:.0} GB/s", g2),
+                ms: (0.0, verify),
+            });
+            d.tier1 = Some(format!(
+                "tier 1: GPU prefilter on {} ({}), candidates {:.2}% of lines, GPU verify (shift-and) est. {verify:.3} ms",
+                t.describe(),
+                t.kernel.name(),
+                share * 100.0
+            ));
+        } else {
+            // Candidates come back as line ids (the bit sets, decoded),
+            // then each is verified on the CPU.
+            let back = lines / 8.0 / 10e9 * 1e3 + n * 2e-6;
+            let verify = n * VERIFY_MS_PER_LINE / threads;
+            f.push(Factor {
+                name: "candidate share",
+                value: format!("{:.2}% of lines (sample)", share * 100.0),
+                ms: (0.0, back),
+            });
+            f.push(Factor {
+                name: "verify on CPU",
+                value: format!("{n:.0} lines, {threads:.0} threads"),
+                ms: (0.0, verify),
+            });
+            d.tier1 = Some(format!(
+                "tier 1: GPU prefilter on {} ({}), candidates {:.2}% of lines, CPU verify est. {verify:.3} ms",
+                t.describe(),
+                t.kernel.name(),
+                share * 100.0
+            ));
+        }
     }
     f.push(Factor {
         name: "phase-1 elimination",
@@ -810,9 +857,19 @@ mod tests {
             );
             assert!(e.contains("candidate share") && e.contains("verify"), "{e}");
         }
-        // Many candidates: verifying them costs more than tier 2's whole
-        // scan (and than the CPU's).
+        // Many candidates verified on the GPU (one literal on scan): the
+        // automaton over them costs less than over every line (tier 2).
         let query = q(r"ERROR_5\d\d", Syntax::Regex, false);
+        let mut inp = input(&query, &cal, 1 << 30, true);
+        inp.sample.candidates = 900;
+        inp.sample.matching = 50;
+        let d = plan(&inp);
+        assert_eq!(d.choice, Choice::GpuPrefilter(Kernel::Scan));
+        assert!(d.explain().contains("verify on GPU"), "{}", d.explain());
+        // Verified on the CPU (two literals: a many-literal kernel),
+        // verifying them costs more than tier 2's whole scan (and than
+        // the CPU's).
+        let query = q(r"(ERROR|WARN)_5\d\d", Syntax::Regex, false);
         let mut inp = input(&query, &cal, 1 << 30, true);
         inp.sample.candidates = 900;
         inp.sample.matching = 50;
@@ -934,7 +991,7 @@ mod tests {
         inp.sample.matching = 50;
         assert_eq!(plan(&inp).choice, Choice::Cpu, "{}", plan(&inp).explain());
         inp.resident = true;
-        assert_eq!(plan(&inp).choice, Choice::Gpu(Kernel::ShiftAnd));
+        assert_eq!(plan(&inp).choice, Choice::GpuPrefilter(Kernel::Scan));
     }
 
     #[test]
@@ -946,6 +1003,29 @@ mod tests {
         let d = plan(&inp);
         assert_eq!(d.choice, Choice::Cpu);
         assert!(d.summary().contains("software"));
+    }
+
+    /// A repeated query's sample comes from the corpus's memo, the same
+    /// as sampled; flags are part of the key; adding a document empties it.
+    #[test]
+    fn samples_are_memoised_per_corpus_and_query() {
+        let mut corpus = Corpus::from_bytes("a", b"x ERROR_512\ny\nERROR_5\n".repeat(100));
+        let q = QueryBuilder::new().build(&[r"ERROR_5\d\d"]).unwrap();
+        let first = sample(&corpus, &q, 16, false);
+        assert_eq!(first, sample_uncached(&corpus, &q, 16, false));
+        assert_eq!(sample(&corpus, &q, 16, false), first);
+        assert_eq!(corpus.samples.lock().unwrap().entries_len(), 1);
+        let v = QueryBuilder::new()
+            .invert(true)
+            .build(&[r"ERROR_5\d\d"])
+            .unwrap();
+        sample(&corpus, &v, 16, false);
+        assert_eq!(corpus.samples.lock().unwrap().entries_len(), 2);
+        corpus.push(crate::Document::from_bytes("b", b"ERROR_599\n".repeat(50)));
+        assert_eq!(corpus.samples.lock().unwrap().entries_len(), 0);
+        let after = sample(&corpus, &q, 16, false);
+        assert_eq!(after, sample_uncached(&corpus, &q, 16, false));
+        assert!(after.matching > first.matching);
     }
 
     #[test]

@@ -139,6 +139,63 @@ pub struct Automaton {
     pub groups: Vec<Group>,
     /// Exact on ASCII bytes only: lines with a byte >= 0x80 are undecided.
     pub unicode: bool,
+    /// The extended shift-and form of `follow`, when every position's
+    /// unconditional follow set is within {itself, the next position}.
+    pub linear: Option<Linear>,
+}
+
+/// `follow(D) = ((D & shift) << 1) | (D & self_loop)` (Navarro–Raffinot's
+/// extended shift-and): one shift and two ANDs a word instead of a table
+/// lookup per state byte. Most regexes people type are of this form
+/// (`ERROR_5\d\d`, `trace=[0-9a-f]{32}`, `sshd\[\d+\]`); conditional edges
+/// (`\b`, `^`, `$`) stay in the groups. Both forms are unions over the set
+/// bits, so agreeing on every single position makes them equal
+/// (`linear_form_equals_the_tables`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Linear {
+    /// Positions `p` whose follow set holds `p + 1`.
+    pub shift: Vec<u32>,
+    /// Positions whose follow set holds themselves.
+    pub self_loop: Vec<u32>,
+}
+
+impl Linear {
+    /// The form of the follow sets `fol` (one bit set per position), if
+    /// they have it.
+    fn of(fol: &[Vec<u32>], words: usize) -> Option<Linear> {
+        let mut l = Linear {
+            shift: vec![0; words],
+            self_loop: vec![0; words],
+        };
+        for (p, f) in fol.iter().enumerate() {
+            for (w, &x) in f.iter().enumerate() {
+                let mut x = x;
+                while x != 0 {
+                    let q = w * 32 + x.trailing_zeros() as usize;
+                    x &= x - 1;
+                    let to = if q == p {
+                        &mut l.self_loop
+                    } else if q == p + 1 {
+                        &mut l.shift
+                    } else {
+                        return None;
+                    };
+                    to[p / 32] |= 1 << (p % 32);
+                }
+            }
+        }
+        Some(l)
+    }
+
+    /// `follow(d)` into `f`.
+    pub fn step(&self, d: &[u32], f: &mut [u32]) {
+        let mut carry = 0;
+        for (u, fu) in f.iter_mut().enumerate() {
+            let sh = d[u] & self.shift[u];
+            *fu = (sh << 1) | carry | (d[u] & self.self_loop[u]);
+            carry = sh >> 31;
+        }
+    }
 }
 
 /// What the automaton says of a line.
@@ -461,6 +518,7 @@ impl Automaton {
                 groups.len()
             ));
         }
+        let linear = Linear::of(&fol, words);
         let mut follow = vec![0u32; words * 4 * 256 * words];
         for w in 0..words {
             for k in 0..4 {
@@ -485,6 +543,7 @@ impl Automaton {
             last,
             groups,
             unicode: b.unicode,
+            linear,
         })
     }
 
@@ -503,6 +562,23 @@ impl Automaton {
             .parse(pattern)
             .map_err(|e| e.to_string())?;
         Automaton::from_hir(&hir)
+    }
+
+    /// `follow(d)` into `f` from the split tables (any automaton).
+    pub fn follow_tables(&self, d: &[u32], f: &mut [u32]) {
+        let w = self.words;
+        f.iter_mut().for_each(|x| *x = 0);
+        for (wi, &x) in d.iter().enumerate() {
+            for k in 0..4 {
+                let v = (x >> (8 * k)) & 0xFF;
+                if v != 0 {
+                    let at = ((wi * 4 + k) * 256 + v as usize) * w;
+                    for (fu, t) in f.iter_mut().zip(&self.follow[at..at + w]) {
+                        *fu |= t;
+                    }
+                }
+            }
+        }
     }
 
     fn any(&self, d: &[u32], m: &[u32]) -> bool {
@@ -533,17 +609,9 @@ impl Automaton {
                 return Verdict::Match;
             }
             let Some(b) = next else { break };
-            f.iter_mut().for_each(|x| *x = 0);
-            for (wi, &x) in d.iter().enumerate() {
-                for k in 0..4 {
-                    let v = (x >> (8 * k)) & 0xFF;
-                    if v != 0 {
-                        let at = ((wi * 4 + k) * 256 + v as usize) * w;
-                        for (fu, t) in f.iter_mut().zip(&self.follow[at..at + w]) {
-                            *fu |= t;
-                        }
-                    }
-                }
+            match &self.linear {
+                Some(l) => l.step(&d, &mut f),
+                None => self.follow_tables(&d, &mut f),
             }
             for g in &self.groups {
                 if !g.accept && g.cond & !sat == 0 && active(g) {
@@ -559,5 +627,61 @@ impl Automaton {
             d[0] |= 1;
         }
         Verdict::NoMatch
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::QueryBuilder;
+
+    fn automaton(p: &str) -> Automaton {
+        Automaton::for_query(&QueryBuilder::new().build(&[p]).unwrap()).unwrap()
+    }
+
+    /// The extended shift-and form computes the same follow sets as the
+    /// split tables: checked on every single position (both are unions
+    /// over the set bits, so that covers every state), across word edges
+    /// (`[0-9a-f]{32}` and longer); and the regexes with optional parts
+    /// or alternations keep the tables.
+    #[test]
+    fn linear_form_equals_the_tables() {
+        let linear = [
+            r"ERROR_5\d\d",
+            r"trace=[0-9a-f]{32}",
+            r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
+            r"sshd\[\d+\]: Failed password",
+            r"\bu\d{5}\b",
+            r"bytes=\d{6,}$",
+            r"latency_ms=\d{4,}",
+            r"[a-zA-Z0-9._%+-]+@[a-zA-Z0-9.-]+\.[a-zA-Z]{2,}",
+            r"x{70}y+",
+        ];
+        let tables = [
+            r"user=u1\d*7 ",
+            r"\b\d{1,3}\.\d{1,3}",
+            r"web-\d\d (ERROR|WARN)",
+            r"(ab)+",
+            r"a?b",
+            r"a.*b",
+        ];
+        for p in linear {
+            let a = automaton(p);
+            let l = a
+                .linear
+                .as_ref()
+                .unwrap_or_else(|| panic!("{p}: not linear"));
+            for pos in 0..a.positions {
+                let mut d = vec![0u32; a.words];
+                d[pos / 32] = 1 << (pos % 32);
+                let (mut f1, mut f2) = (vec![0; a.words], vec![0; a.words]);
+                l.step(&d, &mut f1);
+                a.follow_tables(&d, &mut f2);
+                assert_eq!(f1, f2, "{p}: position {pos}");
+            }
+        }
+        for p in tables {
+            assert!(automaton(p).linear.is_none(), "{p}");
+        }
     }
 }

@@ -244,6 +244,16 @@ fn literal_of(hir: &regex_syntax::hir::Hir) -> Option<Vec<u8>> {
     }
 }
 
+/// [`Query::shape_key`]: patterns, syntax, `-w`/`-x`/`-v`, case, kind.
+type QueryShape = (
+    Vec<Vec<u8>>,
+    Syntax,
+    [bool; 3],
+    CaseMode,
+    QueryKind,
+    Option<&'static str>,
+);
+
 /// A compiled, backend-neutral query. Cheap to clone.
 #[derive(Clone, Debug)]
 pub struct Query {
@@ -298,6 +308,21 @@ impl Query {
             Some(re) if self.multiline => crate::cpu::multiline::blocks(re, hay, max_blocks),
             _ => Vec::new(),
         }
+    }
+
+    /// What decides the lines this query selects (patterns, syntax and
+    /// flags): equal keys, equal results over the same corpus.
+    pub(crate) fn shape_key(&self) -> QueryShape {
+        (
+            self.patterns.clone(),
+            self.syntax,
+            [self.word, self.whole_line, self.invert],
+            self.case,
+            self.kind,
+            // -U and -P (CPU-only kinds) select other lines than the same
+            // patterns without them.
+            self.cpu_only,
+        )
     }
 
     /// The patterns, after splitting on newlines.

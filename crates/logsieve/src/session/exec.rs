@@ -214,6 +214,28 @@ impl Session {
         let plan = crate::support::prefilter_support(q, Some(kernel))
             .map_err(|u| Error::backend(format!("GPU prefilter: {u}")))?;
         let t = Instant::now();
+        if plan.verify == crate::support::Verifier::Gpu {
+            // scan + shift-and over its candidates, one submission: exact.
+            let (raw, r) = g.search_verified(&self.corpus, &plan.literals, q, opts.want)?;
+            let confirmed: u64 = raw.matched.iter().sum();
+            let docs = raw.finish(&self.line_counts(), q.invert(), opts.max_count);
+            let undecided = match r.candidates {
+                Some(n) => format!(", {n} undecided lines verified on the CPU"),
+                None => String::new(),
+            };
+            return Ok(SearchResult {
+                docs,
+                backend: BackendReport {
+                    name: format!("gpu/{}+verify gpu/shift-and", kernel.name()),
+                    reason: format!(
+                        "{reason}; tier 1: {confirmed} lines confirmed on the GPU \
+                         (literal and automaton in one submission){undecided}"
+                    ),
+                    elapsed: t.elapsed(),
+                },
+                plan: None,
+            });
+        }
         let (raw, _) = g.search_part(&self.corpus, &plan.literals, kernel, crate::Want::Lines)?;
         let cands = Candidates::unverified(raw)?;
         let gpu_ms = t.elapsed().as_secs_f64() * 1e3;

@@ -226,9 +226,10 @@ pub fn route(input: &RouteInput<'_>) -> Result<Route, Error> {
                     with_note(
                         format!(
                             "forced with --backend gpu; tier 1: GPU prefilter on {} ({}), \
-                             candidates verified on the CPU",
+                             candidates verified by {}",
                             p.describe(),
-                            p.kernel.name()
+                            p.kernel.name(),
+                            p.verify.name()
                         ),
                         p.note.clone(),
                     ),

@@ -468,6 +468,10 @@ impl Session {
         let (results, mut raw) = self.run_devices(
             &devs,
             |d| match &plan {
+                Some(p) if p.verify == crate::support::Verifier::Gpu => d
+                    .corpus
+                    .search_verified(&self.corpus, &p.literals, q, opts.want)
+                    .map(|r| r.0),
                 Some(p) => {
                     let (raw, _) =
                         d.corpus

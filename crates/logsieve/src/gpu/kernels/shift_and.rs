@@ -3,6 +3,11 @@
 //! own bind-group layout (the segment's bytes, line starts, candidate and
 //! result bits, the table and a small uniform) and one pipeline per state
 //! width (1, 2, 4, 8 words), built once per context and thread.
+//!
+//! With `filter` the driver is tier 1's verifier on the GPU: it runs after
+//! a literal kernel (`scan`) in the same pass, over only the lines whose
+//! result bit that kernel set (see `shift_and.wgsl`), and leaves the
+//! result bits to it (it clears only its own candidate bits and counters).
 
 // In a browser (one thread) wgpu's handles are neither `Send` nor `Sync`.
 #![cfg_attr(target_arch = "wasm32", allow(clippy::arc_with_non_send_sync))]
@@ -33,6 +38,9 @@ pub(crate) const WIDTHS: [usize; 4] = [1, 2, 4, 8];
 /// Words of the uniform.
 const RP_WORDS: usize = 8;
 
+/// The uniform's word that turns the filter on (`RParams::only_marked`).
+const RP_FILTER: usize = 6;
+
 /// The table buffer's words and the uniform of `a`, laid out for a
 /// pipeline of `w` state words (`w >= a.words`).
 pub(crate) fn tables(a: &Automaton, w: usize) -> (Vec<u32>, [u32; RP_WORDS]) {
@@ -55,6 +63,18 @@ pub(crate) fn tables(a: &Automaton, w: usize) -> (Vec<u32>, [u32; RP_WORDS]) {
     let last_off = t.len();
     t.extend_from_slice(&a.last);
     t.resize(last_off + w, 0);
+    // The linear form (shift words, then self-loop words), when it has one.
+    let lin_off = match &a.linear {
+        Some(l) => {
+            let at = t.len();
+            t.extend_from_slice(&l.shift);
+            t.resize(at + w, 0);
+            t.extend_from_slice(&l.self_loop);
+            t.resize(at + 2 * w, 0);
+            at
+        }
+        None => 0,
+    };
     let groups_off = t.len();
     let stride = 3 + w;
     for g in &a.groups {
@@ -72,7 +92,7 @@ pub(crate) fn tables(a: &Automaton, w: usize) -> (Vec<u32>, [u32; RP_WORDS]) {
         groups_off as u32,
         stride as u32,
         0,
-        0,
+        lin_off as u32,
     ];
     (t, rp)
 }
@@ -147,29 +167,44 @@ pub(crate) fn pipes(ctx: &GpuContext) -> Result<Arc<ShiftAndPipes>, Error> {
     Ok(m)
 }
 
-/// The driver: one thread per line of every segment, then the engine's
-/// pop-counts of the result (matching) and candidate (undecided) bits.
-pub(crate) struct ShiftAnd<'a> {
-    pipeline: &'a wgpu::ComputePipeline,
+/// How many compiled automata a corpus keeps resident
+/// ([`AutomatonCache`]).
+pub(crate) const CACHED_AUTOMATA: usize = 32;
+
+/// A query's automaton resident on the device: its table buffer and
+/// uniform (the filter flag included) and one bind group per segment of
+/// the corpus it was built for. Built once and reused while it stays in
+/// its corpus's [`AutomatonCache`] ("build once, reuse": a repeated query
+/// uploads nothing and creates no buffer or bind group).
+pub(crate) struct ResidentAutomaton {
+    /// The table words and the uniform it was built from: the cache's key
+    /// (exact: two automata with the same tables run alike).
+    tables: Vec<u32>,
+    rp: [u32; RP_WORDS],
+    /// Index of its pipeline in [`ShiftAndPipes`].
+    pipe: usize,
     binds: Vec<wgpu::BindGroup>,
-    count: PopCount<'a>,
-    grid: Grid,
+    // Kept alive with the bind groups.
+    _tbuf: wgpu::Buffer,
+    _ubuf: wgpu::Buffer,
 }
 
-impl<'a> ShiftAnd<'a> {
-    /// The driver of `a` over `segments`.
-    pub(crate) fn new(
-        c: &'a Ctx,
-        pipes: &'a ShiftAndPipes,
-        a: &Automaton,
+impl ResidentAutomaton {
+    fn build(
+        c: &Ctx,
+        pipes: &ShiftAndPipes,
+        tables: Vec<u32>,
+        rp: [u32; RP_WORDS],
+        w: usize,
         segments: &[ResidentSegment],
-    ) -> ShiftAnd<'a> {
-        let w = width_for(a.words);
-        let (t, rp) = tables(a, w);
+    ) -> ResidentAutomaton {
         let dev = &c.device;
         let tbuf = c.buffer_with(
             "shift-and tables",
-            &t.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>(),
+            &tables
+                .iter()
+                .flat_map(|x| x.to_le_bytes())
+                .collect::<Vec<u8>>(),
             wgpu::BufferUsages::STORAGE,
         );
         let ubuf = c.buffer_with(
@@ -196,10 +231,86 @@ impl<'a> ShiftAnd<'a> {
                 })
             })
             .collect();
-        let i = WIDTHS.iter().position(|&x| x == w).unwrap_or(3);
-        ShiftAnd {
-            pipeline: &pipes.pipes[i],
+        ResidentAutomaton {
+            tables,
+            rp,
+            pipe: WIDTHS.iter().position(|&x| x == w).unwrap_or(3),
             binds,
+            _tbuf: tbuf,
+            _ubuf: ubuf,
+        }
+    }
+}
+
+/// The automata resident on one corpus's device, least recently used
+/// first, at most [`CACHED_AUTOMATA`]; dropped with the corpus (its bind
+/// groups name the corpus's segment buffers).
+#[derive(Default)]
+pub(crate) struct AutomatonCache {
+    entries: Vec<Arc<ResidentAutomaton>>,
+    /// Automata built (misses), for tests and traces.
+    pub(crate) built: u64,
+}
+
+impl AutomatonCache {
+    /// The resident automaton of `a` (with `filter`) for `segments`: the
+    /// cached one when its tables are the same, else built (evicting the
+    /// least recently used beyond [`CACHED_AUTOMATA`]).
+    pub(crate) fn get(
+        &mut self,
+        c: &Ctx,
+        pipes: &ShiftAndPipes,
+        a: &Automaton,
+        segments: &[ResidentSegment],
+        filter: bool,
+    ) -> Arc<ResidentAutomaton> {
+        let w = width_for(a.words);
+        let (t, mut rp) = tables(a, w);
+        rp[RP_FILTER] = u32::from(filter);
+        if let Some(i) = self
+            .entries
+            .iter()
+            .position(|e| e.rp == rp && e.tables == t)
+        {
+            let e = self.entries.remove(i);
+            self.entries.push(e.clone());
+            return e;
+        }
+        let e = Arc::new(ResidentAutomaton::build(c, pipes, t, rp, w, segments));
+        self.built += 1;
+        if self.entries.len() >= CACHED_AUTOMATA {
+            self.entries.remove(0);
+        }
+        self.entries.push(e.clone());
+        e
+    }
+}
+
+/// The driver: one thread per line of every segment, then the engine's
+/// pop-counts of the result (matching) and candidate (undecided) bits.
+pub(crate) struct ShiftAnd<'a> {
+    pipeline: &'a wgpu::ComputePipeline,
+    /// Verify the lines a literal kernel marked (tier 1) instead of
+    /// searching every line.
+    filter: bool,
+    automaton: &'a ResidentAutomaton,
+    count: PopCount<'a>,
+    grid: Grid,
+}
+
+impl<'a> ShiftAnd<'a> {
+    /// The driver of the resident automaton `r` (from
+    /// [`AutomatonCache::get`]); with its filter, over only the lines
+    /// whose result bit is set when it runs.
+    pub(crate) fn new(
+        c: &'a Ctx,
+        pipes: &'a ShiftAndPipes,
+        r: &'a ResidentAutomaton,
+    ) -> ShiftAnd<'a> {
+        ShiftAnd {
+            pipeline: &pipes.pipes[r.pipe],
+            filter: r.rp[RP_FILTER] != 0,
+            automaton: r,
             count: PopCount {
                 result: &c.pipes.count_result,
                 candidates: Some(&c.pipes.count_cand),
@@ -215,14 +326,18 @@ impl KernelDriver for ShiftAnd<'_> {
     }
 
     fn clear(&self, enc: &mut wgpu::CommandEncoder, seg: &ResidentSegment) {
-        enc.clear_buffer(&seg.buffers.result_bits, 0, None);
+        // Under the filter the result bits are the literal kernel's
+        // candidates (it clears them itself).
+        if !self.filter {
+            enc.clear_buffer(&seg.buffers.result_bits, 0, None);
+        }
         enc.clear_buffer(&seg.buffers.candidates, 0, None);
         enc.clear_buffer(&seg.buffers.counters, 0, None);
     }
 
     fn record(&self, pass: &mut wgpu::ComputePass<'_>, run: SegmentRun<'_>) {
         let s = run.segment;
-        pass.set_bind_group(0, &self.binds[run.index], &[]);
+        pass.set_bind_group(0, &self.automaton.binds[run.index], &[]);
         self.grid
             .run(pass, self.pipeline, u64::from(s.n_lines).div_ceil(256));
         pass.set_bind_group(0, run.bind, &[]);
@@ -271,11 +386,23 @@ mod tests {
         assert_eq!(rp[3] as usize, 256 * 4 + 4 * 4 * 256 * 4);
         assert_eq!(rp[0] as usize, a.groups.len());
         assert_eq!(t.len(), rp[4] as usize + a.groups.len() * (3 + 4));
+        // The linear form after the accepting positions, each padded.
+        let l = a.linear.as_ref().expect("a linear automaton");
+        let lin = rp[7] as usize;
+        assert_eq!(lin, rp[3] as usize + 4);
+        assert_eq!(&t[lin..lin + 2], &l.shift[..]);
+        assert_eq!(&t[lin + 4..lin + 6], &l.self_loop[..]);
+        assert_eq!(rp[4] as usize, lin + 8);
         for b in 0..256 {
             assert_eq!(&t[b * 4..b * 4 + 2], &a.masks[b * 2..b * 2 + 2]);
             assert_eq!(&t[b * 4 + 2..b * 4 + 4], &[0, 0]);
         }
         assert_eq!(width_for(3), 4);
         assert_eq!(width_for(8), 8);
+        // No linear form: offset 0 (the follow tables run).
+        let q = QueryBuilder::new().build(&[r"ab?c"]).unwrap();
+        let a = Automaton::for_query(&q).unwrap();
+        assert!(a.linear.is_none());
+        assert_eq!(tables(&a, 1).1[7], 0);
     }
 }

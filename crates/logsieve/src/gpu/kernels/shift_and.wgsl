@@ -6,11 +6,20 @@
 // set: an unanchored search). Per byte:
 //   D' = (follow(D) | conditional(D)) & mask[byte]
 // `follow` ORs, for each non-zero byte of the state, a precomputed union of
-// follow sets (split tables, in the table buffer); `mask` (256 x W words)
+// follow sets (split tables, in the table buffer) — or, for an automaton of
+// the extended shift-and form (`lin_off` != 0, glushkov::Linear), is
+// `((D & shift) << 1) | (D & self_loop)` in registers; `mask` (256 x W words)
 // lives in workgroup memory. Look-around edges (^ $ \b ...) are groups
 // checked against the boundary's conditions (`satisfied`). Under a
 // Unicode-dependent regex a byte >= 0x80 makes the line undecided: its
 // `cand` bit is set and the CPU decides it.
+//
+// As tier 1's verifier (`only_marked` = 1) the kernel runs after a literal
+// kernel in the same pass and reads its per-line result bits as the
+// candidates (a prefilter: false positives, never false negatives): a line
+// whose bit is clear is skipped, a candidate that does not match has its
+// bit cleared, an undecided one moves to `cand`. The bits left are the
+// regex's matches, exactly as without the filter.
 
 override W: u32 = 1u;
 const MAXW: u32 = 8u;
@@ -25,14 +34,24 @@ struct RParams {
     last_off: u32,
     groups_off: u32,
     stride: u32,
-    _p0: u32,
-    _p1: u32,
+    // 1: verify the lines whose result bit is set (tier 1), skip the rest.
+    only_marked: u32,
+    // Word offset of the linear form (W shift words, then W self-loop
+    // words); 0: none, the follow tables run.
+    lin_off: u32,
 }
 
 @group(0) @binding(10) var<storage, read> rt: array<u32>;
 @group(0) @binding(12) var<uniform> rp: RParams;
 
 var<workgroup> wmask: array<u32, 2048>;
+
+// The line has no match: under the filter, its candidate bit is cleared.
+fn no_match(line: u32) {
+    if rp.only_marked != 0u {
+        atomicAnd(&result[line >> 5u], ~(1u << (line & 31u)));
+    }
+}
 
 fn is_word(b: u32) -> bool {
     return (b >= 48u && b <= 57u) || (b >= 65u && b <= 90u) || (b >= 97u && b <= 122u) || b == 95u;
@@ -86,24 +105,148 @@ fn shift_and(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
     if line >= seg.n_lines {
         return;
     }
+    if rp.only_marked != 0u && ((atomicLoad(&result[line >> 5u]) >> (line & 31u)) & 1u) == 0u {
+        return;
+    }
     let s = starts[line];
     let e = starts[line + 1u] - 1u;
+    // W is a pipeline constant: each pipeline keeps one of the two.
+    if W <= 2u {
+        run_small(line, s, e);
+    } else {
+        run_general(line, s, e);
+    }
+}
+
+// Word i (0 or 1) of a two-word state.
+fn word_of(v: vec2<u32>, i: u32) -> u32 {
+    return select(v.x, v.y, i != 0u);
+}
+
+// One or two state words as a vec2 in registers: the general path's
+// arrays, indexed by loop counters and by group sources, may live in
+// local memory (measured: `ERROR_5\d\d`, one word, 7.5 ms on the H100 for
+// 194 MB, ~26 GB/s). Same steps as `run_general`.
+fn run_small(line: u32, s: u32, e: u32) {
+    let two = W > 1u;
+    let lst = vec2<u32>(rt[rp.last_off], select(0u, rt[rp.last_off + 1u], two));
+    let lin = rp.lin_off != 0u;
+    var sh = vec2<u32>(0u);
+    var sl = vec2<u32>(0u);
+    if lin {
+        sh = vec2<u32>(rt[rp.lin_off], select(0u, rt[rp.lin_off + 1u], two));
+        sl = vec2<u32>(rt[rp.lin_off + W], select(0u, rt[rp.lin_off + W + 1u], two));
+    }
+    var word = 0u;
+    var word_at = 0xFFFFFFFFu;
+    var d = vec2<u32>(1u, 0u);
+    var prev = 256u;
+    var p = s;
+    loop {
+        var next = 256u;
+        if p < e {
+            if (p >> 2u) != word_at {
+                word_at = p >> 2u;
+                word = data[word_at];
+            }
+            next = (word >> ((p & 3u) * 8u)) & 0xFFu;
+        }
+        if rp.unicode != 0u && next >= 128u && next < 256u {
+            no_match(line);
+            set_cand(line);
+            return;
+        }
+        var sat = 0u;
+        if rp.n_groups != 0u {
+            sat = satisfied(prev, next);
+        }
+        var acc = any((d & lst) != vec2<u32>(0u));
+        for (var g = 0u; g < rp.n_groups; g++) {
+            let at = rp.groups_off + g * rp.stride;
+            let src = rt[at];
+            if rt[at + 2u] != 0u && (rt[at + 1u] & ~sat) == 0u && ((word_of(d, src >> 5u) >> (src & 31u)) & 1u) != 0u {
+                acc = true;
+            }
+        }
+        if acc {
+            if rp.only_marked == 0u {
+                set_result(line);
+            }
+            return;
+        }
+        if p >= e {
+            no_match(line);
+            return;
+        }
+        var f = vec2<u32>(0u);
+        if lin {
+            let x = d & sh;
+            f = (x << vec2<u32>(1u)) | vec2<u32>(0u, x.x >> 31u) | (d & sl);
+        } else {
+            for (var w = 0u; w < W; w++) {
+                let x = word_of(d, w);
+                for (var k = 0u; k < 4u; k++) {
+                    let v = (x >> (8u * k)) & 0xFFu;
+                    if v != 0u {
+                        let at = rp.follow_off + ((w * 4u + k) * 256u + v) * W;
+                        f.x |= rt[at];
+                        if two {
+                            f.y |= rt[at + 1u];
+                        }
+                    }
+                }
+            }
+        }
+        for (var g = 0u; g < rp.n_groups; g++) {
+            let at = rp.groups_off + g * rp.stride;
+            let src = rt[at];
+            if rt[at + 2u] == 0u && (rt[at + 1u] & ~sat) == 0u && ((word_of(d, src >> 5u) >> (src & 31u)) & 1u) != 0u {
+                f.x |= rt[at + 3u];
+                if two {
+                    f.y |= rt[at + 4u];
+                }
+            }
+        }
+        let m = next * W;
+        d = f & vec2<u32>(wmask[m], select(0u, wmask[m + 1u], two));
+        d.x |= 1u;
+        prev = next;
+        p += 1u;
+    }
+}
+
+// Any width up to MAXW words.
+fn run_general(line: u32, s: u32, e: u32) {
     var d: array<u32, MAXW>;
     var f: array<u32, MAXW>;
     // The accepting positions, in registers (tested at every boundary).
     var lst: array<u32, MAXW>;
+    var sh: array<u32, MAXW>;
+    var sl: array<u32, MAXW>;
     for (var w = 0u; w < W; w++) {
         lst[w] = rt[rp.last_off + w];
+        if rp.lin_off != 0u {
+            sh[w] = rt[rp.lin_off + w];
+            sl[w] = rt[rp.lin_off + W + w];
+        }
     }
+    // The corpus word holding byte p, loaded once per four bytes.
+    var word = 0u;
+    var word_at = 0xFFFFFFFFu;
     d[0] = 1u;
     var prev = 256u;
     var p = s;
     loop {
         var next = 256u;
         if p < e {
-            next = byte_at(p);
+            if (p >> 2u) != word_at {
+                word_at = p >> 2u;
+                word = data[word_at];
+            }
+            next = (word >> ((p & 3u) * 8u)) & 0xFFu;
         }
         if rp.unicode != 0u && next >= 128u && next < 256u {
+            no_match(line);
             set_cand(line);
             return;
         }
@@ -123,23 +266,36 @@ fn shift_and(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
             }
         }
         if acc {
-            set_result(line);
+            // Under the filter the bit is already set.
+            if rp.only_marked == 0u {
+                set_result(line);
+            }
             return;
         }
         if p >= e {
+            no_match(line);
             return;
         }
-        for (var u = 0u; u < W; u++) {
-            f[u] = 0u;
-        }
-        for (var w = 0u; w < W; w++) {
-            let x = d[w];
-            for (var k = 0u; k < 4u; k++) {
-                let v = (x >> (8u * k)) & 0xFFu;
-                if v != 0u {
-                    let at = rp.follow_off + ((w * 4u + k) * 256u + v) * W;
-                    for (var u = 0u; u < W; u++) {
-                        f[u] |= rt[at + u];
+        if rp.lin_off != 0u {
+            var carry = 0u;
+            for (var u = 0u; u < W; u++) {
+                let x = d[u] & sh[u];
+                f[u] = (x << 1u) | carry | (d[u] & sl[u]);
+                carry = x >> 31u;
+            }
+        } else {
+            for (var u = 0u; u < W; u++) {
+                f[u] = 0u;
+            }
+            for (var w = 0u; w < W; w++) {
+                let x = d[w];
+                for (var k = 0u; k < 4u; k++) {
+                    let v = (x >> (8u * k)) & 0xFFu;
+                    if v != 0u {
+                        let at = rp.follow_off + ((w * 4u + k) * 256u + v) * W;
+                        for (var u = 0u; u < W; u++) {
+                            f[u] |= rt[at + u];
+                        }
                     }
                 }
             }
