@@ -140,7 +140,9 @@ fn count(s: &TestServer, body: &str) -> u64 {
 
 fn settings(force_poll: bool) -> FollowSettings {
     FollowSettings {
-        idle: Duration::from_millis(300),
+        // Long enough that a writer starved by a loaded CI machine
+        // between the two halves of a line does not see it cut.
+        idle: Duration::from_millis(1000),
         interval: Duration::from_millis(50),
         force_poll,
         rescan: Duration::from_millis(200),

@@ -89,7 +89,7 @@ fn partial_line_held_back_until_complete() {
     let d = dir("partial");
     let p = d.join("a.log");
     append(&p, b"one\ntw");
-    let (mut t, mut c, e) = Tracker::start(&[d.clone()], opts(60_000));
+    let (mut t, mut c, e) = Tracker::start(std::slice::from_ref(&d), opts(60_000));
     assert!(e.is_empty());
     assert_eq!(all(&c), b"one\n");
     append(&p, b"o\nthr");
@@ -105,7 +105,7 @@ fn idle_partial_line_becomes_a_line() {
     let d = dir("idle");
     let p = d.join("a.log");
     append(&p, b"one\n");
-    let (mut t, mut c, _) = Tracker::start(&[d.clone()], opts(100));
+    let (mut t, mut c, _) = Tracker::start(std::slice::from_ref(&d), opts(100));
     append(&p, b"half");
     poll(&mut t, &mut c);
     assert_eq!(all(&c), b"one\n");
@@ -126,7 +126,7 @@ fn a_settled_file_keeps_its_last_line_at_the_start() {
     append(&p, b"one\nlast");
     // Older than the idle time: the last line is a line now.
     std::thread::sleep(Duration::from_millis(120));
-    let (_, c, _) = Tracker::start(&[d.clone()], opts(100));
+    let (_, c, _) = Tracker::start(std::slice::from_ref(&d), opts(100));
     assert_eq!(all(&c), b"one\nlast\n");
 }
 
@@ -135,7 +135,7 @@ fn rename_and_create_no_line_lost_or_doubled() {
     let d = dir("rename");
     let p = d.join("app.log");
     append(&p, &lines(0, 100));
-    let (mut t, mut c, _) = Tracker::start(&[d.clone()], opts(50));
+    let (mut t, mut c, _) = Tracker::start(std::slice::from_ref(&d), opts(50));
     std::fs::rename(&p, d.join("app.log.1")).unwrap();
     // The writer still has the old file open.
     append(&d.join("app.log.1"), &lines(100, 120));
@@ -154,7 +154,7 @@ fn copytruncate_copy_is_not_ingested_and_old_content_stays() {
     let d = dir("copytruncate");
     let p = d.join("app.log");
     append(&p, &lines(0, 100));
-    let (mut t, mut c, _) = Tracker::start(&[d.clone()], opts(50));
+    let (mut t, mut c, _) = Tracker::start(std::slice::from_ref(&d), opts(50));
     append(&p, &lines(100, 150));
     // copy, then truncate, before the follower looks: lines 100..150
     // come back from the copy.
@@ -181,7 +181,7 @@ fn truncated_and_rewritten_between_polls() {
     let d = dir("rewrite");
     let p = d.join("app.log");
     append(&p, &lines(0, 10));
-    let (mut t, mut c, _) = Tracker::start(&[d.clone()], opts(50));
+    let (mut t, mut c, _) = Tracker::start(std::slice::from_ref(&d), opts(50));
     // Truncated and written past the old size before the next poll: the
     // size alone cannot tell; the fingerprint does.
     std::fs::write(&p, lines(10, 40)).unwrap();
@@ -194,7 +194,7 @@ fn truncated_and_rewritten_between_polls() {
 fn small_new_file_waits_then_is_adopted() {
     let d = dir("newfile");
     append(&d.join("a.log"), b"a\n");
-    let (mut t, mut c, _) = Tracker::start(&[d.clone()], opts(100));
+    let (mut t, mut c, _) = Tracker::start(std::slice::from_ref(&d), opts(100));
     append(&d.join("b.log"), b"small\n");
     poll(&mut t, &mut c);
     assert_eq!(c.docs().len(), 1, "under 1 KiB and not idle yet: waits");
@@ -214,7 +214,7 @@ fn rotated_gz_is_not_loaded_twice() {
     let d = dir("gz");
     let p = d.join("app.log");
     append(&p, &lines(0, 100));
-    let (mut t, mut c, _) = Tracker::start(&[d.clone()], opts(50));
+    let (mut t, mut c, _) = Tracker::start(std::slice::from_ref(&d), opts(50));
     std::fs::rename(&p, d.join("app.log.1")).unwrap();
     poll(&mut t, &mut c);
     let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
@@ -438,7 +438,7 @@ fn partial_line_cut_by_copytruncate_is_held_once() {
     let d = dir("cut-tail");
     let p = d.join("app.log");
     append(&p, &lines(0, 10));
-    let (mut t, mut c, _) = Tracker::start(&[d.clone()], opts(100));
+    let (mut t, mut c, _) = Tracker::start(std::slice::from_ref(&d), opts(100));
     let l10 = lines(10, 11);
     append(&p, &l10[..7]);
     poll(&mut t, &mut c);
@@ -466,7 +466,7 @@ fn recovered_bytes_do_not_hide_the_next_copy() {
     let d = dir("runs");
     let p = d.join("app.log");
     append(&p, &lines(0, 50));
-    let (mut t, mut c, _) = Tracker::start(&[d.clone()], opts(50));
+    let (mut t, mut c, _) = Tracker::start(std::slice::from_ref(&d), opts(50));
     // copytruncate before the last lines were read: they are recovered.
     append(&p, &lines(50, 60));
     std::fs::copy(&p, d.join("app.log.1")).unwrap();
@@ -501,7 +501,7 @@ fn recovered_bytes_do_not_hide_the_next_copy() {
 fn a_new_file_and_its_copy_in_one_poll() {
     let d = dir("same-poll");
     append(&d.join("a.log"), b"a\n");
-    let (mut t, mut c, _) = Tracker::start(&[d.clone()], opts(50));
+    let (mut t, mut c, _) = Tracker::start(std::slice::from_ref(&d), opts(50));
     append(&d.join("app.log"), &lines(0, 100));
     std::fs::copy(d.join("app.log"), d.join("app.log.1")).unwrap();
     for _ in 0..3 {

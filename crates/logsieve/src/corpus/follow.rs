@@ -178,7 +178,7 @@ struct Generation {
     closed: bool,
     /// A partial last line read before the file was truncated: the rest
     /// of it may come back from a copy (copytruncate); if none shows up
-    /// within the idle time it becomes a line of its own.
+    /// within three idle times it becomes a line of its own.
     tail: Vec<u8>,
     tail_at: Option<Instant>,
 }
@@ -404,9 +404,11 @@ impl Tracker {
         if rescan || self.rescan_soon {
             self.rescan(corpus, &mut changes, &mut errors);
         }
-        // A line cut by a truncation whose copy never showed up.
+        // A line cut by a truncation whose copy never showed up (a copy
+        // under 1 KiB is adopted once idle, after the walk finds it:
+        // three idle times leave it room).
         for g in &mut self.gens {
-            if g.tail_at.is_some_and(|t| now.duration_since(t) >= idle) {
+            if g.tail_at.is_some_and(|t| now.duration_since(t) >= 3 * idle) {
                 let mut b = std::mem::take(&mut g.tail);
                 g.tail_at = None;
                 if !b.is_empty() {

@@ -287,7 +287,6 @@ impl Columns {
     }
 
     fn extend_doc(&mut self, di: usize, doc: &Document, n: u64) {
-        let nf = self.opts.fields.len();
         let (from, rules, year) = {
             let d = &self.docs[di];
             (d.times.len() as u64, d.rules.clone(), d.year)
@@ -296,8 +295,8 @@ impl Columns {
         let ch = build_chunk(doc, &rules, year, None, &fields, from..n);
         let rm = self.remap(&ch.dicts);
         let d = &mut self.docs[di];
-        for f in 0..nf {
-            d.codes[f].extend(ch.codes[f].iter().map(|&c| rm[f][c as usize]));
+        for ((col, codes), rm) in d.codes.iter_mut().zip(&ch.codes).zip(&rm) {
+            col.extend(codes.iter().map(|&c| rm[c as usize]));
         }
         d.stamped += ch.times.iter().filter(|&&t| t != NO_TIME).count() as u64;
         let mut last = d.times.last().copied().unwrap_or(NO_TIME);
