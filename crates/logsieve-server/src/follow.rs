@@ -10,11 +10,12 @@ use std::path::PathBuf;
 use std::sync::{mpsc, Arc, Weak};
 use std::time::{Duration, Instant};
 
-use logsieve::corpus::follow::{Change, FollowStats, Tracker};
+use logsieve::corpus::follow::{Change, Tracker};
 use logsieve::corpus::Document;
 use notify::Watcher;
 
 use crate::live::Appended;
+pub use crate::state::FollowStatus;
 use crate::state::{AppState, Inner};
 
 /// How the follower watches.
@@ -41,21 +42,6 @@ impl Default for FollowSettings {
             rescan: Duration::from_secs(1),
         }
     }
-}
-
-/// What `/health` and `/metrics` show of the follower.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct FollowStatus {
-    /// The tracker's counters.
-    pub stats: FollowStats,
-    /// Batches applied.
-    pub batches: u64,
-    /// Wall time of the last batch: poll, apply, publish (ms).
-    pub last_batch_ms: f64,
-    /// The longest batch so far (ms).
-    pub max_batch_ms: f64,
-    /// True when file events are watched (false: the timer only).
-    pub events: bool,
 }
 
 /// Starts the follower on a thread of its own. It stops when the server's

@@ -8,11 +8,11 @@ use std::time::Duration;
 
 use parking_lot::RwLock;
 
+use logsieve::corpus::follow::FollowStats;
 use logsieve::corpus::LoadProgress;
 use logsieve::Session;
 use tokio::sync::Semaphore;
 
-use crate::follow::FollowStatus;
 use crate::live::LiveHub;
 use crate::metrics::Metrics;
 
@@ -204,4 +204,19 @@ impl AppState {
     pub(crate) fn in_flight(&self) -> u64 {
         self.0.in_flight.load(Ordering::Relaxed)
     }
+}
+
+/// What `/health` and `/metrics` show of the follower.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FollowStatus {
+    /// The tracker's counters.
+    pub stats: FollowStats,
+    /// Batches applied.
+    pub batches: u64,
+    /// Wall time of the last batch: poll, apply, publish (ms).
+    pub last_batch_ms: f64,
+    /// The longest batch so far (ms).
+    pub max_batch_ms: f64,
+    /// True when file events are watched (false: the timer only).
+    pub events: bool,
 }
