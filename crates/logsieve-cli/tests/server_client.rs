@@ -1,3 +1,4 @@
+#![recursion_limit = "256"]
 //! `search --server` / `stats --server`: a `logsieve serve` started
 //! in-process on 127.0.0.1:0 over a directory of generated logs, and the
 //! built `logsieve` run against it and over the same files; stdout and the

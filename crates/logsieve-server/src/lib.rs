@@ -49,6 +49,7 @@ serve_with(listener, state, std::future::pending()).await
 pub mod api;
 pub mod auth;
 pub mod error;
+pub mod follow;
 pub mod live;
 pub mod load;
 pub mod loki;
@@ -74,7 +75,7 @@ use tower_http::cors::{AllowOrigin, CorsLayer};
 
 pub use error::ApiError;
 pub use load::{GpuMode, LoadConfig, Source};
-pub use state::{AppState, Limits, Ready};
+pub use state::{AppState, Limits, Ready, ReadyRef};
 
 /// Everything `logsieve serve` was asked.
 #[derive(Clone, Debug)]

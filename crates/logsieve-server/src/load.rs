@@ -22,6 +22,19 @@ pub enum Source {
         /// mmap, `-z`.
         load: LoadOptions,
     },
+    /// Files and directories, followed as they grow (`--follow`): read
+    /// (not mapped), partial last lines held back, then the follower
+    /// thread appends what is written ([`crate::follow`]).
+    Follow {
+        /// As given on the command line.
+        paths: Vec<PathBuf>,
+        /// How directories are walked (also for new files).
+        walk: WalkOptions,
+        /// `-z`.
+        load: LoadOptions,
+        /// The follower's timers.
+        settings: crate::follow::FollowSettings,
+    },
     /// `logsieve::gen::generate` with this many lines.
     Demo {
         /// Lines to generate.
@@ -111,7 +124,40 @@ pub fn load(config: &LoadConfig, state: &AppState) -> Result<(), String> {
         b.set_message("loading");
         b
     });
+    let mut tracker = None;
     let corpus = match &config.source {
+        Source::Follow {
+            paths,
+            walk,
+            load,
+            settings,
+        } => {
+            let (t, corpus, errors) = logsieve::corpus::follow::Tracker::start(
+                paths,
+                logsieve::corpus::follow::FollowOptions {
+                    walk: walk.clone(),
+                    load: *load,
+                    idle_flush: settings.idle,
+                    ..Default::default()
+                },
+            );
+            for e in errors {
+                tracing::warn!("{e}");
+                if bar.is_none() {
+                    eprintln!("logsieve: {e}");
+                }
+            }
+            let n = corpus.total_bytes();
+            state.set_progress(LoadProgress {
+                files_total: corpus.docs().len() as u64,
+                files_done: corpus.docs().len() as u64,
+                bytes_total: n,
+                bytes_done: n,
+                bytes_loaded: n,
+            });
+            tracker = Some((t, paths.clone(), settings.clone()));
+            corpus
+        }
         Source::Paths { paths, walk, load } => {
             let (corpus, errors) = load_paths(paths, walk, *load, &mut |p: LoadProgress| {
                 state.set_progress(p);
@@ -186,6 +232,9 @@ pub fn load(config: &LoadConfig, state: &AppState) -> Result<(), String> {
     );
     state.set_phase("ready");
     state.set_ready(ready);
+    if let Some((t, paths, settings)) = tracker {
+        crate::follow::spawn(state, t, paths, settings);
+    }
     Ok(())
 }
 

@@ -1,10 +1,14 @@
 //! What every handler shares: the session once loaded, the load's
 //! progress, the limits and the counters.
 
+use std::ops::Deref;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
+use parking_lot::RwLock;
+
+use logsieve::corpus::follow::FollowStats;
 use logsieve::corpus::LoadProgress;
 use logsieve::Session;
 use tokio::sync::Semaphore;
@@ -74,8 +78,36 @@ impl Ready {
     }
 }
 
+/// How long a query waits for the follower's write to finish before it
+/// reads beside a waiting write (see [`AppState::ready`]).
+const WRITER_FIRST: Duration = Duration::from_millis(50);
+
+/// A read of the ready session: queries hold one for their whole work, so
+/// they see the corpus of one moment (never half of an appended batch).
+/// Cloning reads again (recursively: it never waits behind a writer
+/// that waits for this one).
+pub struct ReadyRef(lock_api::ArcRwLockReadGuard<parking_lot::RawRwLock, Ready>);
+
+impl Deref for ReadyRef {
+    type Target = Ready;
+    fn deref(&self) -> &Ready {
+        &self.0
+    }
+}
+
+impl Clone for ReadyRef {
+    fn clone(&self) -> ReadyRef {
+        let lock = lock_api::ArcRwLockReadGuard::rwlock(&self.0);
+        ReadyRef(lock.read_arc_recursive())
+    }
+}
+
 pub(crate) struct Inner {
-    pub ready: OnceLock<Arc<Ready>>,
+    /// The session behind a lock: many readers (queries), one writer (the
+    /// follower's short appends).
+    pub ready: OnceLock<Arc<RwLock<Ready>>>,
+    /// The follower's state, with `--follow`.
+    pub follow: Mutex<Option<FollowStatus>>,
     pub progress: Mutex<LoadProgress>,
     /// Phase of the load after reading (`columns`, `gpu`), for `/health`.
     pub phase: Mutex<&'static str>,
@@ -98,6 +130,7 @@ impl AppState {
     pub fn new(limits: Limits, token: Option<String>) -> AppState {
         AppState(Arc::new(Inner {
             ready: OnceLock::new(),
+            follow: Mutex::new(None),
             progress: Mutex::new(LoadProgress::default()),
             phase: Mutex::new("reading"),
             slots: Arc::new(Semaphore::new(limits.max_in_flight.max(1))),
@@ -121,12 +154,35 @@ impl AppState {
 
     /// Makes `ready` answer queries. A second call is ignored.
     pub fn set_ready(&self, ready: Ready) {
-        let _ = self.0.ready.set(Arc::new(ready));
+        let _ = self.0.ready.set(Arc::new(RwLock::new(ready)));
     }
 
-    /// The session, once ready.
-    pub fn ready(&self) -> Option<Arc<Ready>> {
+    /// The session, once ready, read for as long as the result is held.
+    /// While the follower writes (a short section: its bytes were read
+    /// before) a query waits; while the follower *waits* for long queries
+    /// to finish, a new query waits at most [`WRITER_FIRST`] and then
+    /// reads beside it, so neither side starves.
+    pub fn ready(&self) -> Option<ReadyRef> {
+        let lock = self.0.ready.get()?;
+        Some(ReadyRef(
+            lock.try_read_arc_for(WRITER_FIRST)
+                .unwrap_or_else(|| lock.read_arc_recursive()),
+        ))
+    }
+
+    /// The lock itself (the follower writes through it).
+    pub(crate) fn ready_lock(&self) -> Option<Arc<RwLock<Ready>>> {
         self.0.ready.get().cloned()
+    }
+
+    /// Records the follower's state (`/health`, `/metrics`).
+    pub(crate) fn set_follow(&self, s: FollowStatus) {
+        *self.0.follow.lock().unwrap_or_else(|e| e.into_inner()) = Some(s);
+    }
+
+    /// The follower's state, with `--follow`.
+    pub fn follow(&self) -> Option<FollowStatus> {
+        *self.0.follow.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The load's progress.
@@ -148,4 +204,19 @@ impl AppState {
     pub(crate) fn in_flight(&self) -> u64 {
         self.0.in_flight.load(Ordering::Relaxed)
     }
+}
+
+/// What `/health` and `/metrics` show of the follower.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FollowStatus {
+    /// The tracker's counters.
+    pub stats: FollowStats,
+    /// Batches applied.
+    pub batches: u64,
+    /// Wall time of the last batch: poll, apply, publish (ms).
+    pub last_batch_ms: f64,
+    /// The longest batch so far (ms).
+    pub max_batch_ms: f64,
+    /// True when file events are watched (false: the timer only).
+    pub events: bool,
 }

@@ -1,3 +1,4 @@
+#![recursion_limit = "256"]
 //! The API against the library on generated logs: every output kind,
 //! stats, patterns, each limit and error, tokens, many clients, a client
 //! that goes away, the OpenAPI document.

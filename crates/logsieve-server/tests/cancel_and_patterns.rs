@@ -1,3 +1,4 @@
+#![recursion_limit = "256"]
 //! Cancellation (a client that hangs up, a query past its deadline: the
 //! search stops and gives its slot back, and the next answers are right)
 //! and `POST /api/v1/patterns` over a time window and a file subset

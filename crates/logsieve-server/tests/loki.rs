@@ -1,3 +1,4 @@
+#![recursion_limit = "256"]
 //! The Loki API against the library's naive CPU oracle over generated logs:
 //! streams (lines, per stream, both directions, limits), metric values per
 //! step, labels and series; Loki's documented response shapes; errors as

@@ -1,3 +1,4 @@
+#![recursion_limit = "256"]
 //! The page at `/`: its files (compiled in) and the wasm bundle (from a
 //! folder) with the right content types and the CSP, `/page.json`, public
 //! under a token while the API is not, nothing outside the bundle served.

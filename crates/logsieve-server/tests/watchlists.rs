@@ -1,3 +1,4 @@
+#![recursion_limit = "256"]
 //! `/api/v1/watchlists` on loopback: define, read, list, replace, delete;
 //! `patterns` and `search` naming a watchlist answer what the same
 //! patterns sent inline answer; every refusal is a JSON error with its

@@ -23,9 +23,34 @@ pub fn run(a: &ServeArgs, tuning: &Tuning) -> i32 {
         ));
         return EXIT_ERROR;
     }
+    for (flag, v) in [
+        ("--follow-idle", a.follow_idle),
+        ("--follow-interval", a.follow_interval),
+    ] {
+        if !(v > 0.0 && v.is_finite()) {
+            err(format!("{flag} {v}: expected a positive number of seconds"));
+            return EXIT_ERROR;
+        }
+    }
     logsieve_server::init_tracing();
     let source = if a.demo {
         Source::Demo { lines: a.lines }
+    } else if a.follow_files {
+        Source::Follow {
+            paths: if a.paths.is_empty() {
+                vec!["./".into()]
+            } else {
+                a.paths.clone()
+            },
+            walk: a.walk.options(),
+            load: a.input.load_options(),
+            settings: logsieve_server::follow::FollowSettings {
+                idle: Duration::from_secs_f64(a.follow_idle),
+                interval: Duration::from_secs_f64(a.follow_interval),
+                force_poll: a.follow_poll,
+                ..Default::default()
+            },
+        }
     } else {
         Source::Paths {
             paths: if a.paths.is_empty() {

@@ -21,8 +21,10 @@ pub enum GpuArg {
     Off,
 }
 
-/// `logsieve serve`.
+/// `logsieve serve`. `--follow` follows growing files here; following
+/// symbolic links (`-L`, `--follow` elsewhere) is `--follow-links`.
 #[derive(Args, Debug)]
+#[command(mut_arg("follow", |a| a.long("follow-links")))]
 pub struct ServeArgs {
     /// Files and directories to serve (walked as `search` walks them).
     #[arg(value_name = "PATH")]
@@ -64,6 +66,26 @@ pub struct ServeArgs {
     /// Without one the page at / searches the served logs only.
     #[arg(long = "web-dir", value_name = "DIR")]
     pub web_dir: Option<PathBuf>,
+
+    /// Follow the served files: appended lines become searchable, new
+    /// files in served directories are picked up, rotation (rename or
+    /// copytruncate) and truncation are handled.
+    #[arg(long = "follow", conflicts_with = "demo")]
+    pub follow_files: bool,
+
+    /// With --follow: a last line without its newline is held back until
+    /// it completes or the file has not grown for this many seconds.
+    #[arg(long = "follow-idle", value_name = "SECS", default_value_t = 5.0)]
+    pub follow_idle: f64,
+
+    /// With --follow: poll the files at least this often, in seconds (the
+    /// backstop when file events are lost).
+    #[arg(long = "follow-interval", value_name = "SECS", default_value_t = 0.25)]
+    pub follow_interval: f64,
+
+    /// With --follow: no file events (inotify); poll on the timer only.
+    #[arg(long = "follow-poll")]
+    pub follow_poll: bool,
 
     /// Keep the corpus on the GPU: auto, on, off.
     #[arg(long, value_enum, default_value_t = GpuArg::Auto)]

@@ -2,6 +2,52 @@
 
 use super::*;
 
+/// The follower's state (`serve --follow`).
+#[derive(Serialize, ToSchema)]
+pub struct FollowHealth {
+    /// Files followed now (open handles).
+    pub files: u64,
+    /// Bytes appended to the corpus since the load.
+    pub bytes_appended: u64,
+    /// Lines appended since the load.
+    pub lines_appended: u64,
+    /// Files adopted after the load.
+    pub new_files: u64,
+    /// Files recognised as copies of held content (not ingested).
+    pub copies: u64,
+    /// Renames and truncations seen.
+    pub renames: u64,
+    /// Truncations seen (the old content stays searchable).
+    pub truncations: u64,
+    /// Batches applied.
+    pub batches: u64,
+    /// Wall time of the last batch, poll to searchable (ms); the lag
+    /// adds at most the poll interval when file events are lost.
+    pub last_batch_ms: f64,
+    /// The longest batch so far (ms).
+    pub max_batch_ms: f64,
+    /// True when file events are watched; false: the poll timer only.
+    pub events: bool,
+}
+
+impl FollowHealth {
+    fn of(f: crate::follow::FollowStatus) -> FollowHealth {
+        FollowHealth {
+            files: f.stats.files,
+            bytes_appended: f.stats.bytes_appended,
+            lines_appended: f.stats.lines_appended,
+            new_files: f.stats.new_files,
+            copies: f.stats.copies,
+            renames: f.stats.renames,
+            truncations: f.stats.truncations,
+            batches: f.batches,
+            last_batch_ms: f.last_batch_ms,
+            max_batch_ms: f.max_batch_ms,
+            events: f.events,
+        }
+    }
+}
+
 /// The server's state.
 #[derive(Serialize, ToSchema)]
 pub struct Health {
@@ -22,6 +68,9 @@ pub struct Health {
     pub gpu: Option<String>,
     /// Load progress, 0 to 1 (1 when ready).
     pub progress: f64,
+    /// With `--follow`: what the follower has done (absent without it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub follow: Option<FollowHealth>,
 }
 
 /// Whether the corpus is loaded, and how far the load is.
@@ -38,6 +87,7 @@ pub async fn health(State(state): State<AppState>) -> Json<Health> {
             backend: Some(r.backend.clone()),
             gpu: r.gpu.clone(),
             progress: 1.0,
+            follow: state.follow().map(FollowHealth::of),
         },
         None => Health {
             status: "loading".into(),
@@ -47,6 +97,7 @@ pub async fn health(State(state): State<AppState>) -> Json<Health> {
             files: p.files_done,
             backend: None,
             gpu: None,
+            follow: None,
             // The reading phase is most of a load; columns and the GPU
             // upload take the last tenth.
             progress: (p.fraction() * 0.9).min(0.9),
@@ -88,6 +139,57 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
     let mut text = state.0.metrics.render(&g);
     if let Some(r) = &ready {
         crate::metrics::render_fusion(&mut text, &r.session.fusion_profile());
+    }
+    if let Some(f) = state.follow() {
+        use std::fmt::Write;
+        let s = f.stats;
+        for (name, help, v) in [
+            (
+                "logsieve_follow_files",
+                "Files followed now.",
+                s.files as f64,
+            ),
+            (
+                "logsieve_follow_appended_bytes_total",
+                "Bytes appended since the load.",
+                s.bytes_appended as f64,
+            ),
+            (
+                "logsieve_follow_appended_lines_total",
+                "Lines appended since the load.",
+                s.lines_appended as f64,
+            ),
+            (
+                "logsieve_follow_truncations_total",
+                "Truncations seen.",
+                s.truncations as f64,
+            ),
+            (
+                "logsieve_follow_copies_total",
+                "Files recognised as copies of held content.",
+                s.copies as f64,
+            ),
+            (
+                "logsieve_follow_batches_total",
+                "Batches applied.",
+                f.batches as f64,
+            ),
+            (
+                "logsieve_follow_last_batch_seconds",
+                "Wall time of the last batch, poll to searchable.",
+                f.last_batch_ms / 1e3,
+            ),
+            (
+                "logsieve_follow_max_batch_seconds",
+                "The longest batch so far.",
+                f.max_batch_ms / 1e3,
+            ),
+        ] {
+            let _ = writeln!(
+                text,
+                "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {v}"
+            );
+        }
     }
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
 }

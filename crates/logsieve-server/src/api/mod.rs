@@ -27,7 +27,7 @@ use tokio::sync::OwnedSemaphorePermit;
 use utoipa::{OpenApi, ToSchema};
 
 use crate::error::{ApiError, ErrorBody};
-use crate::state::{AppState, Ready};
+use crate::state::{AppState, Ready, ReadyRef};
 
 mod health;
 mod patterns;
@@ -36,7 +36,7 @@ mod stats;
 mod types;
 pub mod watchlists;
 
-pub use health::{health, metrics, openapi, Health};
+pub use health::{health, metrics, openapi, FollowHealth, Health};
 pub use patterns::patterns;
 pub use search::search;
 pub use stats::stats;
@@ -63,6 +63,7 @@ pub use types::*;
     ),
     components(schemas(
         Health,
+        FollowHealth,
         SearchRequest,
         SyntaxName,
         OutputKind,
@@ -113,7 +114,7 @@ fn parse_body<T: serde::de::DeserializeOwned>(
 }
 
 /// The session, or 503 while loading.
-fn ready(state: &AppState) -> Result<Arc<Ready>, ApiError> {
+fn ready(state: &AppState) -> Result<ReadyRef, ApiError> {
     state.ready().ok_or_else(|| {
         let p = state.progress().fraction() * 90.0;
         ApiError::new(

@@ -287,7 +287,7 @@ fn header_text(s: &str) -> HeaderValue {
 /// cancel guard: the encoder stops at its next chunk (a failed send or the
 /// token) and gives the slot back.
 fn stream_lines(
-    ready: Arc<Ready>,
+    ready: ReadyRef,
     searched: Searched,
     req: &SearchRequest,
     t0: Instant,

@@ -14,7 +14,6 @@
 pub mod eval;
 pub mod params;
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use axum::body::Bytes;
@@ -26,7 +25,7 @@ use axum::{Json, Router};
 use logsieve::logql::{self, Expr, MetricExpr};
 use serde_json::{json, Map, Value as J};
 
-use crate::state::{AppState, Ready};
+use crate::state::{AppState, Ready, ReadyRef};
 use eval::{Counted, Labels, Series, Value};
 use params::{Direction, Params};
 
@@ -116,7 +115,7 @@ fn finish(state: &AppState, r: Answer) -> Response {
     })
 }
 
-fn ready(state: &AppState) -> Result<Arc<Ready>, LokiError> {
+fn ready(state: &AppState) -> Result<ReadyRef, LokiError> {
     state.ready().ok_or_else(|| LokiError {
         status: StatusCode::SERVICE_UNAVAILABLE,
         message: "logsieve is still loading its corpus (GET /ready says when it is ready)".into(),

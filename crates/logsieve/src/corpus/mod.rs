@@ -18,6 +18,8 @@ use crate::error::Error;
 
 pub mod decode;
 #[cfg(not(target_arch = "wasm32"))]
+pub mod follow;
+#[cfg(not(target_arch = "wasm32"))]
 mod load;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod walk;
@@ -154,6 +156,17 @@ impl LineIndex {
     pub fn line_range(&self, i: u64) -> Range<u64> {
         let i = i as usize;
         self.starts[i]..self.starts[i + 1] - 1
+    }
+
+    /// Extends the index over `added`, whole lines appended at offset
+    /// `base` of a document whose bytes before `base` end with a `\n` (or
+    /// are empty): the old sentinel `base` becomes the first new line's
+    /// start, and each `\n` adds the next. `added` must end with `\n`.
+    pub fn extend(&mut self, base: u64, added: &[u8]) {
+        debug_assert_eq!(self.starts.last().copied(), Some(base));
+        debug_assert!(added.is_empty() || added.ends_with(b"\n"));
+        self.starts
+            .extend(memchr::memchr_iter(b'\n', added).map(|nl| base + nl as u64 + 1));
     }
 
     /// The raw start offsets (one per line, plus the end sentinel).
@@ -385,6 +398,44 @@ impl Document {
         self.lines.get().is_some()
     }
 
+    /// Appends whole lines (`bytes` ends with `\n`) to a document that
+    /// ends with `\n` or is empty ([`Document::appendable`]): the bytes
+    /// are copied in (a memory map is copied into memory first), and the
+    /// line index, when built, is extended, not rebuilt. Returns the
+    /// number of the first appended line.
+    pub fn append(&mut self, bytes: &[u8]) -> Result<u64, Error> {
+        if !self.appendable() {
+            return Err(Error::query(format!(
+                "{}: cannot append to a document whose last line has no terminator",
+                self.name
+            )));
+        }
+        if !bytes.is_empty() && !bytes.ends_with(b"\n") {
+            return Err(Error::query(format!(
+                "{}: appended bytes must be whole lines",
+                self.name
+            )));
+        }
+        let first = self.lines().len();
+        let base = self.data.len() as u64;
+        if let Bytes::Mmap(m) = &self.data {
+            self.data = Bytes::Owned(m.to_vec());
+        }
+        if let Bytes::Owned(v) = &mut self.data {
+            v.extend_from_slice(bytes);
+        }
+        if let Some(idx) = self.lines.get_mut() {
+            idx.extend(base, bytes);
+        }
+        Ok(first)
+    }
+
+    /// True when whole lines can be appended: the document is empty or
+    /// ends with `\n` (a last line without one would be joined to them).
+    pub fn appendable(&self) -> bool {
+        self.data.is_empty() || self.data.ends_with(b"\n")
+    }
+
     /// The bytes of line `i`, terminator excluded.
     pub fn line(&self, i: u64) -> &[u8] {
         let r = self.lines().line_range(i);
@@ -507,6 +558,15 @@ impl Corpus {
             m.clear();
         }
         self.docs.push(doc);
+    }
+
+    /// Appends whole lines to document `doc` ([`Document::append`]);
+    /// returns the number of its first appended line.
+    pub fn append(&mut self, doc: usize, bytes: &[u8]) -> Result<u64, Error> {
+        match self.docs.get_mut(doc) {
+            Some(d) => d.append(bytes),
+            None => Err(Error::query(format!("no document {doc} to append to"))),
+        }
     }
 
     /// The documents, in the order they were added.

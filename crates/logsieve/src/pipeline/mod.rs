@@ -149,6 +149,11 @@ pub struct Columns {
     docs: Vec<DocColumns>,
     oldest: Option<i64>,
     newest: Option<i64>,
+    /// How they were built, to extend them over appended lines
+    /// ([`Columns::extend`]).
+    opts: ColumnOptions,
+    /// Each field's value → code, for appended lines.
+    lookup: Vec<HashMap<Vec<u8>, u32>>,
 }
 
 /// Lines per parallel work item when building columns.
@@ -216,117 +221,186 @@ fn sample_lines(doc: &Document) -> impl Iterator<Item = &[u8]> {
 impl Columns {
     /// Builds the columns of every document (in parallel on rayon's pool).
     pub fn build(corpus: &Corpus, opts: &ColumnOptions) -> Columns {
-        let nf = opts.fields.len();
-        let mut global: Vec<HashMap<Vec<u8>, u32>> = vec![HashMap::new(); nf];
-        let mut fields: Vec<FieldDict> = opts
-            .fields
-            .iter()
-            .map(|f| FieldDict {
-                name: f.name.clone(),
-                values: Vec::new(),
-            })
-            .collect();
-        let mut docs = Vec::with_capacity(corpus.docs().len());
-        for (di, doc) in corpus.docs().iter().enumerate() {
-            let (year, cutoff) = match (opts.doc_years.get(di), opts.doc_mtimes.get(di)) {
-                (Some(&y), _) => (y, None),
-                (None, Some(&Some(m))) => (time::year_of_ms(m), Some(m + 86_400_000)),
-                _ => (opts.year, None),
-            };
-            let rules = TimeRules::detect(sample_lines(doc), opts.time_format, year);
-            let n = doc.lines().len();
-            let ranges: Vec<Range<u64>> = (0..n)
-                .step_by(BUILD_CHUNK as usize)
-                .map(|s| s..(s + BUILD_CHUNK).min(n))
-                .collect();
-            let chunks: Vec<Chunk> = ranges
-                .into_par_iter()
-                .map(|r| build_chunk(doc, &rules, year, cutoff, &opts.fields, r))
-                .collect();
-            // Merge the chunk dictionaries into the corpus-wide ones, in
-            // chunk order (deterministic codes).
-            let mut remaps: Vec<Vec<Vec<u32>>> = Vec::with_capacity(chunks.len());
-            for ch in &chunks {
-                let mut per_field = Vec::with_capacity(nf);
-                for f in 0..nf {
-                    let mut remap = Vec::with_capacity(ch.dicts[f].len() + 1);
-                    remap.push(0u32);
-                    for v in &ch.dicts[f] {
-                        let code = *global[f].entry(v.to_vec()).or_insert_with(|| {
-                            fields[f].values.push(v.to_vec());
-                            fields[f].values.len() as u32
-                        });
-                        remap.push(code);
-                    }
-                    per_field.push(remap);
-                }
-                remaps.push(per_field);
-            }
-            let mut times = Vec::with_capacity(n as usize);
-            let mut codes: Vec<Vec<u32>> =
-                (0..nf).map(|_| Vec::with_capacity(n as usize)).collect();
-            let mapped: Vec<Vec<Vec<u32>>> = chunks
-                .par_iter()
-                .zip(&remaps)
-                .map(|(ch, rm)| {
-                    (0..nf)
-                        .map(|f| ch.codes[f].iter().map(|&c| rm[f][c as usize]).collect())
-                        .collect()
+        let mut c = Columns {
+            fields: opts
+                .fields
+                .iter()
+                .map(|f| FieldDict {
+                    name: f.name.clone(),
+                    values: Vec::new(),
                 })
-                .collect();
-            for (ch, m) in chunks.iter().zip(mapped) {
-                times.extend_from_slice(&ch.times);
-                for (f, col) in m.into_iter().enumerate() {
-                    codes[f].extend(col);
-                }
+                .collect(),
+            docs: Vec::with_capacity(corpus.docs().len()),
+            oldest: None,
+            newest: None,
+            opts: opts.clone(),
+            lookup: vec![HashMap::new(); opts.fields.len()],
+        };
+        c.extend(corpus);
+        c
+    }
+
+    /// Extends the columns over what was appended to `corpus` since they
+    /// were built or last extended (the follower's appended lines, new
+    /// documents), with the same options: an existing document keeps its
+    /// timestamp rules and year; a new one detects its own. Codes of
+    /// values already seen are kept. Lines that came before a document's
+    /// first timestamp keep no time when a timestamp arrives later.
+    pub fn extend(&mut self, corpus: &Corpus) {
+        for (di, doc) in corpus.docs().iter().enumerate() {
+            let n = doc.lines().len();
+            if di >= self.docs.len() {
+                let d = self.build_doc(di, doc);
+                self.docs.push(d);
+            } else if (self.docs[di].times.len() as u64) < n {
+                self.extend_doc(di, doc, n);
             }
-            // Inherit: a line without a timestamp takes the previous line's
-            // time; lines before the first timestamp take the first one.
-            let stamped = times.iter().filter(|&&t| t != NO_TIME).count() as u64;
-            let first = times.iter().copied().find(|&t| t != NO_TIME);
-            let mut last = first.unwrap_or(NO_TIME);
-            for t in times.iter_mut() {
-                if *t == NO_TIME {
-                    *t = last;
-                } else {
-                    last = *t;
-                }
-            }
-            let sorted = times.windows(2).all(|w| w[0] <= w[1]);
-            let mut running_max = Vec::new();
-            let mut disorder = 0i64;
-            if !sorted {
-                running_max.reserve_exact(times.len());
-                let mut m = i64::MIN;
-                for &t in &times {
-                    m = m.max(t);
-                    disorder = disorder.max(m.saturating_sub(t));
-                    running_max.push(m);
-                }
-            }
-            docs.push(DocColumns {
-                times,
-                codes,
-                rules,
-                stamped,
-                sorted,
-                disorder,
-                running_max,
-                year,
-            });
         }
         let valid = || {
-            docs.iter()
+            self.docs
+                .iter()
                 .flat_map(|d| d.times.iter().copied())
                 .filter(|&t| t != NO_TIME)
         };
-        let oldest = valid().min();
-        let newest = valid().max();
-        Columns {
-            fields,
-            docs,
-            oldest,
-            newest,
+        self.oldest = valid().min();
+        self.newest = valid().max();
+    }
+
+    /// Dictionary codes of a chunk's values, in the corpus-wide
+    /// dictionaries (new values get the next codes).
+    fn remap(&mut self, dicts: &[Vec<&[u8]>]) -> Vec<Vec<u32>> {
+        let mut per_field = Vec::with_capacity(dicts.len());
+        for (f, dict) in dicts.iter().enumerate() {
+            let mut remap = Vec::with_capacity(dict.len() + 1);
+            remap.push(0u32);
+            for v in dict {
+                let values = &mut self.fields[f].values;
+                let code = *self.lookup[f].entry(v.to_vec()).or_insert_with(|| {
+                    values.push(v.to_vec());
+                    values.len() as u32
+                });
+                remap.push(code);
+            }
+            per_field.push(remap);
+        }
+        per_field
+    }
+
+    fn extend_doc(&mut self, di: usize, doc: &Document, n: u64) {
+        let (from, rules, year) = {
+            let d = &self.docs[di];
+            (d.times.len() as u64, d.rules.clone(), d.year)
+        };
+        let fields = self.opts.fields.clone();
+        let ch = build_chunk(doc, &rules, year, None, &fields, from..n);
+        let rm = self.remap(&ch.dicts);
+        let d = &mut self.docs[di];
+        for ((col, codes), rm) in d.codes.iter_mut().zip(&ch.codes).zip(&rm) {
+            col.extend(codes.iter().map(|&c| rm[c as usize]));
+        }
+        d.stamped += ch.times.iter().filter(|&&t| t != NO_TIME).count() as u64;
+        let mut last = d.times.last().copied().unwrap_or(NO_TIME);
+        let mut max = if d.sorted {
+            last
+        } else {
+            d.running_max.last().copied().unwrap_or(i64::MIN)
+        };
+        for &t in &ch.times {
+            let t = if t == NO_TIME { last } else { t };
+            last = t;
+            if d.sorted && t < max {
+                // No longer sorted: the running maximum of every line.
+                d.sorted = false;
+                let mut m = i64::MIN;
+                d.running_max = d
+                    .times
+                    .iter()
+                    .map(|&t| {
+                        m = m.max(t);
+                        m
+                    })
+                    .collect();
+            }
+            max = max.max(t);
+            if !d.sorted {
+                d.disorder = d.disorder.max(max.saturating_sub(t));
+                d.running_max.push(max);
+            }
+            d.times.push(t);
+        }
+    }
+
+    fn build_doc(&mut self, di: usize, doc: &Document) -> DocColumns {
+        let opts = self.opts.clone();
+        let nf = opts.fields.len();
+        let (year, cutoff) = match (opts.doc_years.get(di), opts.doc_mtimes.get(di)) {
+            (Some(&y), _) => (y, None),
+            (None, Some(&Some(m))) => (time::year_of_ms(m), Some(m + 86_400_000)),
+            _ => (opts.year, None),
+        };
+        let rules = TimeRules::detect(sample_lines(doc), opts.time_format, year);
+        let n = doc.lines().len();
+        let ranges: Vec<Range<u64>> = (0..n)
+            .step_by(BUILD_CHUNK as usize)
+            .map(|s| s..(s + BUILD_CHUNK).min(n))
+            .collect();
+        let chunks: Vec<Chunk> = ranges
+            .into_par_iter()
+            .map(|r| build_chunk(doc, &rules, year, cutoff, &opts.fields, r))
+            .collect();
+        // Merge the chunk dictionaries into the corpus-wide ones, in
+        // chunk order (deterministic codes).
+        let remaps: Vec<Vec<Vec<u32>>> = chunks.iter().map(|ch| self.remap(&ch.dicts)).collect();
+        let mut times = Vec::with_capacity(n as usize);
+        let mut codes: Vec<Vec<u32>> = (0..nf).map(|_| Vec::with_capacity(n as usize)).collect();
+        let mapped: Vec<Vec<Vec<u32>>> = chunks
+            .par_iter()
+            .zip(&remaps)
+            .map(|(ch, rm)| {
+                (0..nf)
+                    .map(|f| ch.codes[f].iter().map(|&c| rm[f][c as usize]).collect())
+                    .collect()
+            })
+            .collect();
+        for (ch, m) in chunks.iter().zip(mapped) {
+            times.extend_from_slice(&ch.times);
+            for (f, col) in m.into_iter().enumerate() {
+                codes[f].extend(col);
+            }
+        }
+        // Inherit: a line without a timestamp takes the previous line's
+        // time; lines before the first timestamp take the first one.
+        let stamped = times.iter().filter(|&&t| t != NO_TIME).count() as u64;
+        let first = times.iter().copied().find(|&t| t != NO_TIME);
+        let mut last = first.unwrap_or(NO_TIME);
+        for t in times.iter_mut() {
+            if *t == NO_TIME {
+                *t = last;
+            } else {
+                last = *t;
+            }
+        }
+        let sorted = times.windows(2).all(|w| w[0] <= w[1]);
+        let mut running_max = Vec::new();
+        let mut disorder = 0i64;
+        if !sorted {
+            running_max.reserve_exact(times.len());
+            let mut m = i64::MIN;
+            for &t in &times {
+                m = m.max(t);
+                disorder = disorder.max(m.saturating_sub(t));
+                running_max.push(m);
+            }
+        }
+        DocColumns {
+            times,
+            codes,
+            rules,
+            stamped,
+            sorted,
+            disorder,
+            running_max,
+            year,
         }
     }
 

@@ -11,6 +11,7 @@
 //! [`Session::execute`]. [`Session::search`], [`Session::count_per_pattern`]
 //! and [`Session::stats`] do both steps.
 
+mod append;
 mod exec;
 #[cfg(feature = "gpu")]
 mod fuse;
@@ -128,6 +129,10 @@ pub struct Session {
     /// Concurrent single-literal GPU counts share submissions.
     #[cfg(feature = "gpu")]
     fuser: fuse::Fuser,
+    /// How the corpus was uploaded (segment size), for the lines appended
+    /// later ([`Session::append_lines`]).
+    #[cfg(feature = "gpu")]
+    upload_options: crate::gpu::UploadOptions,
 }
 
 impl std::fmt::Debug for Session {
@@ -169,6 +174,8 @@ impl Session {
             lose_next: Mutex::new(None),
             #[cfg(feature = "gpu")]
             fuser: fuse::Fuser::default(),
+            #[cfg(feature = "gpu")]
+            upload_options: crate::gpu::UploadOptions::default(),
         }
     }
 
@@ -497,6 +504,7 @@ impl Session {
         opts: crate::gpu::UploadOptions,
     ) -> Result<(), Error> {
         let g = crate::gpu::GpuCorpus::upload_with(ctx, &self.corpus, opts)?;
+        self.upload_options = opts;
         self.set_gpu(g);
         Ok(())
     }

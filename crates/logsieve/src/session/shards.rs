@@ -145,6 +145,7 @@ impl Session {
         layout: Option<Layout>,
     ) -> Result<(), Error> {
         let budget = self.tuning.gpu.gpu_memory;
+        self.upload_options = opts;
         match ctxs {
             [] => return Err(Error::backend("no GPU device to attach")),
             [one] if layout.is_none() && budget.is_none() => {

@@ -1,0 +1,225 @@
+//! `logsieve serve --follow`: the follower thread. It waits for file
+//! events (the `notify` crate: inotify on Linux) or its poll interval,
+//! whichever comes first — the timer is the backstop when events are lost
+//! or unavailable, and the only clock with `--follow-poll` — asks the
+//! library's [`Tracker`] what changed, applies it to the session under
+//! the state's write lock (short: the bytes were read before), and only
+//! then publishes each batch to the live hub ([`crate::live`]).
+
+use std::path::PathBuf;
+use std::sync::{mpsc, Arc, Weak};
+use std::time::{Duration, Instant};
+
+use logsieve::corpus::follow::{Change, Tracker};
+use logsieve::corpus::Document;
+use notify::Watcher;
+
+use crate::live::Appended;
+pub use crate::state::FollowStatus;
+use crate::state::{AppState, Inner};
+
+/// How the follower watches.
+#[derive(Clone, Debug)]
+pub struct FollowSettings {
+    /// `--follow-idle`: a partial last line becomes a line after the file
+    /// has not grown this long (and a small new file is adopted).
+    pub idle: Duration,
+    /// `--follow-interval`: the poll timer (a backstop under events).
+    pub interval: Duration,
+    /// `--follow-poll`: no file events, the timer only.
+    pub force_poll: bool,
+    /// Directories are walked again for new files at least this often
+    /// (and on every create/rename event).
+    pub rescan: Duration,
+}
+
+impl Default for FollowSettings {
+    fn default() -> FollowSettings {
+        FollowSettings {
+            idle: Duration::from_secs(5),
+            interval: Duration::from_millis(250),
+            force_poll: false,
+            rescan: Duration::from_secs(1),
+        }
+    }
+}
+
+/// Starts the follower on a thread of its own. It stops when the server's
+/// state is dropped.
+pub fn spawn(state: &AppState, tracker: Tracker, paths: Vec<PathBuf>, settings: FollowSettings) {
+    let weak = Arc::downgrade(&state.0);
+    let _ = std::thread::Builder::new()
+        .name("logsieve-follow".into())
+        .spawn(move || run(weak, tracker, paths, settings));
+}
+
+fn run(weak: Weak<Inner>, mut tracker: Tracker, paths: Vec<PathBuf>, s: FollowSettings) {
+    let (tx, rx) = mpsc::channel::<bool>();
+    let watcher = if s.force_poll {
+        None
+    } else {
+        watch(&paths, tx)
+    };
+    let events = watcher.is_some();
+    let mut last_walk = Instant::now();
+    let mut status = FollowStatus {
+        events,
+        stats: tracker.stats(),
+        ..Default::default()
+    };
+    loop {
+        // An event or the timer; a burst of events is one poll.
+        let mut rescan = match rx.recv_timeout(s.interval) {
+            Ok(structural) => structural,
+            Err(mpsc::RecvTimeoutError::Timeout) => false,
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                std::thread::sleep(s.interval);
+                false
+            }
+        };
+        while let Ok(structural) = rx.try_recv() {
+            rescan |= structural;
+        }
+        rescan |= last_walk.elapsed() >= s.rescan;
+        if rescan {
+            last_walk = Instant::now();
+        }
+        let Some(inner) = weak.upgrade() else { return };
+        let state = AppState(inner);
+        let t0 = Instant::now();
+        if apply(&state, &mut tracker, rescan) {
+            let ms = t0.elapsed().as_secs_f64() * 1e3;
+            status.batches += 1;
+            status.last_batch_ms = ms;
+            status.max_batch_ms = status.max_batch_ms.max(ms);
+        }
+        status.stats = tracker.stats();
+        state.set_follow(status);
+    }
+}
+
+/// One poll: what changed goes into the session, then to the tails.
+/// Returns true when something was applied.
+fn apply(state: &AppState, tracker: &mut Tracker, rescan: bool) -> bool {
+    let Some(lock) = state.ready_lock() else {
+        return false;
+    };
+    // The follower is the only writer: the corpus read here is the one
+    // the changes apply to.
+    let (changes, errors) = {
+        let r = lock.read();
+        tracker.poll(r.session.corpus(), rescan)
+    };
+    for e in errors {
+        tracing::warn!("follow: {e}");
+    }
+    for n in tracker.take_notes() {
+        tracing::info!("follow: {n}");
+    }
+    if changes.is_empty() {
+        return false;
+    }
+    let mut out = Vec::with_capacity(changes.len());
+    {
+        let mut w = lock.write();
+        let ready = &mut *w;
+        for c in changes {
+            let (doc, bytes, res) = match c {
+                Change::NewDoc { doc, name, bytes } => {
+                    let d = Document::from_bytes(name, bytes.clone());
+                    let res = ready.session.push_document(d).map(|i| {
+                        debug_assert_eq!(i, doc);
+                        (0, 0)
+                    });
+                    (doc, bytes, res)
+                }
+                Change::Append { doc, bytes } => {
+                    let offset = ready
+                        .session
+                        .corpus()
+                        .docs()
+                        .get(doc)
+                        .map_or(0, |d| d.data().len() as u64);
+                    let res = ready
+                        .session
+                        .append_lines(doc, &bytes)
+                        .map(|first| (first, offset));
+                    (doc, bytes, res)
+                }
+            };
+            match res {
+                Ok((first, offset)) => {
+                    ready.lines += memchr_count(&bytes);
+                    if !bytes.is_empty() {
+                        out.push(Appended {
+                            doc,
+                            name: ready.session.corpus().docs()[doc].name().to_string(),
+                            first_line: first + 1,
+                            offset,
+                            bytes: bytes.into(),
+                        });
+                    }
+                }
+                Err(e) => tracing::warn!("follow: {e}"),
+            }
+        }
+        ready.backend = if ready.session.has_gpu() {
+            "gpu"
+        } else {
+            "cpu"
+        }
+        .to_string();
+    }
+    // Published after the write lock is released: queries see them now.
+    for a in out {
+        state.live().publish(a);
+    }
+    true
+}
+
+fn memchr_count(b: &[u8]) -> u64 {
+    b.iter().filter(|&&c| c == b'\n').count() as u64
+}
+
+/// Watches `paths` (directories recursively; a file through its
+/// directory, so its rotation is seen). `tx` gets `true` for events that
+/// may add or move files (create, rename, remove), `false` for writes.
+/// `None` when no watcher could be made (the timer polls alone).
+fn watch(paths: &[PathBuf], tx: mpsc::Sender<bool>) -> Option<notify::RecommendedWatcher> {
+    let handler = move |res: notify::Result<notify::Event>| {
+        let structural = match res {
+            Ok(ev) => !matches!(
+                ev.kind,
+                notify::EventKind::Modify(notify::event::ModifyKind::Data(_))
+                    | notify::EventKind::Access(_)
+            ),
+            Err(_) => true,
+        };
+        let _ = tx.send(structural);
+    };
+    let mut w = match notify::recommended_watcher(handler) {
+        Ok(w) => w,
+        Err(e) => {
+            tracing::warn!("follow: no file events ({e}); polling on the timer");
+            return None;
+        }
+    };
+    for p in paths {
+        let (target, mode) = if p.is_dir() {
+            (p.clone(), notify::RecursiveMode::Recursive)
+        } else {
+            let parent = p
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .map_or_else(|| PathBuf::from("."), |d| d.to_path_buf());
+            (parent, notify::RecursiveMode::NonRecursive)
+        };
+        if let Err(e) = w.watch(&target, mode) {
+            tracing::warn!(
+                "follow: cannot watch {} ({e}); polling it on the timer",
+                target.display()
+            );
+        }
+    }
+    Some(w)
+}

@@ -1,0 +1,81 @@
+//! Growing the resident corpus in place (`logsieve serve --follow`): new
+//! lines go to the corpus (its bytes and line index), the stats columns
+//! and the GPUs, through the session, so every front end keeps the one
+//! route.
+
+use super::Session;
+use crate::corpus::Document;
+use crate::error::Error;
+
+impl Session {
+    /// Appends whole lines (`bytes` ends with `\n`) to document `doc`:
+    /// its bytes and line index grow in place, the stats columns are
+    /// extended over the new lines, and the GPUs hold them before this
+    /// returns, so the next request sees all of them (a caller that
+    /// shares the session serialises this with requests: the server holds
+    /// its write lock). Returns the document's number of its first new
+    /// line (0-based).
+    pub fn append_lines(&mut self, doc: usize, bytes: &[u8]) -> Result<u64, Error> {
+        let first = self.corpus.append(doc, bytes)?;
+        self.grown()?;
+        Ok(first)
+    }
+
+    /// Adds a document (a file that appeared in a followed directory)
+    /// and returns its index. To grow later it must be empty or end with
+    /// `\n` ([`Document::appendable`]).
+    pub fn push_document(&mut self, doc: Document) -> Result<usize, Error> {
+        self.corpus.push(doc);
+        self.grown()?;
+        Ok(self.corpus.docs().len() - 1)
+    }
+
+    /// After the corpus grew: the columns extended, the GPUs brought up
+    /// to date.
+    fn grown(&mut self) -> Result<(), Error> {
+        if let Some(c) = &mut self.columns {
+            c.extend(&self.corpus);
+        }
+        #[cfg(feature = "gpu")]
+        self.gpus_grown()?;
+        Ok(())
+    }
+
+    /// The GPUs after the corpus grew. Their stats columns are dropped
+    /// (uploaded again by the next stats request routed to the GPU). The
+    /// corpus is uploaded again to the same devices with the same layout
+    /// rule: appending segments in place is not written yet (DESIGN.md,
+    /// "Follow"). A failed upload leaves the session on the CPU, never
+    /// with a GPU that holds less than the corpus.
+    #[cfg(feature = "gpu")]
+    fn gpus_grown(&mut self) -> Result<(), Error> {
+        if self.devices.is_empty() {
+            return Ok(());
+        }
+        let ctxs: Vec<crate::gpu::GpuContext> = self
+            .devices
+            .iter()
+            .map(|d| d.corpus.context().clone())
+            .collect();
+        let several = ctxs.len() > 1 || self.layout.is_some();
+        let calibration = self.calibration();
+        let res = if several {
+            self.attach_gpus_with(&ctxs, self.upload_options, None)
+        } else {
+            self.attach_gpu_with(&ctxs[0], self.upload_options)
+        };
+        // Attaching loads the device's calibration file again: keep what
+        // this session has learned.
+        *self
+            .calibration
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner()) = calibration;
+        if let Err(e) = res {
+            self.detach_gpu();
+            return Err(Error::backend(format!(
+                "the GPU could not take the appended lines ({e}); searching on the CPU"
+            )));
+        }
+        Ok(())
+    }
+}
