@@ -2,7 +2,7 @@
 //! progress, the limits and the counters.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use logsieve::corpus::LoadProgress;
@@ -23,6 +23,8 @@ pub struct Limits {
     pub max_body: usize,
     /// CPU threads per query (0 = all cores).
     pub threads: usize,
+    /// Live tails open at once (`--max-tails`; 429 past it).
+    pub max_tails: usize,
 }
 
 impl Default for Limits {
@@ -32,6 +34,7 @@ impl Default for Limits {
             max_in_flight: 64,
             max_body: 1 << 20,
             threads: 0,
+            max_tails: 256,
         }
     }
 }
@@ -75,7 +78,9 @@ impl Ready {
 }
 
 pub(crate) struct Inner {
-    pub ready: OnceLock<Arc<Ready>>,
+    /// The session answering queries: set once loaded, replaced by a
+    /// grown one when lines are appended ([`AppState::replace_ready`]).
+    pub ready: RwLock<Option<Arc<Ready>>>,
     pub progress: Mutex<LoadProgress>,
     /// Phase of the load after reading (`columns`, `gpu`), for `/health`.
     pub phase: Mutex<&'static str>,
@@ -86,6 +91,8 @@ pub(crate) struct Inner {
     pub in_flight: AtomicU64,
     /// Appended lines, for live tails (`serve --follow`).
     pub live: LiveHub,
+    /// Live tail slots (`--max-tails`).
+    pub tails: Arc<Semaphore>,
 }
 
 /// The handlers' shared state: cheap to clone.
@@ -97,10 +104,11 @@ impl AppState {
     /// `token` every request must carry.
     pub fn new(limits: Limits, token: Option<String>) -> AppState {
         AppState(Arc::new(Inner {
-            ready: OnceLock::new(),
+            ready: RwLock::new(None),
             progress: Mutex::new(LoadProgress::default()),
             phase: Mutex::new("reading"),
             slots: Arc::new(Semaphore::new(limits.max_in_flight.max(1))),
+            tails: Arc::new(Semaphore::new(limits.max_tails)),
             limits,
             token,
             metrics: Metrics::default(),
@@ -121,12 +129,25 @@ impl AppState {
 
     /// Makes `ready` answer queries. A second call is ignored.
     pub fn set_ready(&self, ready: Ready) {
-        let _ = self.0.ready.set(Arc::new(ready));
+        let mut r = self.0.ready.write().unwrap_or_else(|e| e.into_inner());
+        if r.is_none() {
+            *r = Some(Arc::new(ready));
+        }
+    }
+
+    /// Replaces the session with `ready` (one holding more lines):
+    /// queries already running keep the one they started with.
+    pub fn replace_ready(&self, ready: Ready) {
+        *self.0.ready.write().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(ready));
     }
 
     /// The session, once ready.
     pub fn ready(&self) -> Option<Arc<Ready>> {
-        self.0.ready.get().cloned()
+        self.0
+            .ready
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// The load's progress.
