@@ -235,14 +235,9 @@ where
 
 /// `shutdown`, then the end of every live tail: a graceful shutdown
 /// waits for open responses, and a tail's never ends by itself.
-fn closing_tails(
-    state: AppState,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> impl Future<Output = ()> + Send + 'static {
-    async move {
-        shutdown.await;
-        state.live().close();
-    }
+async fn closing_tails(state: AppState, shutdown: impl Future<Output = ()> + Send + 'static) {
+    shutdown.await;
+    state.live().close();
 }
 
 async fn serve_router<L>(

@@ -225,7 +225,7 @@ impl Tail {
         if batch.offset > cur.offset {
             // Lines between the cursor and this batch were not seen: the
             // session holds them.
-            out.extend(self.from_session(batch.doc, Some(batch.offset)));
+            out.extend(self.read_session(batch.doc, Some(batch.offset)));
         }
         let cur = self.cursors[&batch.doc];
         if end <= cur.offset {
@@ -262,12 +262,12 @@ impl Tail {
             return Vec::new();
         };
         let n = ready.session.corpus().docs().len();
-        (0..n).filter_map(|d| self.from_session(d, None)).collect()
+        (0..n).filter_map(|d| self.read_session(d, None)).collect()
     }
 
     /// Document `doc` of the session from the cursor to `until` (a byte
     /// offset at a line start) or to its last whole line.
-    fn from_session(&mut self, doc: usize, until: Option<u64>) -> Option<Chunk> {
+    fn read_session(&mut self, doc: usize, until: Option<u64>) -> Option<Chunk> {
         let ready = self.state.ready()?;
         let d = ready.session.corpus().docs().get(doc)?;
         if !self.wanted(d.name()) {

@@ -14,7 +14,7 @@
 
 mod common;
 #[path = "../../logsieve/tests/common/mod.rs"]
-#[allow(unused_imports, dead_code)]
+#[allow(unused_imports)]
 mod oracle;
 
 use std::io::{BufRead, BufReader, Read, Write};
