@@ -113,7 +113,28 @@ impl Server {
         Err(format!("server answered {}: {msg}", resp.status))
     }
 
-    fn request(&self, method: &str, path: &str, body: &[u8]) -> std::io::Result<Response> {
+    /// The URL as given.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Sends `method path` (under the URL's prefix) with a JSON `body` on
+    /// a new connection and returns it, the answer unread (a stream).
+    pub fn send(&self, method: &str, path: &str, body: &[u8]) -> std::io::Result<TcpStream> {
+        let mut s = self.connect()?;
+        let head = format!(
+            "{method} {}{path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\nUser-Agent: logsieve/{}\r\n\r\n",
+            self.prefix,
+            self.authority,
+            body.len(),
+            env!("CARGO_PKG_VERSION"),
+        );
+        s.write_all(head.as_bytes())?;
+        let _ = s.write_all(body);
+        Ok(s)
+    }
+
+    fn connect(&self) -> std::io::Result<TcpStream> {
         let addrs: Vec<_> = self.authority.to_socket_addrs()?.collect();
         let mut last = std::io::Error::new(std::io::ErrorKind::NotFound, "no address");
         let mut stream = None;
@@ -126,8 +147,11 @@ impl Server {
                 Err(e) => last = e,
             }
         }
-        let mut s = stream
-            .ok_or_else(|| std::io::Error::new(last.kind(), format!("cannot connect: {last}")))?;
+        stream.ok_or_else(|| std::io::Error::new(last.kind(), format!("cannot connect: {last}")))
+    }
+
+    fn request(&self, method: &str, path: &str, body: &[u8]) -> std::io::Result<Response> {
+        let mut s = self.connect()?;
         let head = format!(
             "{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\nUser-Agent: logsieve/{}\r\n\r\n",
             self.authority,
@@ -148,7 +172,8 @@ impl Server {
     }
 }
 
-fn parse(raw: &[u8]) -> Option<Response> {
+/// Parses a whole HTTP/1.1 answer (head and body, chunks decoded).
+pub fn parse(raw: &[u8]) -> Option<Response> {
     let end = raw.windows(4).position(|w| w == b"\r\n\r\n")?;
     let head = std::str::from_utf8(&raw[..end]).ok()?;
     let mut lines = head.split("\r\n");

@@ -3,6 +3,9 @@
 //! in-process on 127.0.0.1:0 over a directory of generated logs, and the
 //! built `logsieve` run against it and over the same files; stdout and the
 //! exit code must be the same bytes for every flag set of the table.
+// The server state holds the session: proving it `Send + Sync` walks
+// wgpu's types, deeper than the default 128 (as in the library).
+#![recursion_limit = "256"]
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};

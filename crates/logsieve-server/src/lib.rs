@@ -15,7 +15,8 @@ when a hardware adapter exists) and queried over HTTP by many clients.
 * Routes ([`api`]): `GET /api/v1/health`, `POST /api/v1/search` (NDJSON in
   ripgrep's `--json` schema, from [`logsieve::rg_json`], or one JSON
   object for counts), `POST /api/v1/stats`, `POST /api/v1/patterns`,
-  `GET /api/v1/openapi.json`, `GET /metrics`. Every query goes through the
+  `GET /api/v1/openapi.json`, `GET /metrics`, and `GET /api/v1/tail`
+  (server-sent events: new lines that match, from now on; [`tail`]). Every query goes through the
   session's one routing point (`Session::route` then `Session::execute`) on
   a blocking thread; the server decides nothing about backends.
 * Limits: body size (413), in-flight queries (429), a deadline (504), all
@@ -47,6 +48,7 @@ serve_with(listener, state, std::future::pending()).await
 #![recursion_limit = "256"]
 
 pub mod api;
+pub mod append;
 pub mod auth;
 pub mod error;
 pub mod follow;
@@ -56,6 +58,7 @@ pub mod loki;
 pub mod metrics;
 pub mod page;
 pub mod state;
+pub mod tail;
 #[cfg(feature = "tls")]
 pub mod tls;
 
@@ -121,11 +124,16 @@ pub fn router_with_page(state: AppState, mut page: page::Page) -> Router {
     let max_body = state.limits().max_body;
     page.api = true;
     page.token = state.0.token.is_some();
-    Router::new()
+    let mut routes = Router::new();
+    if append::enabled() {
+        routes = routes.route("/api/v1/_test/append", post(append::route));
+    }
+    routes
         .route("/api/v1/health", get(api::health))
         .route("/api/v1/search", post(api::search))
         .route("/api/v1/stats", post(api::stats))
         .route("/api/v1/patterns", post(api::patterns))
+        .route("/api/v1/tail", get(api::tail).post(api::tail))
         .route("/api/v1/openapi.json", get(api::openapi))
         .merge(api::watchlists::routes())
         .route("/metrics", get(api::metrics))
@@ -222,7 +230,15 @@ where
     L: axum::serve::Listener,
     L::Addr: std::fmt::Debug,
 {
-    serve_router(listener, router(state), shutdown).await
+    let app = router(state.clone());
+    serve_router(listener, app, closing_tails(state, shutdown)).await
+}
+
+/// `shutdown`, then the end of every live tail: a graceful shutdown
+/// waits for open responses, and a tail's never ends by itself.
+async fn closing_tails(state: AppState, shutdown: impl Future<Output = ()> + Send + 'static) {
+    shutdown.await;
+    state.live().close();
 }
 
 async fn serve_router<L>(
@@ -338,12 +354,12 @@ pub fn run(config: ServeConfig) -> Result<(), ServeError> {
         }
         let failed = std::sync::Arc::new(std::sync::Mutex::new(None::<String>));
         let failed2 = failed.clone();
-        let shutdown = async move {
+        let shutdown = closing_tails(state.clone(), async move {
             tokio::select! {
                 _ = signal() => {}
                 Ok(e) = fail_rx => { *failed2.lock().unwrap_or_else(|p| p.into_inner()) = Some(e); }
             }
-        };
+        });
         #[cfg(feature = "tls")]
         let scheme = if tls.is_some() { "https" } else { "http" };
         #[cfg(not(feature = "tls"))]

@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, watch};
 
 /// Whole lines appended to one document of the resident corpus.
 #[derive(Clone, Debug)]
@@ -33,13 +33,17 @@ pub struct Appended {
 /// session, which still holds the lines.
 pub struct LiveHub {
     tx: broadcast::Sender<Arc<Appended>>,
+    /// `true` once the server stops: tails end their streams (a graceful
+    /// shutdown waits for open responses).
+    closed: watch::Sender<bool>,
 }
 
 impl LiveHub {
     /// A hub that keeps the last `capacity` batches for slow tails.
     pub fn new(capacity: usize) -> LiveHub {
         let (tx, _) = broadcast::channel(capacity.max(1));
-        LiveHub { tx }
+        let (closed, _) = watch::channel(false);
+        LiveHub { tx, closed }
     }
 
     /// Hands `batch` to every tail; returns how many tails were listening.
@@ -50,6 +54,17 @@ impl LiveHub {
     /// A receiver of every batch published from now on.
     pub fn subscribe(&self) -> broadcast::Receiver<Arc<Appended>> {
         self.tx.subscribe()
+    }
+
+    /// Ends every tail (the server is stopping).
+    pub fn close(&self) {
+        self.closed.send_replace(true);
+    }
+
+    /// A receiver that turns `true` when [`LiveHub::close`] is called
+    /// (`wait_for(|&c| c)` completes at once if it was).
+    pub fn closing(&self) -> watch::Receiver<bool> {
+        self.closed.subscribe()
     }
 
     /// Tails listening now.

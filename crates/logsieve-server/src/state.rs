@@ -27,6 +27,8 @@ pub struct Limits {
     pub max_body: usize,
     /// CPU threads per query (0 = all cores).
     pub threads: usize,
+    /// Live tails open at once (`--max-tails`; 429 past it).
+    pub max_tails: usize,
 }
 
 impl Default for Limits {
@@ -36,6 +38,7 @@ impl Default for Limits {
             max_in_flight: 64,
             max_body: 1 << 20,
             threads: 0,
+            max_tails: 256,
         }
     }
 }
@@ -118,6 +121,8 @@ pub(crate) struct Inner {
     pub in_flight: AtomicU64,
     /// Appended lines, for live tails (`serve --follow`).
     pub live: LiveHub,
+    /// Live tail slots (`--max-tails`).
+    pub tails: Arc<Semaphore>,
 }
 
 /// The handlers' shared state: cheap to clone.
@@ -134,6 +139,7 @@ impl AppState {
             progress: Mutex::new(LoadProgress::default()),
             phase: Mutex::new("reading"),
             slots: Arc::new(Semaphore::new(limits.max_in_flight.max(1))),
+            tails: Arc::new(Semaphore::new(limits.max_tails)),
             limits,
             token,
             metrics: Metrics::default(),

@@ -2,6 +2,9 @@
 //! The API against the library on generated logs: every output kind,
 //! stats, patterns, each limit and error, tokens, many clients, a client
 //! that goes away, the OpenAPI document.
+// The server state holds the session: proving it `Send + Sync` walks
+// wgpu's types, deeper than the default 128 (as in the library).
+#![recursion_limit = "256"]
 
 mod common;
 

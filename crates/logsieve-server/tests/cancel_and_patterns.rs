@@ -3,6 +3,9 @@
 //! search stops and gives its slot back, and the next answers are right)
 //! and `POST /api/v1/patterns` over a time window and a file subset
 //! against a naive count.
+// The server state holds the session: proving it `Send + Sync` walks
+// wgpu's types, deeper than the default 128 (as in the library).
+#![recursion_limit = "256"]
 
 mod common;
 

@@ -3,6 +3,9 @@
 //! `patterns` and `search` naming a watchlist answer what the same
 //! patterns sent inline answer; every refusal is a JSON error with its
 //! status; the OpenAPI document lists the routes.
+// The server state holds the session: proving it `Send + Sync` walks
+// wgpu's types, deeper than the default 128 (as in the library).
+#![recursion_limit = "256"]
 
 mod common;
 

@@ -6,6 +6,7 @@ pub mod bench;
 pub mod completions;
 pub mod demo;
 pub mod files;
+pub mod follow;
 pub mod gen;
 pub mod gpu_info;
 pub mod search;

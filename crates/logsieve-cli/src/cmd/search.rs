@@ -294,6 +294,10 @@ fn remote_search(a: &SearchArgs, plan: &Plan, url: &str) -> Result<i32, String> 
                 .ok_or_else(|| format!("{}: not UTF-8, cannot be sent", p.display()))
         })
         .collect::<Result<_, _>>()?;
+    if a.walk.follow {
+        // With a server, --follow follows its corpus (`tail -f | grep`).
+        return super::follow::run(a, &plan.query, &server, &files);
+    }
     let backend = remote::backend_name(a.engine.backend);
     if a.per_pattern.active() {
         if !files.is_empty() {

@@ -72,6 +72,7 @@ pub fn run(a: &ServeArgs, tuning: &Tuning) -> i32 {
             max_in_flight: a.max_in_flight.max(1),
             max_body: a.max_body,
             threads: 0,
+            max_tails: a.max_tails,
         },
         load: LoadConfig {
             source,

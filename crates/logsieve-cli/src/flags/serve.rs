@@ -111,6 +111,11 @@ pub struct ServeArgs {
     #[arg(long = "max-in-flight", value_name = "N", default_value_t = 64)]
     pub max_in_flight: usize,
 
+    /// Live tails (`/api/v1/tail`, `/loki/api/v1/tail`) open at once (429
+    /// past it; each costs one search of every appended batch; 0: none).
+    #[arg(long = "max-tails", value_name = "N", default_value_t = 256)]
+    pub max_tails: usize,
+
     /// Largest request body in bytes (413 past it).
     #[arg(long = "max-body", value_name = "BYTES", default_value_t = 1 << 20)]
     pub max_body: usize,

@@ -40,7 +40,9 @@ pub struct WalkArgs {
     #[arg(short = 'u', long = "unrestricted", action = ArgAction::Count)]
     pub unrestricted: u8,
 
-    /// Follow symbolic links (a link loop is reported and skipped).
+    /// Follow symbolic links (a link loop is reported and skipped). With
+    /// `search --server URL`: follow the served corpus instead, printing
+    /// new matching lines as they come (`tail -f | grep`; Ctrl-C ends it).
     #[arg(short = 'L', long = "follow")]
     pub follow: bool,
 

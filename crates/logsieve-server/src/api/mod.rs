@@ -33,6 +33,7 @@ mod health;
 mod patterns;
 mod search;
 mod stats;
+pub mod tail;
 mod types;
 pub mod watchlists;
 
@@ -40,6 +41,7 @@ pub use health::{health, metrics, openapi, FollowHealth, Health};
 pub use patterns::patterns;
 pub use search::search;
 pub use stats::stats;
+pub use tail::{tail, TailRequest};
 pub use types::*;
 
 /// The OpenAPI 3 document (`GET /api/v1/openapi.json`).
@@ -54,6 +56,7 @@ pub use types::*;
         search::search,
         stats::stats,
         patterns::patterns,
+        tail::tail,
         watchlists::put_watchlist,
         watchlists::get_watchlist,
         watchlists::delete_watchlist,
@@ -76,6 +79,7 @@ pub use types::*;
         PatternsRequest,
         PatternsResponse,
         PatternRow,
+        TailRequest,
         watchlists::WatchlistRequest,
         watchlists::WatchlistInfo,
         watchlists::WatchlistsResponse,

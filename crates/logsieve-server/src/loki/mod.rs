@@ -1,8 +1,8 @@
 //! The read side of Loki's HTTP API, so Grafana's Loki data source and
 //! `logcli` query `logsieve serve` unchanged: `/loki/api/v1/query_range`,
 //! `/query`, `/labels`, `/label/<name>/values`, `/series`,
-//! `/status/buildinfo`, `/index/stats`, and `/ready`. GET, or POST with a
-//! form-encoded body, as Loki takes them.
+//! `/status/buildinfo`, `/index/stats`, `/ready`, and `/tail` (WebSocket,
+//! [`tail`]). GET, or POST with a form-encoded body, as Loki takes them.
 //!
 //! Queries are LogQL ([`logsieve::logql::parse`]); line filters go to the
 //! session's one route ([`eval::select`]). Answers have Loki's shapes
@@ -13,6 +13,7 @@
 
 pub mod eval;
 pub mod params;
+pub mod tail;
 
 use std::time::Instant;
 
@@ -48,6 +49,7 @@ pub fn routes() -> Router<AppState> {
             "/loki/api/v1/index/stats",
             get(index_stats).post(index_stats),
         )
+        .route("/loki/api/v1/tail", get(tail::tail))
         .route("/loki/api/v1/status/buildinfo", get(buildinfo))
         .route("/ready", get(ready_route))
 }

@@ -563,6 +563,10 @@ impl Corpus {
     /// Appends whole lines to document `doc` ([`Document::append`]);
     /// returns the number of its first appended line.
     pub fn append(&mut self, doc: usize, bytes: &[u8]) -> Result<u64, Error> {
+        // The planner's samples were taken over the corpus before it grew.
+        if let Ok(m) = self.samples.get_mut() {
+            m.clear();
+        }
         match self.docs.get_mut(doc) {
             Some(d) => d.append(bytes),
             None => Err(Error::query(format!("no document {doc} to append to"))),
