@@ -5,7 +5,6 @@
 //! exit code must be the same bytes for every flag set of the table.
 // The server state holds the session: proving it `Send + Sync` walks
 // wgpu's types, deeper than the default 128 (as in the library).
-#![recursion_limit = "256"]
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};

@@ -5,7 +5,6 @@
 //! against a naive count.
 // The server state holds the session: proving it `Send + Sync` walks
 // wgpu's types, deeper than the default 128 (as in the library).
-#![recursion_limit = "256"]
 
 mod common;
 

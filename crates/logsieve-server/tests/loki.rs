@@ -5,7 +5,6 @@
 //! Loki answers them (text/plain, 400).
 // The server state holds the session: proving it `Send + Sync` walks
 // wgpu's types, deeper than the default 128 (as in the library).
-#![recursion_limit = "256"]
 
 mod common;
 #[path = "../../logsieve/tests/common/mod.rs"]

@@ -4,7 +4,6 @@
 //! under a token while the API is not, nothing outside the bundle served.
 // The server state holds the session: proving it `Send + Sync` walks
 // wgpu's types, deeper than the default 128 (as in the library).
-#![recursion_limit = "256"]
 
 mod common;
 
