@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-50}
 BIN=${LOGSIEVE_BIN:-target/release/logsieve}
-[ -x "$BIN" ] || cargo build --release -p logsieve-cli
+[ -x "$BIN" ] || cargo build --workspace --release --bin logsieve
 command -v schemathesis >/dev/null || python3 -m pip install -q schemathesis
 LOG=$(mktemp)
 "$BIN" serve --demo --lines 20000 --gpu off --listen 127.0.0.1:0 >"$LOG" 2>&1 &
