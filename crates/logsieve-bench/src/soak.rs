@@ -77,6 +77,9 @@ pub struct KindStats {
     pub failed: u64,
     /// 429 answers (all slots busy): not a failure, not checked.
     pub busy: u64,
+    /// 504 answers (`--timeout` passed: the server sheds load as
+    /// documented, with the error body): not a wrong answer, counted apart.
+    pub timeouts: u64,
     /// Milliseconds, one per `ok` request.
     pub latencies_ms: Vec<f64>,
 }
@@ -115,17 +118,18 @@ impl Report {
         self.kinds.values().all(|k| k.failed == 0)
     }
 
-    /// Requests answered, failed and busy over all kinds.
-    pub fn totals(&self) -> (u64, u64, u64) {
-        self.kinds
-            .values()
-            .fold((0, 0, 0), |t, k| (t.0 + k.ok, t.1 + k.failed, t.2 + k.busy))
+    /// Requests answered, failed, busy (429) and timed out (504) over all
+    /// kinds.
+    pub fn totals(&self) -> (u64, u64, u64, u64) {
+        self.kinds.values().fold((0, 0, 0, 0), |t, k| {
+            (t.0 + k.ok, t.1 + k.failed, t.2 + k.busy, t.3 + k.timeouts)
+        })
     }
 
     /// A Markdown table: per kind, requests, failures, 429s, p50/p90/p99/max.
     pub fn table(&self) -> String {
         let mut s = String::from(
-            "| kind | ok | failed | 429 | p50 ms | p90 ms | p99 ms | max ms |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+            "| kind | ok | failed | 429 | 504 | p50 ms | p90 ms | p99 ms | max ms |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
         );
         for (k, v) in &self.kinds {
             let mut l = v.latencies_ms.clone();
@@ -138,21 +142,22 @@ impl Report {
                 }
             };
             s += &format!(
-                "| {k} | {} | {} | {} | {:.1} | {:.1} | {:.1} | {:.1} |\n",
+                "| {k} | {} | {} | {} | {} | {:.1} | {:.1} | {:.1} | {:.1} |\n",
                 v.ok,
                 v.failed,
                 v.busy,
+                v.timeouts,
                 p(0.5),
                 p(0.9),
                 p(0.99),
                 p(1.0)
             );
         }
-        let (ok, failed, busy) = self.totals();
+        let (ok, failed, busy, timeouts) = self.totals();
         s += &format!(
-            "\n{ok} answers checked, {failed} failed, {busy} busy (429) in {:.1} s ({:.0} req/s)\n",
+            "\n{ok} answers checked, {failed} failed, {busy} busy (429), {timeouts} timed out (504) in {:.1} s ({:.0} req/s)\n",
             self.elapsed.as_secs_f64(),
-            (ok + busy) as f64 / self.elapsed.as_secs_f64().max(1e-9)
+            (ok + busy + timeouts) as f64 / self.elapsed.as_secs_f64().max(1e-9)
         );
         if let Some(r) = &self.rss {
             s += &format!(
@@ -496,13 +501,33 @@ fn check(expect: &Expect, status: u16, body: &[u8]) -> Result<(), String> {
     }
 }
 
-/// Runs one case: Ok(true) checked, Ok(false) busy (429), Err(why).
+/// How a request ended, when it did not fail.
+#[derive(Debug)]
+enum Outcome {
+    /// Answered and checked.
+    Checked,
+    /// 429.
+    Busy,
+    /// 504 with the `timeout` error body.
+    Timeout,
+}
+
+/// A 429 or a 504 (with its error body), when the answer is one.
+fn shed(status: u16, body: &[u8]) -> Option<Outcome> {
+    match status {
+        429 => Some(Outcome::Busy),
+        504 if check(&Expect::Status(504), status, body).is_ok() => Some(Outcome::Timeout),
+        _ => None,
+    }
+}
+
+/// Runs one case.
 fn run_case(
     conn: &mut Option<Conn>,
     addr: SocketAddr,
     c: &Case,
     max_body: usize,
-) -> Result<bool, String> {
+) -> Result<Outcome, String> {
     let io = |e: std::io::Error| format!("{e}");
     match c.expect {
         Expect::HangUp => {
@@ -511,16 +536,16 @@ fn run_case(
             let mut k = Conn::open(addr).map_err(io)?;
             k.send("POST", &c.path, c.body.len(), c.body.as_bytes())
                 .map_err(io)?;
-            let (status, _, _) = k.head().map_err(io)?;
-            if status == 429 {
-                return Ok(false);
-            }
+            let (status, len, chunked) = k.head().map_err(io)?;
             if status != 200 {
+                if let Some(o) = shed(status, &k.body(len, chunked).map_err(io)?) {
+                    return Ok(o);
+                }
                 return Err(format!("status {status} before the hang-up"));
             }
             let mut buf = [0u8; 4096];
             let _ = k.reader.read(&mut buf).map_err(io)?;
-            Ok(true)
+            Ok(Outcome::Checked)
         }
         Expect::Oversized => {
             // One byte over the limit. The server reads up to the limit
@@ -532,7 +557,7 @@ fn run_case(
             k.send("POST", &c.path, body.len(), &body).map_err(io)?;
             let (status, len, chunked) = k.head().map_err(io)?;
             let body = k.body(len, chunked).map_err(io)?;
-            check(&Expect::Status(413), status, &body).map(|()| true)
+            check(&Expect::Status(413), status, &body).map(|()| Outcome::Checked)
         }
         _ => {
             if conn.is_none() {
@@ -546,10 +571,10 @@ fn run_case(
                     return Err(format!("{e}"));
                 }
             };
-            if status == 429 {
-                return Ok(false);
+            if let Some(o) = shed(status, &body) {
+                return Ok(o);
             }
-            check(&c.expect, status, &body).map(|()| true)
+            check(&c.expect, status, &body).map(|()| Outcome::Checked)
         }
     }
 }
@@ -634,14 +659,15 @@ pub fn run(cfg: &SoakConfig) -> Report {
                     let r = run_case(&mut conn, addr, c, max_body);
                     let k = local.entry(c.kind).or_default();
                     match r {
-                        Ok(true) => {
+                        Ok(Outcome::Checked) => {
                             k.ok += 1;
                             k.latencies_ms.push(t.elapsed().as_secs_f64() * 1e3);
                         }
-                        Ok(false) => {
+                        Ok(Outcome::Busy) => {
                             k.busy += 1;
                             std::thread::sleep(Duration::from_millis(5));
                         }
+                        Ok(Outcome::Timeout) => k.timeouts += 1,
                         Err(e) => {
                             k.failed += 1;
                             fails.push(format!(
@@ -658,6 +684,7 @@ pub fn run(cfg: &SoakConfig) -> Report {
                     e.ok += k.ok;
                     e.failed += k.failed;
                     e.busy += k.busy;
+                    e.timeouts += k.timeouts;
                     e.latencies_ms.extend(k.latencies_ms);
                 }
                 let room = 20usize.saturating_sub(r.failures.len());
@@ -679,7 +706,7 @@ pub fn run(cfg: &SoakConfig) -> Report {
     let mut last = None;
     let c0 = &cases[0];
     match run_case(&mut last, cfg.addr, c0, cfg.max_body) {
-        Ok(true) => {}
+        Ok(Outcome::Checked) => {}
         other => report
             .failures
             .push(format!("the query after the soak: {other:?}")),

@@ -745,3 +745,30 @@ fn regression_since_until_patterns_in_the_openapi_document_are_accepted() {
     }
     assert_eq!(matched, 19, "the pattern's reach changed");
 }
+
+/// REGRESSION (schemathesis ST201): stats without patterns accepted any
+/// `fuzzy_k`, which the document bounds at 3.
+#[test]
+fn regression_fuzzy_k_past_3_is_refused_even_without_patterns() {
+    let srv = TestServer::ready(session(100), Limits::default(), None);
+    for (path, body) in [
+        (
+            "/api/v1/stats",
+            r#"{"patterns":[],"syntax":"fuzzy","fuzzy_k":4}"#,
+        ),
+        (
+            "/api/v1/search",
+            r#"{"patterns":["GET"],"syntax":"fuzzy","fuzzy_k":4}"#,
+        ),
+        (
+            "/api/v1/patterns",
+            r#"{"patterns":["GET"],"syntax":"fuzzy","fuzzy_k":9}"#,
+        ),
+    ] {
+        let r = srv.post(path, body);
+        assert_eq!(r.status, 400, "{path}: {}", r.text());
+        assert_eq!(r.error_kind(), "invalid_query");
+    }
+    let r = srv.post("/api/v1/stats", r#"{"patterns":[],"fuzzy_k":3}"#);
+    assert_eq!(r.status, 200, "{}", r.text());
+}

@@ -74,6 +74,7 @@ pub struct SearchRequest {
     #[serde(default)]
     pub syntax: SyntaxName,
     /// Edits allowed with `syntax: fuzzy` (0..=3, default 1).
+    #[schema(maximum = 3)]
     #[serde(default)]
     pub fuzzy_k: Option<u8>,
     /// `-i`.
@@ -194,6 +195,7 @@ pub struct StatsRequest {
     #[serde(default)]
     pub syntax: SyntaxName,
     /// Edits allowed with `syntax: fuzzy`.
+    #[schema(maximum = 3)]
     #[serde(default)]
     pub fuzzy_k: Option<u8>,
     /// `-i`.
@@ -244,6 +246,7 @@ pub struct PatternsRequest {
     #[serde(default)]
     pub syntax: SyntaxName,
     /// Edits allowed with `syntax: fuzzy`.
+    #[schema(maximum = 3)]
     #[serde(default)]
     pub fuzzy_k: Option<u8>,
     /// `-i`.
