@@ -11,7 +11,6 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-#[allow(dead_code)]
 #[path = "../../logsieve-server/tests/common/mod.rs"]
 mod server_common;
 use server_common::{normalize_elapsed, request};
@@ -166,7 +165,7 @@ fn answers(addr: SocketAddr) -> Vec<(u16, String)> {
         .iter()
         .map(|(path, body)| {
             let r = request(addr, "POST", path, &[], body.as_bytes());
-            let mut v = normalize_elapsed(&r.text());
+            let mut v = normalize_elapsed(r.text());
             // Counts' and stats' wall times are plain numbers.
             if let Ok(mut j) = serde_json::from_str::<serde_json::Value>(&v) {
                 zero_times(&mut j);

@@ -5,7 +5,6 @@
 //! unreadable file. The load never panics, says what happened, and keeps
 //! every other file; what it loaded is searched right (the naive oracle).
 
-#[allow(dead_code)]
 mod common;
 
 use std::fs;
@@ -128,7 +127,7 @@ fn a_file_deleted_between_walk_and_load_is_an_error_naming_it_and_the_rest_loads
     let fs_ = files(&d);
     let victim = fs_[3].0.clone();
     let (c, errs) = load_paths(
-        &[d.clone()],
+        std::slice::from_ref(&d),
         &WalkOptions::default(),
         LoadOptions::default(),
         &mut |p: LoadProgress| {
