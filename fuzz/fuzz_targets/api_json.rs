@@ -7,6 +7,9 @@
 //!
 //! Input: byte 0 = route (modulo 4), then the body.
 #![no_main]
+// The server types nest deeply: the `Sync` check of the static World
+// needs more than the default recursion limit.
+#![recursion_limit = "256"]
 use std::sync::OnceLock;
 use std::time::Duration;
 
