@@ -68,6 +68,7 @@ fuzz_target!(|data: &[u8]| {
                         threads,
                         want,
                         max_count: None,
+                        line_ids: true,
                     },
                 );
                 assert_eq!(

@@ -8,6 +8,7 @@
 //! * [`reference`]: the reference tables of `logsieve bench` (end to end,
 //!   phase-1 elimination, GPU memory, auto regret, cold one-shot).
 //! * [`demo`]: the shorter timing table of `logsieve demo`.
+//! * [`soak`]: the load soak of `logsieve serve` (the `serve-soak` binary).
 //!
 //! The binaries in `src/bin/` measure narrower questions (the GPU kernels,
 //! many literals, the stats pipeline, the CPU against rg).
@@ -16,6 +17,7 @@
 
 pub mod demo;
 pub mod reference;
+pub mod soak;
 
 use std::io::Write;
 use std::time::Duration;

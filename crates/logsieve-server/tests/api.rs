@@ -677,3 +677,101 @@ fn the_openapi_document_parses_and_lists_every_route() {
         assert!(m.contains(name), "{name} in {m}");
     }
 }
+
+/// REGRESSION (schemathesis ST202): `since`/`until` were plain strings in
+/// the document, so a schema-valid request (`"until": "x"`) was refused
+/// with 400. Their `pattern` now describes a subset of the forms the
+/// server accepts: every string it matches must be answered 200.
+#[test]
+fn regression_since_until_patterns_in_the_openapi_document_are_accepted() {
+    let srv = TestServer::ready(session(200), Limits::default(), None);
+    let doc = srv.get("/api/v1/openapi.json").json();
+    let schemas = &doc["components"]["schemas"];
+    let mut pattern = None;
+    for s in ["SearchRequest", "StatsRequest", "PatternsRequest"] {
+        for f in ["since", "until"] {
+            let p = schemas[s]["properties"][f]["pattern"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{s}.{f} has no pattern"))
+                .to_string();
+            assert!(pattern.as_ref().is_none_or(|q| *q == p), "{s}.{f} differs");
+            pattern = Some(p);
+        }
+    }
+    let re = regex::Regex::new(&pattern.unwrap()).unwrap();
+    let candidates = [
+        "",
+        " ",
+        "15m",
+        "2h",
+        "1d",
+        "1h30m",
+        "500ms",
+        "90s",
+        "1w",
+        "0s",
+        "999999w1d2h3m",
+        "2026-11-20",
+        "2026-02-28T23:59",
+        "2026-11-20T12:00:00Z",
+        "2099-12-28T00:00:59",
+        "1763640000",
+        "1763640000000",
+        " 15m ",
+        "0000000000",
+        // Outside the pattern (some accepted by the server all the same).
+        "x",
+        "15",
+        "2026-13-01",
+        "15 m",
+        "2026-11-20T24:00",
+        "-5m",
+        "1y",
+    ];
+    let mut matched = 0;
+    for c in candidates {
+        if !re.is_match(c) {
+            continue;
+        }
+        matched += 1;
+        for (path, body) in [
+            (
+                "/api/v1/search",
+                json!({"patterns": ["GET"], "output": "count", "since": c, "until": c}),
+            ),
+            ("/api/v1/stats", json!({"patterns": ["GET"], "since": c})),
+            ("/api/v1/patterns", json!({"patterns": ["GET"], "until": c})),
+        ] {
+            let r = srv.post(path, &body.to_string());
+            assert_eq!(r.status, 200, "{path} with {c:?}: {}", r.text());
+        }
+    }
+    assert_eq!(matched, 19, "the pattern's reach changed");
+}
+
+/// REGRESSION (schemathesis ST201): stats without patterns accepted any
+/// `fuzzy_k`, which the document bounds at 3.
+#[test]
+fn regression_fuzzy_k_past_3_is_refused_even_without_patterns() {
+    let srv = TestServer::ready(session(100), Limits::default(), None);
+    for (path, body) in [
+        (
+            "/api/v1/stats",
+            r#"{"patterns":[],"syntax":"fuzzy","fuzzy_k":4}"#,
+        ),
+        (
+            "/api/v1/search",
+            r#"{"patterns":["GET"],"syntax":"fuzzy","fuzzy_k":4}"#,
+        ),
+        (
+            "/api/v1/patterns",
+            r#"{"patterns":["GET"],"syntax":"fuzzy","fuzzy_k":9}"#,
+        ),
+    ] {
+        let r = srv.post(path, body);
+        assert_eq!(r.status, 400, "{path}: {}", r.text());
+        assert_eq!(r.error_kind(), "invalid_query");
+    }
+    let r = srv.post("/api/v1/stats", r#"{"patterns":[],"fuzzy_k":3}"#);
+    assert_eq!(r.status, 200, "{}", r.text());
+}

@@ -38,6 +38,7 @@ fn run_stats(
     req: &StatsRequest,
     cancel: &Cancel,
 ) -> Result<(Value, String), ApiError> {
+    check_fuzzy_k(req.fuzzy_k)?;
     let query = if req.patterns.is_empty() {
         None
     } else {

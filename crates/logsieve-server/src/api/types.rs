@@ -74,6 +74,7 @@ pub struct SearchRequest {
     #[serde(default)]
     pub syntax: SyntaxName,
     /// Edits allowed with `syntax: fuzzy` (0..=3, default 1).
+    #[schema(maximum = 3)]
     #[serde(default)]
     pub fuzzy_k: Option<u8>,
     /// `-i`.
@@ -103,9 +104,15 @@ pub struct SearchRequest {
     /// Lines at or after this time (`2026-11-20T10:00`, epoch seconds, or a
     /// duration before the newest line: `15m`), through the stats columns;
     /// empty: no bound.
+    #[schema(
+        pattern = r"^ *(([0-9]{1,6}(ms|s|m|h|d|w)){1,4}|[0-9]{10}|[0-9]{13}|20[0-9]{2}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])(T([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9])?Z?)?)? *$"
+    )]
     #[serde(default)]
     pub since: Option<String>,
     /// Lines before this time (same forms as `since`; empty: no bound).
+    #[schema(
+        pattern = r"^ *(([0-9]{1,6}(ms|s|m|h|d|w)){1,4}|[0-9]{10}|[0-9]{13}|20[0-9]{2}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])(T([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9])?Z?)?)? *$"
+    )]
     #[serde(default)]
     pub until: Option<String>,
     /// Only these served files (by name, as `/health`'s loader named them;
@@ -188,6 +195,7 @@ pub struct StatsRequest {
     #[serde(default)]
     pub syntax: SyntaxName,
     /// Edits allowed with `syntax: fuzzy`.
+    #[schema(maximum = 3)]
     #[serde(default)]
     pub fuzzy_k: Option<u8>,
     /// `-i`.
@@ -200,9 +208,15 @@ pub struct StatsRequest {
     #[serde(default)]
     pub invert: bool,
     /// Window start (as `search`'s `since`).
+    #[schema(
+        pattern = r"^ *(([0-9]{1,6}(ms|s|m|h|d|w)){1,4}|[0-9]{10}|[0-9]{13}|20[0-9]{2}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])(T([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9])?Z?)?)? *$"
+    )]
     #[serde(default)]
     pub since: Option<String>,
     /// Window end, exclusive.
+    #[schema(
+        pattern = r"^ *(([0-9]{1,6}(ms|s|m|h|d|w)){1,4}|[0-9]{10}|[0-9]{13}|20[0-9]{2}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])(T([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9])?Z?)?)? *$"
+    )]
     #[serde(default)]
     pub until: Option<String>,
     /// Fields to count by, nested (`level`, `host`, the server's `--field`s).
@@ -232,6 +246,7 @@ pub struct PatternsRequest {
     #[serde(default)]
     pub syntax: SyntaxName,
     /// Edits allowed with `syntax: fuzzy`.
+    #[schema(maximum = 3)]
     #[serde(default)]
     pub fuzzy_k: Option<u8>,
     /// `-i`.
@@ -248,9 +263,15 @@ pub struct PatternsRequest {
     pub only_matched: bool,
     /// Lines at or after this time (as `search`'s `since`): counts over
     /// the lines in the window only (counted on the CPU).
+    #[schema(
+        pattern = r"^ *(([0-9]{1,6}(ms|s|m|h|d|w)){1,4}|[0-9]{10}|[0-9]{13}|20[0-9]{2}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])(T([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9])?Z?)?)? *$"
+    )]
     #[serde(default)]
     pub since: Option<String>,
     /// Lines before this time (as `search`'s `until`).
+    #[schema(
+        pattern = r"^ *(([0-9]{1,6}(ms|s|m|h|d|w)){1,4}|[0-9]{10}|[0-9]{13}|20[0-9]{2}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])(T([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9])?Z?)?)? *$"
+    )]
     #[serde(default)]
     pub until: Option<String>,
     /// Only these served files (as `search`'s `files`; an unknown name is

@@ -17,6 +17,8 @@ use std::time::{Duration, SystemTime};
 use crate::error::Error;
 
 pub mod decode;
+#[doc(hidden)]
+pub mod fault;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod follow;
 #[cfg(not(target_arch = "wasm32"))]
@@ -260,7 +262,10 @@ impl Document {
         }
         // The size seen at open: a regular file is read up to it, never
         // past (a log that grows while we read it is searched as it was).
-        let size = meta.is_file().then_some(meta.len());
+        // A regular file of size 0 may still hold bytes (procfs, sysfs:
+        // `/proc/cpuinfo`): it is read to its end, as a FIFO is.
+        // (REGRESSION: such files loaded empty, without a word.)
+        let size = meta.is_file().then_some(meta.len()).filter(|&s| s > 0);
         let sniff = if skip_binary || opts.search_zip {
             BINARY_SNIFF
         } else {
@@ -272,6 +277,14 @@ impl Document {
             .take(head_len as u64)
             .read_to_end(&mut head)
             .map_err(io_err)?;
+        // A fault injected by a test: met as the error of reading the rest.
+        let injected = fault::after_head(path).err();
+        if let Some(e) = injected
+            .as_ref()
+            .filter(|_| opts.search_zip || head.is_empty())
+        {
+            return Err(io_err(io::Error::new(e.kind(), e.to_string())));
+        }
         if opts.search_zip {
             match decode::detect(&head, path) {
                 Detected::Plain => {}
@@ -325,27 +338,41 @@ impl Document {
         if skip_binary && is_binary(&head) {
             return Ok(None);
         }
-        if let Some(size) = size.filter(|&s| s > 0 && !opts.no_mmap && stable(&meta)) {
+        if let Some(size) = size.filter(|_| !opts.no_mmap && injected.is_none() && stable(&meta)) {
             if let Some(map) = map_stable(&file, &meta, size) {
                 return Ok(Some(Document::new(name, Bytes::Mmap(map))));
             }
         }
         let mut out = head;
-        match size {
-            Some(size) => {
+        let read = match (injected, size) {
+            (Some(e), _) => Err(e),
+            (None, Some(size)) => {
                 out.reserve_exact((size as usize).saturating_sub(out.len()));
                 let rest = size.saturating_sub(out.len() as u64);
-                (&mut file)
-                    .take(rest)
-                    .read_to_end(&mut out)
-                    .map_err(io_err)?;
+                (&mut file).take(rest).read_to_end(&mut out)
             }
-            None => {
-                file.read_to_end(&mut out).map_err(io_err)?;
-            }
-        }
+            (None, None) => file.read_to_end(&mut out),
+        };
+        // A read error mid-file keeps the bytes read before it (as a cut
+        // compressed stream does), with a warning; nothing read: an error.
+        let read_error = match read {
+            Ok(_) => None,
+            Err(e) if out.is_empty() => return Err(io_err(e)),
+            Err(e) => Some(Error::io(
+                &name,
+                io::Error::new(
+                    e.kind(),
+                    format!(
+                        "read error ({e}): searched the {} bytes read before it",
+                        out.len()
+                    ),
+                ),
+            )),
+        };
         let mut doc = Document::new(name, Bytes::Owned(out));
-        if let Some(size) = size.filter(|&s| (doc.data.len() as u64) < s) {
+        if read_error.is_some() {
+            doc.warning = read_error;
+        } else if let Some(size) = size.filter(|&s| (doc.data.len() as u64) < s) {
             doc.warning = Some(Error::io(
                 &doc.name,
                 io::Error::new(
