@@ -358,6 +358,32 @@ fn errors_are_reported_not_panicked() {
     assert!(build(&pats(&[b"\xff"]), Syntax::Fixed, Flags::default()).is_ok());
 }
 
+#[test]
+fn word_wildcard_over_invalid_utf8_ends() {
+    // REGRESSION: `--wildcard -w '?'` (and `-o`, `--json`, colour: every
+    // caller of find_iter_line) never returned on this line of invalid
+    // UTF-8 (fuzz/findings/, query_build target).
+    let corpus: &[u8] =
+        b"e.r\xf8r:\x81\x05\x01\x01t\xea\xff\xff\xff\xff\xff\x8a\x8b\xdf\x90\n";
+    for syntax in [Syntax::Wildcard, Syntax::Regex] {
+        let p: &[u8] = if syntax == Syntax::Wildcard { b"?" } else { b"." };
+        for i in [false, true] {
+            let f = Flags {
+                i,
+                w: true,
+                x: false,
+                v: false,
+            };
+            check_against_oracle(corpus, &[p.to_vec()], syntax, f, Depth::Full).unwrap();
+            let q = build(&[p.to_vec()], syntax, f).unwrap();
+            let line = &corpus[..corpus.len() - 1];
+            let found = q.find_iter_line(line);
+            assert!(found.iter().all(|m| m.start < m.end && m.end <= line.len()));
+            assert!(found.windows(2).all(|w| w[0].end <= w[1].start));
+        }
+    }
+}
+
 /// REGRESSION (fuzz/corpus/differential/seed-crash-ed92b4c3): `-w` with
 /// `-x` built the `-x` regex but read it as the `-w` wrapper, and panicked
 /// ("word wrapper has group 1") on a line of invalid UTF-8. `-x` wins, as

@@ -464,8 +464,17 @@ impl Matcher {
                             while p0 > 0 && at - p0 < 4 && (line[p0] & 0xC0) == 0x80 {
                                 p0 -= 1;
                             }
-                            cont.captures_at(line, p0)
-                                .filter(|c| c.get(0).is_some_and(|m| m.start() == p0))
+                            // Only a word that starts where the previous
+                            // one ended counts: a group ending at or
+                            // before `at` (the boundary character taken
+                            // back over invalid UTF-8) would never move
+                            // `at` on (REGRESSION: `--wildcard -w '?'`
+                            // looped for ever on a line of invalid UTF-8,
+                            // found by the query_build fuzz target).
+                            cont.captures_at(line, p0).filter(|c| {
+                                c.get(0).is_some_and(|m| m.start() == p0)
+                                    && c.get(1).is_some_and(|g| g.start() >= at && g.end() > at)
+                            })
                         }
                         _ => None,
                     };
