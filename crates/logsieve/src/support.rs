@@ -317,6 +317,29 @@ pub fn describe_literals(lits: &[Vec<u8>]) -> String {
     parts.join(", ")
 }
 
+/// The executor's side of a tier-1 route: the plan derived again with the
+/// kernel the caller asked for (`asked`, as the route saw it), which must
+/// name the route's `kernel`. Deriving it with the route's kernel as the
+/// ask instead could disagree with the route (a literal kernel named by
+/// hand takes queries it does not take by default: REGRESSION
+/// gpu_bitap::random_fuzzy_queries_on_the_gpu, a 65-byte `--fuzzy 0`
+/// routed to tier 1 and then refused as "run directly").
+pub fn prefilter_plan(
+    q: &Query,
+    asked: Option<Kernel>,
+    kernel: Kernel,
+) -> Result<PrefilterPlan, Unsupported> {
+    let plan = prefilter_support(q, asked)?;
+    if plan.kernel != kernel {
+        return Err(Unsupported::shape(format!(
+            "the route chose {} for tier 1, the plan {}",
+            kernel.name(),
+            plan.kernel.name()
+        )));
+    }
+    Ok(plan)
+}
+
 /// Whether tier 1 runs `q` — the required literals on the GPU as a
 /// prefilter, every candidate line verified by the CPU matcher — and with
 /// which kernel (`asked` as in [`kernel_support`]). The literals come from

@@ -211,7 +211,7 @@ impl Session {
         let Some(g) = self.gpu() else {
             return Err(Error::backend("no GPU attached"));
         };
-        let plan = crate::support::prefilter_support(q, Some(kernel))
+        let plan = crate::support::prefilter_plan(q, opts.gpu_kernel, kernel)
             .map_err(|u| Error::backend(format!("GPU prefilter: {u}")))?;
         let t = Instant::now();
         if plan.verify == crate::support::Verifier::Gpu {

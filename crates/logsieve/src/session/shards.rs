@@ -461,7 +461,7 @@ impl Session {
         let (devs, cpu_lines) = Self::fan_out(split);
         let plan = match tier1 {
             true => Some(
-                crate::support::prefilter_support(q, Some(kernel))
+                crate::support::prefilter_plan(q, opts.gpu_kernel, kernel)
                     .map_err(|u| Error::backend(format!("GPU prefilter: {u}")))?,
             ),
             false => None,
