@@ -363,10 +363,13 @@ fn word_wildcard_over_invalid_utf8_ends() {
     // REGRESSION: `--wildcard -w '?'` (and `-o`, `--json`, colour: every
     // caller of find_iter_line) never returned on this line of invalid
     // UTF-8 (fuzz/findings/, query_build target).
-    let corpus: &[u8] =
-        b"e.r\xf8r:\x81\x05\x01\x01t\xea\xff\xff\xff\xff\xff\x8a\x8b\xdf\x90\n";
+    let corpus: &[u8] = b"e.r\xf8r:\x81\x05\x01\x01t\xea\xff\xff\xff\xff\xff\x8a\x8b\xdf\x90\n";
     for syntax in [Syntax::Wildcard, Syntax::Regex] {
-        let p: &[u8] = if syntax == Syntax::Wildcard { b"?" } else { b"." };
+        let p: &[u8] = if syntax == Syntax::Wildcard {
+            b"?"
+        } else {
+            b"."
+        };
         for i in [false, true] {
             let f = Flags {
                 i,
