@@ -59,9 +59,17 @@ impl Session {
             .collect();
         let several = ctxs.len() > 1 || self.layout.is_some();
         let calibration = self.calibration();
+        // Several devices (shards, a host tier) exist natively only; the
+        // browser holds one.
+        #[cfg(not(target_arch = "wasm32"))]
         let res = if several {
             self.attach_gpus_with(&ctxs, self.upload_options, None)
         } else {
+            self.attach_gpu_with(&ctxs[0], self.upload_options)
+        };
+        #[cfg(target_arch = "wasm32")]
+        let res = {
+            let _ = several;
             self.attach_gpu_with(&ctxs[0], self.upload_options)
         };
         // Attaching loads the device's calibration file again: keep what
