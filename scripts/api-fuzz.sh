@@ -22,5 +22,8 @@ for _ in $(seq 100); do
     sleep 0.2
 done
 [ -n "${ADDR:-}" ] || { cat "$LOG"; echo "server did not start"; exit 1; }
+# /api/v1/tail is a server-sent-events stream that stays open while the
+# client does: every call would wait for the request timeout. Its own
+# tests (crates/logsieve-server/tests/tail.rs) check it against the oracle.
 schemathesis --config-file scripts/schemathesis.toml run "http://$ADDR/api/v1/openapi.json" \
-    --checks all --max-examples "$N" --request-timeout 30
+    --checks all --max-examples "$N" --request-timeout 30 --exclude-path /api/v1/tail

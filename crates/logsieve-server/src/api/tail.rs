@@ -161,7 +161,7 @@ pub const KEEP_ALIVE: Duration = Duration::from_secs(15);
 /// The server's end closes the stream. At most `--max-tails` tails at
 /// once (429 past it); a client that disconnects frees its slot.
 #[utoipa::path(
-    get,
+    method(get, post),
     path = "/api/v1/tail",
     params(
         ("pattern" = Option<Vec<String>>, Query, description = "a pattern (repeatable; `patterns` too)"),
