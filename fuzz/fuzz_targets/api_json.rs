@@ -57,6 +57,7 @@ fn world() -> &'static World {
                 max_in_flight: 4,
                 max_body: 1 << 20,
                 threads: 1,
+                ..Limits::default()
             },
             None,
         );
