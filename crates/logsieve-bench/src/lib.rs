@@ -18,6 +18,7 @@
 pub mod demo;
 pub mod reference;
 pub mod soak;
+pub mod timing;
 
 use std::io::Write;
 use std::time::Duration;

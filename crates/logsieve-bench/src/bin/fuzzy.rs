@@ -8,13 +8,12 @@
 //! Usage: `fuzzy [--lines N] [--iters N]`. Medians of `--iters` runs after
 //! one warm-up, back to back; the CPU on one thread runs once.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use logsieve::gen::{generate, GenOptions};
 use logsieve::support::bitap_support;
-use logsieve::{
-    BackendChoice, Corpus, Kernel, Query, QueryBuilder, SearchOptions, Session, Syntax, Want,
-};
+use logsieve::{BackendChoice, Corpus, Kernel, Query, QueryBuilder, Session, Syntax};
+use logsieve_bench::timing::{count_opts, timed};
 
 /// The suite: (what the row is called, patterns, K, `-i`).
 const SUITE: &[(&str, &[&str], u8, bool)] = &[
@@ -51,28 +50,6 @@ const SUITE: &[(&str, &[&str], u8, bool)] = &[
         false,
     ),
 ];
-
-fn timed<T>(iters: usize, mut f: impl FnMut() -> T) -> (f64, T) {
-    let mut out = f();
-    let mut ts = Vec::with_capacity(iters);
-    for _ in 0..iters {
-        let t = Instant::now();
-        out = f();
-        ts.push(t.elapsed());
-    }
-    ts.sort();
-    (ts[ts.len() / 2].as_secs_f64() * 1e3, out)
-}
-
-fn opts(backend: BackendChoice, kernel: Option<Kernel>, threads: usize) -> SearchOptions {
-    SearchOptions {
-        backend,
-        gpu_kernel: kernel,
-        threads,
-        want: Want::Count,
-        ..Default::default()
-    }
-}
 
 fn main() {
     let mut lines = 1_000_000u64;
@@ -118,18 +95,18 @@ fn main() {
             .build(pats)
             .expect("query");
         let mut counts = Vec::new();
-        let (auto, r) = timed(iters, || {
+        let (auto, r) = timed(iters, Duration::ZERO, || {
             session
-                .search(&q, &opts(BackendChoice::Auto, None, 0))
+                .search(&q, &count_opts(BackendChoice::Auto, None, 0))
                 .expect("auto")
         });
         counts.push(r.total());
         let route = r.backend.name.clone();
         eprintln!("{name}: auto: {}: {}", r.backend.name, r.backend.reason);
         let gpu = (session.has_gpu() && bitap_support(&q).is_ok()).then(|| {
-            let (ms, r) = timed(iters, || {
+            let (ms, r) = timed(iters, Duration::ZERO, || {
                 session
-                    .search(&q, &opts(BackendChoice::Gpu, Some(Kernel::Bitap), 0))
+                    .search(&q, &count_opts(BackendChoice::Gpu, Some(Kernel::Bitap), 0))
                     .expect("bitap")
             });
             counts.push(r.total());
@@ -137,13 +114,13 @@ fn main() {
         });
         let t = Instant::now();
         let r = session
-            .search(&q, &opts(BackendChoice::Cpu, None, 1))
+            .search(&q, &count_opts(BackendChoice::Cpu, None, 1))
             .expect("cpu");
         let x1 = t.elapsed().as_secs_f64() * 1e3;
         counts.push(r.total());
-        let (x16, r) = timed(iters.min(5), || {
+        let (x16, r) = timed(iters.min(5), Duration::ZERO, || {
             session
-                .search(&q, &opts(BackendChoice::Cpu, None, 0))
+                .search(&q, &count_opts(BackendChoice::Cpu, None, 0))
                 .expect("cpu")
         });
         counts.push(r.total());

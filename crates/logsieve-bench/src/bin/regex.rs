@@ -19,7 +19,8 @@ use std::time::{Duration, Instant};
 
 use logsieve::gen::{generate, GenOptions};
 use logsieve::support::{prefilter_support, shift_and_support};
-use logsieve::{BackendChoice, Corpus, Kernel, Query, QueryBuilder, SearchOptions, Session, Want};
+use logsieve::{BackendChoice, Corpus, Kernel, Query, QueryBuilder, Session};
+use logsieve_bench::timing::{count_opts, timed};
 
 /// The suite: what people type when they hunt through logs.
 const SUITE: &[&str] = &[
@@ -48,31 +49,6 @@ const SUITE: &[&str] = &[
     r"client=10\.\d+\.\d+\.\d+",
     r"latency_ms=1\d{3} ",
 ];
-
-fn timed<T>(iters: usize, gap: Duration, mut f: impl FnMut() -> T) -> (f64, T) {
-    let mut out = f();
-    let mut ts = Vec::with_capacity(iters);
-    for _ in 0..iters {
-        if !gap.is_zero() {
-            std::thread::sleep(gap);
-        }
-        let t = Instant::now();
-        out = f();
-        ts.push(t.elapsed());
-    }
-    ts.sort();
-    (ts[ts.len() / 2].as_secs_f64() * 1e3, out)
-}
-
-fn opts(backend: BackendChoice, kernel: Option<Kernel>, threads: usize) -> SearchOptions {
-    SearchOptions {
-        backend,
-        gpu_kernel: kernel,
-        threads,
-        want: Want::Count,
-        ..Default::default()
-    }
-}
 
 fn cell(v: Option<f64>) -> String {
     v.map_or("—".to_string(), |x| format!("{x:.3}"))
@@ -161,27 +137,30 @@ fn main() {
             time(0, &mut || {
                 auto_r = Some(
                     session
-                        .search(&q, &opts(BackendChoice::Auto, None, 0))
+                        .search(&q, &count_opts(BackendChoice::Auto, None, 0))
                         .expect("auto"),
                 )
             });
             if gpu_on {
                 time(1, &mut || {
-                    gpu_r = Some(session.search(&q, &opts(BackendChoice::Gpu, None, 0)))
+                    gpu_r = Some(session.search(&q, &count_opts(BackendChoice::Gpu, None, 0)))
                 });
             }
             if has_t2 {
                 time(2, &mut || {
                     t2_r = Some(
                         session
-                            .search(&q, &opts(BackendChoice::Gpu, Some(Kernel::ShiftAnd), 0))
+                            .search(
+                                &q,
+                                &count_opts(BackendChoice::Gpu, Some(Kernel::ShiftAnd), 0),
+                            )
                             .expect("tier 2"),
                     )
                 });
             }
             if let Some(pre) = &pre {
                 time(3, &mut || {
-                    let _ = session.search(&pre.literals, &opts(BackendChoice::Gpu, None, 0));
+                    let _ = session.search(&pre.literals, &count_opts(BackendChoice::Gpu, None, 0));
                 });
             }
         }
@@ -197,14 +176,14 @@ fn main() {
         eprintln!("{p}: auto: {}: {}", r.backend.name, r.backend.reason);
         let (auto_rep, r) = timed(iters, Duration::ZERO, || {
             session
-                .search(&q, &opts(BackendChoice::Auto, None, 0))
+                .search(&q, &count_opts(BackendChoice::Auto, None, 0))
                 .expect("auto")
         });
         counts.push(r.total());
         eprintln!("{p}: auto repeated: {}", r.backend.name);
         let (auto_idle, r) = timed(iters.min(5), Duration::from_millis(100), || {
             session
-                .search(&q, &opts(BackendChoice::Auto, None, 0))
+                .search(&q, &count_opts(BackendChoice::Auto, None, 0))
                 .expect("auto")
         });
         counts.push(r.total());
@@ -223,13 +202,13 @@ fn main() {
         // one thread then takes seconds.
         let t = Instant::now();
         let r = session
-            .search(&q, &opts(BackendChoice::Cpu, None, 1))
+            .search(&q, &count_opts(BackendChoice::Cpu, None, 1))
             .expect("cpu");
         let x1 = t.elapsed().as_secs_f64() * 1e3;
         counts.push(r.total());
         let (x16, r) = timed(iters.min(5), Duration::ZERO, || {
             session
-                .search(&q, &opts(BackendChoice::Cpu, None, 0))
+                .search(&q, &count_opts(BackendChoice::Cpu, None, 0))
                 .expect("cpu")
         });
         counts.push(r.total());
