@@ -180,12 +180,58 @@ impl GpuCorpus {
         let t_run = t0.elapsed();
         let set = &up.tables.set;
         let g = set.uniq.len();
-        let w = |i: usize| u64::from(run.pcounts[i]) | (u64::from(run.pcounts[i + 1]) << 32);
-        let mut c = GroupCounts::zero(g);
-        for k in 0..g {
-            c.lines[k] = w(4 * k);
-            c.occurrences[k] = w(4 * k + 2);
+        let pc = &run.pcounts;
+        let w = |i: usize| u64::from(pc[i]) | (u64::from(pc[i + 1]) << 32);
+        let flagged: Vec<usize> = (0..g).filter(|&k| pc[4 * g + k] != 0).collect();
+        let (lines, occs) = if self.cpu_segs.is_empty() && flagged.is_empty() {
+            // The common case: the counters are the answer, read once
+            // straight into the per-pattern vectors (no group vectors or
+            // lengths in between: at 100k patterns this step took
+            // 0.9-1.1 ms a count on the H100 machine with them,
+            // docs/bench/h100-2026-11-24-watchlists.md).
+            let lines = set.group_of.iter().map(|&k| w(4 * k as usize)).collect();
+            let occs = set
+                .group_of
+                .iter()
+                .map(|&k| w(4 * k as usize + 2))
+                .collect();
+            (lines, occs)
+        } else {
+            let mut c = GroupCounts::zero(g);
+            for k in 0..g {
+                c.lines[k] = w(4 * k);
+                c.occurrences[k] = w(4 * k + 2);
+            }
+            self.correct_on_cpu(corpus, q, set, &flagged, &mut c);
+            let lines = set.group_of.iter().map(|&k| c.lines[k as usize]).collect();
+            let occs = set
+                .group_of
+                .iter()
+                .map(|&k| c.occurrences[k as usize])
+                .collect();
+            (lines, occs)
+        };
+        if self.ctx.inner.tuning.trace_queries {
+            eprintln!(
+                "[multi] run {:.3} ms, counts to patterns {:.3} ms",
+                t_run.as_secs_f64() * 1e3,
+                (t0.elapsed() - t_run).as_secs_f64() * 1e3
+            );
         }
+        Ok((lines, occs, run.kernel_time))
+    }
+
+    /// What the GPU's counters leave to the CPU: lines too large for a
+    /// binding (never uploaded), and the exact occurrences of the groups
+    /// in `flagged` (self-overlapping occurrences).
+    fn correct_on_cpu(
+        &self,
+        corpus: &Corpus,
+        q: &Query,
+        set: &PatternSet,
+        flagged: &[usize],
+        c: &mut GroupCounts,
+    ) {
         let lens: Vec<usize> = set.uniq.iter().map(|p| p.len()).collect();
         // Lines too large for a binding were never uploaded: the CPU
         // counts them.
@@ -206,7 +252,6 @@ impl GpuCorpus {
         }
         // Self-overlapping occurrences were flagged: recount those
         // patterns' occurrences exactly on the CPU (rare in IOC lists).
-        let flagged: Vec<usize> = (0..g).filter(|&k| run.pcounts[4 * g + k] != 0).collect();
         if !flagged.is_empty() {
             let sub: Vec<Vec<u8>> = flagged.iter().map(|&k| set.uniq[k].clone()).collect();
             let sub = PatternSet::new(&sub, set.fold);
@@ -235,20 +280,6 @@ impl GpuCorpus {
                 }
             }
         }
-        let lines = set.group_of.iter().map(|&k| c.lines[k as usize]).collect();
-        let occs = set
-            .group_of
-            .iter()
-            .map(|&k| c.occurrences[k as usize])
-            .collect();
-        if self.ctx.inner.tuning.trace_queries {
-            eprintln!(
-                "[multi] run {:.3} ms, counts to patterns {:.3} ms",
-                t_run.as_secs_f64() * 1e3,
-                (t0.elapsed() - t_run).as_secs_f64() * 1e3
-            );
-        }
-        Ok((lines, occs, run.kernel_time))
     }
 
     /// Runs `kernel` (resolved by [`MultiKernel::for_query`]) over every

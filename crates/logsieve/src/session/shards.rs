@@ -529,6 +529,14 @@ impl Session {
     /// oversized lines.
     fn cpu_pattern_counts(&self, q: &Query, parts: &[Range<u64>]) -> (Vec<u64>, Vec<u64>) {
         let n = q.patterns().len();
+        // No lines for the host (the usual split: every shard on a GPU):
+        // zeros, without building the counter. Building it for a
+        // 10k-literal watchlist took most of the 34 ms of each HTTP
+        // per-pattern answer on the H100 (docs/bench/h100-2026-11-25-session2.md
+        // §4) against 1.4 ms for the GPU's count.
+        if parts.iter().all(|r| r.is_empty()) {
+            return (vec![0; n], vec![0; n]);
+        }
         let Some(lits) = q.literals() else {
             return (vec![0; n], vec![0; n]);
         };
