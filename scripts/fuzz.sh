@@ -14,7 +14,8 @@ SECS=${1:-60}
 shift || true
 # Adding a target: its file in fuzz/fuzz_targets/, its [[bin]] in
 # fuzz/Cargo.toml, its name here.
-TARGETS=(query_build literals time_parse differential fields decode logql glushkov api_json)
+TARGETS=(query_build literals time_parse differential fields decode logql glushkov api_json
+    follow_lines loki_params bitap)
 [ $# -gt 0 ] && TARGETS=("$@")
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
 export RUSTC_BOOTSTRAP=1
