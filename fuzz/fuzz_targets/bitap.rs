@@ -44,7 +44,10 @@ fuzz_target!(|data: &[u8]| {
     let Ok(b) = Bitap::for_query(&q) else {
         // More than MAX_BITS pattern bytes: the query stays on the CPU.
         let bits: usize = q.patterns().iter().map(Vec::len).sum();
-        assert!(bits > logsieve::query::bitap::MAX_BITS, "{q:?}: no bitap plan");
+        assert!(
+            bits > logsieve::query::bitap::MAX_BITS,
+            "{q:?}: no bitap plan"
+        );
         return;
     };
     let cpu = q.is_match_line(line);

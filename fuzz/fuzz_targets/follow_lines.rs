@@ -80,7 +80,11 @@ impl Harness {
             .unwrap()
             .write_all(bytes)
             .unwrap();
-        self.files[f].gens.last_mut().unwrap().extend_from_slice(bytes);
+        self.files[f]
+            .gens
+            .last_mut()
+            .unwrap()
+            .extend_from_slice(bytes);
     }
 
     /// A new `a.log`, starting with a line naming it.
@@ -274,7 +278,11 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     let mut held: HashMap<usize, usize> = HashMap::new();
-    for _ in 0..3 {
+    // One new file is adopted per poll (the next is compared with the
+    // corpus once the first is in it): as many polls as files, and more.
+    // (REGRESSION seed-crash-many-new-files: three polls did not adopt
+    // four new files; the target's count, not the tracker.)
+    for _ in 0..h.files.len() + 3 {
         h.poll(&mut t, &mut c);
     }
     for (f, m) in h.files.iter().enumerate() {

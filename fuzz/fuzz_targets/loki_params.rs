@@ -129,7 +129,13 @@ fuzz_target!(|data: &[u8]| {
     } else {
         rest.split(|&b| b == b'\n')
             .filter_map(|p| p.split_first())
-            .map(|(&n, v)| format!("{}={}", enc(NAMES[usize::from(n) % NAMES.len()].as_bytes()), enc(v)))
+            .map(|(&n, v)| {
+                format!(
+                    "{}={}",
+                    enc(NAMES[usize::from(n) % NAMES.len()].as_bytes()),
+                    enc(v)
+                )
+            })
             .collect::<Vec<_>>()
             .join("&")
     };
@@ -150,10 +156,9 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let w = world();
-    let resp = w
-        .rt
-        .block_on(w.app.clone().oneshot(req))
-        .expect("the router is infallible");
+    let resp =
+        w.rt.block_on(w.app.clone().oneshot(req))
+            .expect("the router is infallible");
     let status = resp.status();
     let ctype = resp
         .headers()
