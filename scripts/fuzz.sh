@@ -14,13 +14,14 @@ SECS=${1:-60}
 shift || true
 # Adding a target: its file in fuzz/fuzz_targets/, its [[bin]] in
 # fuzz/Cargo.toml, its name here.
-TARGETS=(query_build literals time_parse differential fields decode logql glushkov api_json)
+TARGETS=(query_build literals time_parse differential fields decode logql glushkov api_json
+    follow_lines loki_params bitap)
 [ $# -gt 0 ] && TARGETS=("$@")
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
 export RUSTC_BOOTSTRAP=1
 cargo fuzz build -O -s none 2>&1 | tail -3 || { echo "fuzz build failed"; exit 1; }
 # Targets run FUZZ_JOBS at a time (default 2: libFuzzer is one thread
-# each, the CI machine has 2 cores), so 9 targets x 60 s take 5 rounds.
+# each, the CI machine has 2 cores), so 12 targets x 60 s take 6 rounds.
 run_one() {
     local t=$1
     # New inputs go to work/$t (ignored by git); corpus/$t holds the small
@@ -29,7 +30,7 @@ run_one() {
     mkdir -p "corpus/$t" "work/$t"
     cargo fuzz run -O -s none "$t" "work/$t" "corpus/$t" -- \
         -max_total_time="$SECS" -max_len=4096 -timeout=10 -rss_limit_mb=4096 \
-        -print_final_stats=1 2>&1 | grep -E '^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss|Done|==|.*(panicked|ERROR|SUMMARY))' | sed "s/^/$t: /" || true
+        -print_final_stats=1 2>&1 | grep -E '^(#[0-9]+[[:space:]]+DONE|stat::number_of_executed_units|stat::peak_rss|Done|==|.*(panicked|ERROR|SUMMARY))' | sed "s/^/$t: /" || true
 }
 JOBS=${FUZZ_JOBS:-2}
 running=0

@@ -5,7 +5,14 @@
 //! some invalid (400/422), some oversized (413) — with every answer checked
 //! against a CPU-only [`Session`] over the same generated corpus, the
 //! server's resident memory sampled from `/proc/PID/status`, and latency
-//! percentiles per kind.
+//! percentiles per kind. The live routes too: `/loki/api/v1/query_range`
+//! (log and metric queries, checked against the same CPU session) and,
+//! when the server has the test appender (`LOGSIEVE_TEST_APPEND=1`,
+//! [`SoakConfig::live`]), `/api/v1/tail` streams: each opens a tail on a
+//! token of its own, appends lines through `POST /api/v1/_test/append`
+//! (to a document of their own, `soak-tail.log`, whose lines no other
+//! query of the mix matches), and checks that the tail streams exactly the
+//! appended lines holding the token, in order.
 //!
 //! [`run`] drives a server that is already listening; the `serve-soak`
 //! binary starts one (`logsieve serve --demo`) and stops it, and the CLI's
@@ -38,6 +45,9 @@ pub struct SoakConfig {
     /// The server's body limit (`--max-body`, default 1 MiB): an oversized
     /// request is one byte over it.
     pub max_body: usize,
+    /// The server was started with `LOGSIEVE_TEST_APPEND=1`: tail streams
+    /// (with appends) are in the mix.
+    pub live: bool,
 }
 
 /// What a query must answer.
@@ -57,12 +67,26 @@ enum Expect {
     HangUp,
     /// A body one byte over the limit: 413.
     Oversized,
+    /// A Loki metric query over everything: one point, this value.
+    LokiCount(u64),
+    /// A Loki log query: `min(limit, want.len())` entries, each the text
+    /// of a line the oracle selects (`want`, sorted).
+    LokiLines {
+        /// The query's `limit`.
+        limit: usize,
+        /// Every line the oracle selects, sorted.
+        want: Vec<String>,
+    },
+    /// A tail on a token of this request's own, lines appended, the tail
+    /// read until it has streamed them (see the module docs).
+    Tail,
 }
 
 /// One query of the mix.
 #[derive(Clone, Debug)]
 struct Case {
     kind: &'static str,
+    method: &'static str,
     path: String,
     body: String,
     expect: Expect,
@@ -230,6 +254,7 @@ fn cases(cfg: &SoakConfig) -> Vec<Case> {
     };
     let case = |kind, path: &str, body: Value, expect| Case {
         kind,
+        method: "POST",
         path: path.to_string(),
         body: body.to_string(),
         expect,
@@ -316,6 +341,7 @@ fn cases(cfg: &SoakConfig) -> Vec<Case> {
     ));
     v.push(Case {
         kind: "invalid",
+        method: "POST",
         path: search.into(),
         body: r#"{"patterns": ["x""#.into(),
         expect: Expect::Status(400),
@@ -334,11 +360,134 @@ fn cases(cfg: &SoakConfig) -> Vec<Case> {
     ));
     v.push(Case {
         kind: "oversized",
+        method: "POST",
         path: search.into(),
         body: String::new(),
         expect: Expect::Oversized,
     });
+    // Loki: every line of the demo corpus has its time (2026), inside
+    // [0, 2100): a metric over 100 years ending in 2100 counts them all.
+    const END_NS: i64 = 4_102_444_800_000_000_000;
+    let loki = |kind, q: &str, extra: &str, expect| Case {
+        kind,
+        method: "GET",
+        path: format!("/loki/api/v1/query_range?query={}{extra}", url_encode(q)),
+        body: String::new(),
+        expect,
+    };
+    for p in ["ERROR_503", "NullPointerException"] {
+        v.push(loki(
+            "loki-metric",
+            &format!(r#"sum(count_over_time({{filename=~".+"}} |= "{p}" [36500d]))"#),
+            &format!("&start={END_NS}&end={END_NS}&step=60"),
+            Expect::LokiCount(count(Syntax::Fixed, false, &[p])),
+        ));
+    }
+    let texts = |syntax, p: &str| {
+        let q = build(syntax, false, &[p]);
+        let r = s.search(&q, &cpu(Want::Lines)).unwrap();
+        let doc = &s.corpus().docs()[0];
+        let mut t: Vec<String> = r.docs[0]
+            .lines
+            .iter()
+            .map(|&l| {
+                let b = doc.line(l);
+                String::from_utf8_lossy(b.strip_suffix(b"\n").unwrap_or(b)).into_owned()
+            })
+            .collect();
+        t.sort();
+        t
+    };
+    for (syntax, op, p) in [
+        (Syntax::Fixed, "|=", "ERROR_503"),
+        (Syntax::Regex, "|~", r"192\.168\.1\.\d+"),
+    ] {
+        // A raw (backtick) LogQL string: the regex as it is.
+        v.push(loki(
+            "loki-lines",
+            &format!(r#"{{filename=~".+"}} {op} `{p}`"#),
+            &format!("&start=0&end={END_NS}&limit=200&direction=forward"),
+            Expect::LokiLines {
+                limit: 200,
+                want: texts(syntax, p),
+            },
+        ));
+    }
+    if cfg.live {
+        for _ in 0..2 {
+            v.push(Case {
+                kind: "tail",
+                method: "POST",
+                path: "/api/v1/tail".into(),
+                body: String::new(),
+                expect: Expect::Tail,
+            });
+        }
+    }
     v
+}
+
+/// Percent-encodes a query parameter's value.
+fn url_encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+/// The events of a server-sent-events body, read as they come.
+struct Sse {
+    chunked: bool,
+    buf: Vec<u8>,
+}
+
+impl Sse {
+    /// The next event: (name, data); keep-alive comments are skipped.
+    fn next(&mut self, k: &mut Conn) -> std::io::Result<(String, String)> {
+        loop {
+            if let Some(i) = self.buf.windows(2).position(|w| w == b"\n\n") {
+                let ev: Vec<u8> = self.buf.drain(..i + 2).collect();
+                let (mut name, mut data) = (String::new(), String::new());
+                for l in String::from_utf8_lossy(&ev).lines() {
+                    if let Some(v) = l.strip_prefix("event:") {
+                        name = v.trim().to_string();
+                    } else if let Some(v) = l.strip_prefix("data:") {
+                        data.push_str(v.strip_prefix(' ').unwrap_or(v));
+                    }
+                }
+                if !name.is_empty() || !data.is_empty() {
+                    return Ok((name, data));
+                }
+                continue;
+            }
+            if self.chunked {
+                let mut line = String::new();
+                k.reader.read_line(&mut line)?;
+                let n = usize::from_str_radix(line.trim().split(';').next().unwrap_or(""), 16)
+                    .map_err(|_| std::io::Error::other(format!("bad chunk size {line:?}")))?;
+                if n == 0 {
+                    return Err(std::io::Error::other("the stream ended"));
+                }
+                let at = self.buf.len();
+                self.buf.resize(at + n, 0);
+                k.reader.read_exact(&mut self.buf[at..])?;
+                line.clear();
+                k.reader.read_line(&mut line)?;
+            } else {
+                let mut b = [0u8; 4096];
+                let n = k.reader.read(&mut b)?;
+                if n == 0 {
+                    return Err(std::io::Error::other("the stream ended"));
+                }
+                self.buf.extend_from_slice(&b[..n]);
+            }
+        }
+    }
 }
 
 /// One keep-alive HTTP/1.1 connection.
@@ -420,8 +569,8 @@ impl Conn {
         Ok(out)
     }
 
-    fn post(&mut self, path: &str, body: &str) -> std::io::Result<(u16, Vec<u8>)> {
-        self.send("POST", path, body.len(), body.as_bytes())?;
+    fn request(&mut self, method: &str, path: &str, body: &str) -> std::io::Result<(u16, Vec<u8>)> {
+        self.send(method, path, body.len(), body.as_bytes())?;
         let (status, len, chunked) = self.head()?;
         Ok((status, self.body(len, chunked)?))
     }
@@ -497,7 +646,37 @@ fn check(expect: &Expect, status: u16, body: &[u8]) -> Result<(), String> {
                 .then_some(())
                 .ok_or_else(|| format!("not the error shape: {}", text()))
         }
-        Expect::HangUp | Expect::Oversized => Ok(()),
+        Expect::LokiCount(n) => {
+            let v = json()?;
+            let r = &v["data"]["result"];
+            let got = if *n == 0 && r.as_array().is_some_and(Vec::is_empty) {
+                Some("0".to_string())
+            } else {
+                r[0]["values"][0][1].as_str().map(str::to_string)
+            };
+            (v["status"] == "success" && got.as_deref() == Some(n.to_string().as_str()))
+                .then_some(())
+                .ok_or_else(|| format!("Loki value {got:?}, oracle {n}: {}", text()))
+        }
+        Expect::LokiLines { limit, want } => {
+            let v = json()?;
+            let mut got = 0usize;
+            for stream in v["data"]["result"].as_array().into_iter().flatten() {
+                for e in stream["values"].as_array().into_iter().flatten() {
+                    let t = e[1].as_str().unwrap_or("");
+                    if want.binary_search_by(|w| w.as_str().cmp(t)).is_err() {
+                        return Err(format!(
+                            "Loki returned a line the oracle does not select: {t:?}"
+                        ));
+                    }
+                    got += 1;
+                }
+            }
+            (got == want.len().min(*limit))
+                .then_some(())
+                .ok_or_else(|| format!("{got} Loki entries, oracle {} (limit {limit})", want.len()))
+        }
+        Expect::HangUp | Expect::Oversized | Expect::Tail => Ok(()),
     }
 }
 
@@ -521,15 +700,98 @@ fn shed(status: u16, body: &[u8]) -> Option<Outcome> {
     }
 }
 
-/// Runs one case.
+/// A tail on a token of its own (`tag` is unique to this request), lines
+/// appended through the test appender on the keep-alive connection, the
+/// tail read until it has streamed every appended line holding the token:
+/// exactly those, in order.
+fn run_tail(conn: &mut Option<Conn>, addr: SocketAddr, tag: &str) -> Result<Outcome, String> {
+    let io = |e: std::io::Error| format!("{e}");
+    let token = format!("soaktail {tag} zq");
+    let body = json!({"patterns": [token], "syntax": "literal"}).to_string();
+    let mut k = Conn::open(addr).map_err(io)?;
+    k.send("POST", "/api/v1/tail", body.len(), body.as_bytes())
+        .map_err(io)?;
+    let (status, len, chunked) = k.head().map_err(io)?;
+    if status != 200 {
+        let b = k.body(len, chunked).map_err(io)?;
+        return shed(status, &b).ok_or_else(|| {
+            format!(
+                "tail: status {status}: {}",
+                String::from_utf8_lossy(&b[..b.len().min(200)])
+            )
+        });
+    }
+    let mut sse = Sse {
+        chunked,
+        buf: Vec::new(),
+    };
+    let (name, _) = sse.next(&mut k).map_err(io)?;
+    if name != "ready" {
+        return Err(format!("tail: first event {name:?}, not ready"));
+    }
+    // Six lines, four with the token; none holds a pattern of the other
+    // queries of the mix.
+    let lines: Vec<String> = (0..6)
+        .map(|j| {
+            if j % 3 == 1 {
+                format!("soaktail other {tag} {j}")
+            } else {
+                format!("{token} line {j}")
+            }
+        })
+        .collect();
+    let want: Vec<&String> = lines.iter().filter(|l| l.contains(&token)).collect();
+    let text = lines.iter().map(|l| format!("{l}\n")).collect::<String>();
+    let req = json!({"file": "soak-tail.log", "text": text}).to_string();
+    if conn.is_none() {
+        *conn = Some(Conn::open(addr).map_err(io)?);
+    }
+    let (st, b) = match conn
+        .as_mut()
+        .unwrap()
+        .request("POST", "/api/v1/_test/append", &req)
+    {
+        Ok(r) => r,
+        Err(e) => {
+            *conn = None;
+            return Err(format!("append: {e}"));
+        }
+    };
+    if st != 200 {
+        return Err(format!(
+            "append: status {st}: {}",
+            String::from_utf8_lossy(&b[..b.len().min(200)])
+        ));
+    }
+    let mut got = Vec::new();
+    while got.len() < want.len() {
+        let (name, data) = sse
+            .next(&mut k)
+            .map_err(|e| format!("tail after {} lines: {e}", got.len()))?;
+        if name != "match" {
+            continue;
+        }
+        let v: Value = serde_json::from_str(&data).map_err(|e| format!("{e}: {data}"))?;
+        let t = v["data"]["lines"]["text"].as_str().unwrap_or("");
+        got.push(t.trim_end_matches('\n').to_string());
+    }
+    // The client hangs up (the server must free the tail).
+    (got.iter().collect::<Vec<_>>() == want)
+        .then_some(Outcome::Checked)
+        .ok_or_else(|| format!("tail streamed {got:?}, oracle {want:?}"))
+}
+
+/// Runs one case (`tag`: unique to this request, for tails).
 fn run_case(
     conn: &mut Option<Conn>,
     addr: SocketAddr,
     c: &Case,
     max_body: usize,
+    tag: &str,
 ) -> Result<Outcome, String> {
     let io = |e: std::io::Error| format!("{e}");
     match c.expect {
+        Expect::Tail => run_tail(conn, addr, tag),
         Expect::HangUp => {
             // A fresh connection, dropped after the first bytes of a large
             // stream: the server must stop the search and free the slot.
@@ -563,7 +825,7 @@ fn run_case(
             if conn.is_none() {
                 *conn = Some(Conn::open(addr).map_err(io)?);
             }
-            let r = conn.as_mut().unwrap().post(&c.path, &c.body);
+            let r = conn.as_mut().unwrap().request(c.method, &c.path, &c.body);
             let (status, body) = match r {
                 Ok(r) => r,
                 Err(e) => {
@@ -656,7 +918,7 @@ pub fn run(cfg: &SoakConfig) -> Report {
                     let c = &cases[i % cases.len()];
                     i += 1;
                     let t = Instant::now();
-                    let r = run_case(&mut conn, addr, c, max_body);
+                    let r = run_case(&mut conn, addr, c, max_body, &format!("c{ci}n{i}"));
                     let k = local.entry(c.kind).or_default();
                     match r {
                         Ok(Outcome::Checked) => {
@@ -705,7 +967,7 @@ pub fn run(cfg: &SoakConfig) -> Report {
     let mut report = Arc::try_unwrap(report).unwrap().into_inner().unwrap();
     let mut last = None;
     let c0 = &cases[0];
-    match run_case(&mut last, cfg.addr, c0, cfg.max_body) {
+    match run_case(&mut last, cfg.addr, c0, cfg.max_body, "after") {
         Ok(Outcome::Checked) => {}
         other => report
             .failures

@@ -1,12 +1,19 @@
 //! `logsieve serve --follow` killed with SIGKILL while lines are being
 //! appended, then started again: it reads the files again, and every
-//! line written — before, during and after the kill — is searchable once.
+//! line written — before, during and after the kill — is searchable once,
+//! a line cut by the kill included (issue 20). And an entry that cannot be
+//! read appearing in a followed directory: one warning naming it, the
+//! rest followed.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 fn serve(dir: &std::path::Path) -> (Child, String) {
+    serve_with(dir, &[], Stdio::null())
+}
+
+fn serve_with(dir: &std::path::Path, extra: &[&str], stderr: Stdio) -> (Child, String) {
     let mut c = Command::new(env!("CARGO_BIN_EXE_logsieve"))
         .args([
             "serve",
@@ -18,10 +25,11 @@ fn serve(dir: &std::path::Path) -> (Child, String) {
             "--gpu",
             "off",
         ])
+        .args(extra)
         .arg(dir)
         .env_remove("LOGSIEVE_CONFIG_PATH")
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(stderr)
         .spawn()
         .unwrap();
     let mut line = String::new();
@@ -102,4 +110,88 @@ fn sigkill_then_restart_loses_nothing() {
     s.kill().unwrap();
     s.wait().unwrap();
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Issue 20: the kill lands while a writer appends in bursts cut at
+/// random bytes (a partial line is on disk at the kill); the writer goes
+/// on while the server is down. After the restart every numbered line is
+/// held once and whole.
+#[test]
+fn sigkill_mid_append_with_a_partial_line_then_restart() {
+    let dir = std::env::temp_dir().join(format!("logsieve-follow-kill-mid-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("app.log");
+    append(&log, 0, 500);
+    let (mut s, url) = serve(&dir);
+    wait_count(&url, "MARK", 500);
+    let text: String = (500..3000u64)
+        .map(|n| format!("{n:08} line MARK\n"))
+        .collect();
+    let bytes = text.into_bytes();
+    let mut f = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+    // Cuts at pseudo-random bytes (not at line ends): the kill comes
+    // after the cut that leaves half of line 1700 on disk.
+    let half = bytes.len() * 1200 / 2500 + 7;
+    let mut at = 0usize;
+    let mut x: u64 = 0x9e37_79b9;
+    while at < half {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let to = (at + 1 + (x % 400) as usize).min(half);
+        f.write_all(&bytes[at..to]).unwrap();
+        f.flush().unwrap();
+        at = to;
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_ne!(bytes[half - 1], b'\n', "the kill lands inside a line");
+    s.kill().unwrap(); // SIGKILL
+    s.wait().unwrap();
+    f.write_all(&bytes[half..]).unwrap();
+    drop(f);
+    let (mut s, url) = serve(&dir);
+    wait_count(&url, "MARK", 3000);
+    let cut_line = 500 + (half / 19) as u64;
+    for n in [0, 499, 500, cut_line - 1, cut_line, cut_line + 1, 2999] {
+        assert_eq!(count(&url, &format!("{n:08} line MARK")), 1, "line {n}");
+    }
+    append(&log, 3000, 3100);
+    wait_count(&url, "MARK", 3100);
+    s.kill().unwrap();
+    s.wait().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Issue 20: a dangling link appears in a directory followed with
+/// `--follow-links`: one warning naming it (not one per rescan), and the
+/// other files are still followed.
+#[cfg(unix)]
+#[test]
+fn an_unreadable_entry_in_a_followed_directory_is_one_warning() {
+    let dir = std::env::temp_dir().join(format!("logsieve-follow-bad-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("app.log");
+    append(&log, 0, 100);
+    let err_path = dir.with_extension("stderr");
+    let err = std::fs::File::create(&err_path).unwrap();
+    let (mut s, url) = serve_with(&dir, &["--follow-links"], Stdio::from(err));
+    wait_count(&url, "MARK", 100);
+    std::os::unix::fs::symlink("nothere", dir.join("broken.log")).unwrap();
+    let other = dir.join("other.log");
+    append(&other, 1000, 1100);
+    append(&log, 100, 200);
+    wait_count(&url, "MARK", 300);
+    // Several rescans (one a second by default).
+    std::thread::sleep(Duration::from_millis(2500));
+    append(&log, 200, 250);
+    wait_count(&url, "MARK", 350);
+    s.kill().unwrap();
+    s.wait().unwrap();
+    let text = std::fs::read_to_string(&err_path).unwrap();
+    let warned = text.lines().filter(|l| l.contains("broken.log")).count();
+    assert_eq!(warned, 1, "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_file(&err_path);
 }

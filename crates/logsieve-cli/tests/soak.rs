@@ -2,7 +2,8 @@
 //! `scripts/soak.sh`): the built `logsieve serve --demo` on 127.0.0.1:0,
 //! 6 clients for 8 s of every query kind (counts, streamed lines,
 //! per-pattern counts, stats, regex, fuzzy, watchlists, hang-ups, 400,
-//! 422, 413), every answer checked against a CPU session over the same
+//! 422, 413), Loki's `query_range` (log and metric queries), `/api/v1/tail`
+//! streams fed through the test appender, every answer checked against a CPU session over the same
 //! logs (`logsieve_bench::soak`), the server's RSS sampled.
 
 use std::io::{BufRead, BufReader};
@@ -18,6 +19,7 @@ fn a_short_soak_answers_every_kind_right_and_memory_stays_flat() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_logsieve"))
         .args(["serve", "--demo", "--lines", &lines.to_string()])
         .args(["--listen", "127.0.0.1:0", "--gpu", "off"])
+        .env("LOGSIEVE_TEST_APPEND", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -59,6 +61,7 @@ fn a_short_soak_answers_every_kind_right_and_memory_stays_flat() {
         duration: Duration::from_secs(8),
         lines,
         max_body: 1 << 20,
+        live: true,
     });
     let _ = child.kill();
     let _ = child.wait();
@@ -76,6 +79,9 @@ fn a_short_soak_answers_every_kind_right_and_memory_stays_flat() {
         "cancelled",
         "invalid",
         "oversized",
+        "loki-metric",
+        "loki-lines",
+        "tail",
     ] {
         let k = &report.kinds[kind];
         assert!(k.ok > 0, "{kind} never answered: {table}");

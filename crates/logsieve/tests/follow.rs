@@ -190,6 +190,35 @@ fn truncated_and_rewritten_between_polls() {
     assert_eq!(t.stats().truncations, 1);
 }
 
+/// Found by `crates/logsieve-server/tests/follow_faults.rs` (issue 20):
+/// copytruncate, then the writer writes exactly as many bytes as the file
+/// held, all before the next poll. The size alone says nothing changed;
+/// the modification time and the fingerprint say it was rewritten. The
+/// copy's lines past what was read are recovered, and the new ones read.
+#[test]
+fn regression_truncated_and_rewritten_to_the_same_size_between_polls() {
+    let d = dir("same-size");
+    let p = d.join("app.log");
+    append(&p, &lines(10, 20));
+    let (mut t, mut c, _) = Tracker::start(std::slice::from_ref(&d), opts(50));
+    // More lines, the copy, the truncation, and as many bytes as the
+    // tracker read (the numbers have the same width: the same size).
+    std::thread::sleep(Duration::from_millis(20));
+    append(&p, &lines(20, 30));
+    std::fs::copy(&p, d.join("app.log.1")).unwrap();
+    std::fs::write(&p, lines(30, 40)).unwrap();
+    assert_eq!(
+        std::fs::metadata(&p).unwrap().len(),
+        lines(10, 20).len() as u64
+    );
+    for _ in 0..3 {
+        poll(&mut t, &mut c);
+        std::thread::sleep(Duration::from_millis(60));
+    }
+    assert_eq!(sorted_lines(&all(&c)), sorted_lines(&lines(10, 40)));
+    assert_eq!(t.stats().truncations, 1);
+}
+
 #[test]
 fn small_new_file_waits_then_is_adopted() {
     let d = dir("newfile");
@@ -514,4 +543,50 @@ fn a_new_file_and_its_copy_in_one_poll() {
         c.docs().iter().map(|d| d.name()).collect::<Vec<_>>()
     );
     assert_eq!(t.stats().copies, 1);
+}
+
+/// Issue 20: an entry that cannot be read appears in a followed directory
+/// (a dangling link and a link loop, with links followed; a file without
+/// read permission where the user is not root): each is reported once,
+/// naming it, not at every poll, and every other file is still followed.
+#[cfg(unix)]
+#[test]
+fn an_unreadable_entry_in_a_followed_directory_is_reported_once_and_the_rest_followed() {
+    use std::os::unix::fs::{symlink, PermissionsExt};
+    let d = dir("unreadable");
+    let a = d.join("a.log");
+    append(&a, &lines(0, 10));
+    let mut o = opts(50);
+    o.walk.follow = true;
+    let (mut t, mut c, e) = Tracker::start(std::slice::from_ref(&d), o);
+    assert!(e.is_empty(), "{e:?}");
+    symlink("nothere", d.join("broken.log")).unwrap();
+    symlink(&d, d.join("loop")).unwrap();
+    let locked = d.join("locked.log");
+    append(&locked, &lines(500, 600));
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).unwrap();
+    // Root reads it anyway: then it is an ordinary file.
+    let root_reads = File::open(&locked).is_ok();
+    let b = d.join("b.log");
+    append(&b, &lines(100, 150));
+    let mut msgs = Vec::new();
+    for k in 0..6 {
+        append(&a, &lines(10 + k * 10, 20 + k * 10));
+        let (changes, errors) = t.poll(&c, true);
+        apply(&mut c, changes);
+        msgs.extend(errors.iter().map(ToString::to_string));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let named = |s: &str| msgs.iter().filter(|m| m.contains(s)).count();
+    assert_eq!(named("broken.log"), 1, "{msgs:?}");
+    assert_eq!(named("loop"), 1, "{msgs:?}");
+    let mut want = [lines(0, 70), lines(100, 150)].concat();
+    if root_reads {
+        want.extend(lines(500, 600));
+    } else {
+        assert_eq!(named("locked.log"), 1, "{msgs:?}");
+    }
+    assert_eq!(sorted_lines(&all(&c)), sorted_lines(&want));
+    let _ = std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o644));
+    let _ = std::fs::remove_dir_all(&d);
 }

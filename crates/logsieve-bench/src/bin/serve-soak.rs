@@ -43,7 +43,9 @@ fn main() {
     }
     let mut cmd = Command::new(&exe);
     cmd.args(["serve", "--demo", "--lines", &lines.to_string()])
-        .args(["--listen", "127.0.0.1:0", "--gpu", &gpu]);
+        .args(["--listen", "127.0.0.1:0", "--gpu", &gpu])
+        // The test appender: tail streams (with appends) in the mix.
+        .env("LOGSIEVE_TEST_APPEND", "1");
     if let Some(n) = &in_flight {
         cmd.args(["--max-in-flight", n]);
     }
@@ -84,6 +86,7 @@ fn main() {
         duration: Duration::from_secs_f64(seconds),
         lines,
         max_body: 1 << 20,
+        live: true,
     });
     let _ = child.kill();
     let _ = child.wait();

@@ -42,7 +42,7 @@
 //!   copy still being written is recognised as a copy rather than taken
 //!   for a new file.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -92,6 +92,9 @@ struct Followed {
     pending: Vec<u8>,
     /// When the file last grew.
     grew_at: Instant,
+    /// Its modification time at the last poll: a file of the size read
+    /// whose time changed was rewritten (its fingerprint is compared).
+    mtime: Option<SystemTime>,
     /// The path no longer names this inode (renamed away or deleted).
     detached: bool,
 }
@@ -135,6 +138,10 @@ pub struct Tracker {
     rescan_soon: bool,
     stats: FollowStats,
     notes: Vec<String>,
+    /// The walk's errors at the last walk (a dangling link, a loop, an
+    /// unreadable directory): reported when they appear, not at every
+    /// rescan.
+    walk_errors: HashSet<String>,
 }
 
 impl Tracker {
@@ -165,9 +172,13 @@ impl Tracker {
             rescan_soon: false,
             stats: FollowStats::default(),
             notes: Vec::new(),
+            walk_errors: HashSet::new(),
         };
         let mut corpus = Corpus::new();
-        for (path, explicit) in t.walk(&mut errors) {
+        let found = t.walk(&mut errors);
+        // Reported here: not again at the first rescan.
+        t.walk_errors = errors.iter().map(ToString::to_string).collect();
+        for (path, explicit) in found {
             if path.as_os_str() == "-" {
                 match Document::stdin() {
                     Ok(d) => {
@@ -302,9 +313,22 @@ impl Tracker {
         let size = meta.len();
         let gen = &self.gens[f.gen];
         // Truncated: shorter than what was read, or its first bytes are
-        // not the fingerprint any more (truncated and written again).
+        // not the fingerprint any more (truncated and written again: to a
+        // larger size, or to the same size with a new modification time).
+        // REGRESSION (issue 20,
+        // `follow.rs::regression_truncated_and_rewritten_to_the_same_size_between_polls`):
+        // a copytruncate whose writer wrote as many bytes as the file held
+        // before the next poll was not seen: the lines of the copy past
+        // what was read and the new ones were lost.
+        let mtime = meta.modified().ok();
+        let same_size_rewritten = size == f.offset && mtime != f.mtime;
+        f.mtime = mtime;
         let mut truncated = size < f.offset;
-        if !truncated && f.offset > 0 && size > f.offset && !gen.head.is_empty() {
+        if !truncated
+            && f.offset > 0
+            && (size > f.offset || same_size_rewritten)
+            && !gen.head.is_empty()
+        {
             let n = gen.head.len().min(size as usize) as u64;
             let now_head = read_at(&f.file, 0, n).map_err(|e| Error::io(&name, e))?;
             truncated = now_head[..] != gen.head[..now_head.len()];
@@ -399,7 +423,19 @@ impl Tracker {
             changes.push(c);
         }
         self.rescan_soon = false;
-        for (path, explicit) in self.walk(errors) {
+        // REGRESSION (issue 20, `follow.rs::an_unreadable_entry_in_a_followed_directory_is_reported_once_and_the_rest_followed`):
+        // a dangling link in a followed directory was reported at every
+        // rescan (a warning every 200 ms, for ever).
+        let mut walk_errors = Vec::new();
+        let found = self.walk(&mut walk_errors);
+        let now: HashSet<String> = walk_errors.iter().map(ToString::to_string).collect();
+        errors.extend(
+            walk_errors
+                .into_iter()
+                .filter(|e| !self.walk_errors.contains(&e.to_string())),
+        );
+        self.walk_errors = now;
+        for (path, explicit) in found {
             if path.as_os_str() == "-"
                 || self.followed.iter().any(|f| f.path == path && !f.detached)
             {
@@ -592,6 +628,7 @@ impl Tracker {
             offset: read,
             pending,
             grew_at: Instant::now(),
+            mtime: meta.modified().ok(),
             detached: false,
         };
         if !at_start {
