@@ -243,7 +243,8 @@ impl Columns {
     /// Extends the columns over what was appended to `corpus` since they
     /// were built or last extended (the follower's appended lines, new
     /// documents), with the same options: an existing document keeps its
-    /// timestamp rules and year; a new one detects its own. Codes of
+    /// timestamp rules and year; a new one (or one that had no lines)
+    /// detects its own. Codes of
     /// values already seen are kept. Lines that came before a document's
     /// first timestamp keep no time when a timestamp arrives later.
     pub fn extend(&mut self, corpus: &Corpus) {
@@ -252,6 +253,10 @@ impl Columns {
             if di >= self.docs.len() {
                 let d = self.build_doc(di, doc);
                 self.docs.push(d);
+            } else if self.docs[di].times.is_empty() && n > 0 {
+                // A document that had no lines (a file created empty)
+                // detects its rules from its first lines.
+                self.docs[di] = self.build_doc(di, doc);
             } else if (self.docs[di].times.len() as u64) < n {
                 self.extend_doc(di, doc, n);
             }
