@@ -341,6 +341,8 @@ fn an_append_writes_what_it_adds() {
 /// document's buffer doubles under the lock: a copy of the corpus) and
 /// with it ([`Session::make_room`] outside the lock, then `take_room` and
 /// `append_lines` under it). Prints p50/p99/max per batch.
+/// `LOGSIEVE_APPEND_LINES` sets the corpus (default 2M lines),
+/// `LOGSIEVE_APPEND_COLUMNS=0` leaves the stats columns out.
 #[test]
 #[ignore]
 fn append_time_under_the_lock() {
@@ -364,9 +366,12 @@ fn append_time_under_the_lock() {
     for with_room in [false, true] {
         let c = Corpus::from_bytes("big", base.clone());
         let _ = c.docs()[0].lines();
-        let cols = Columns::build(&c, &copts());
+        let with_cols = std::env::var("LOGSIEVE_APPEND_COLUMNS").as_deref() != Ok("0");
+        let cols = with_cols.then(|| Columns::build(&c, &copts()));
         let mut s = Session::new(c);
-        s.set_columns(cols);
+        if let Some(cols) = cols {
+            s.set_columns(cols);
+        }
         let mut times = Vec::new();
         for b in &batches {
             let lines = b.iter().filter(|&&c| c == b'\n').count();
@@ -389,8 +394,8 @@ fn append_time_under_the_lock() {
         times.sort_by(f64::total_cmp);
         let q = |p: f64| times[((times.len() - 1) as f64 * p) as usize];
         eprintln!(
-            "{} lines + {} batches of ~2 MiB, room made outside the lock: {with_room}: \
-             ms under the lock p50 {:.2} p99 {:.2} max {:.2} total {:.0}",
+            "{} lines + {} batches of ~2 MiB, columns {with_cols}, room made outside the \
+             lock: {with_room}: ms under the lock p50 {:.2} p99 {:.2} max {:.2} total {:.0}",
             lines_n,
             batches.len(),
             q(0.5),

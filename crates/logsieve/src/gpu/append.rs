@@ -111,7 +111,8 @@ impl GpuCorpus {
                 let first_len = end_of(line + 1) - end_of(line);
                 if first_len > max_seg {
                     // As at upload: a line larger than a segment is the
-                    // CPU's.
+                    // CPU's (not resident).
+                    new_bytes -= first_len;
                     self.cpu_segs.push((
                         di,
                         Segment {
