@@ -107,9 +107,9 @@ fn apply(state: &AppState, tracker: &mut Tracker, rescan: bool) -> bool {
     // The follower is the only writer: the corpus read here is the one
     // the changes apply to.
     // Room for the appended bytes is made here too, beside running
-    // queries: growing a document's buffer copies all of it, which must
-    // not run under the write lock (it held queries back for seconds on
-    // a large corpus: docs/bench/h100-2026-11-25-session2.md).
+    // queries: growing a document's buffer may copy all of it (glibc
+    // moves a large one with `mremap` instead, other allocators copy),
+    // which must not run under the write lock.
     let (changes, errors, mut rooms) = {
         let r = lock.read();
         let (changes, errors) = tracker.poll(r.session.corpus(), rescan);
