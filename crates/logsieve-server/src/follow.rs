@@ -106,9 +106,26 @@ fn apply(state: &AppState, tracker: &mut Tracker, rescan: bool) -> bool {
     };
     // The follower is the only writer: the corpus read here is the one
     // the changes apply to.
-    let (changes, errors) = {
+    // Room for the appended bytes is made here too, beside running
+    // queries: growing a document's buffer may copy all of it (glibc
+    // moves a large one with `mremap` instead, other allocators copy),
+    // which must not run under the write lock.
+    let (changes, errors, mut rooms) = {
         let r = lock.read();
-        tracker.poll(r.session.corpus(), rescan)
+        let (changes, errors) = tracker.poll(r.session.corpus(), rescan);
+        let mut need: std::collections::BTreeMap<usize, (usize, usize)> = Default::default();
+        for c in &changes {
+            if let Change::Append { doc, bytes } = c {
+                let n = need.entry(*doc).or_default();
+                n.0 += bytes.len();
+                n.1 += memchr_count(bytes) as usize;
+            }
+        }
+        let rooms: Vec<_> = need
+            .into_iter()
+            .filter_map(|(doc, (b, l))| r.session.make_room(doc, b, l).map(|room| (doc, room)))
+            .collect();
+        (changes, errors, rooms)
     };
     for e in errors {
         tracing::warn!("follow: {e}");
@@ -123,6 +140,10 @@ fn apply(state: &AppState, tracker: &mut Tracker, rescan: bool) -> bool {
     {
         let mut w = lock.write();
         let ready = &mut *w;
+        // The old buffers go back into `rooms`, dropped after the lock.
+        for (doc, room) in &mut rooms {
+            *room = ready.session.take_room(*doc, std::mem::take(room));
+        }
         for c in changes {
             let (doc, bytes, res) = match c {
                 Change::NewDoc { doc, name, bytes } => {
@@ -170,6 +191,7 @@ fn apply(state: &AppState, tracker: &mut Tracker, rescan: bool) -> bool {
         }
         .to_string();
     }
+    drop(rooms);
     // Published after the write lock is released: queries see them now.
     for a in out {
         state.live().publish(a);

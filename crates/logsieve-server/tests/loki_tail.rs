@@ -100,6 +100,24 @@ impl Ws {
         }
     }
 
+    /// `(stamp in ns, line)` of messages until `n` lines came.
+    fn stamped(&mut self, n: usize) -> Vec<(i64, String)> {
+        let mut out = Vec::new();
+        while out.len() < n {
+            let m = self.message();
+            check_shape(&m);
+            for s in m["streams"].as_array().unwrap() {
+                for v in s["values"].as_array().unwrap() {
+                    out.push((
+                        v[0].as_str().unwrap().parse().unwrap(),
+                        v[1].as_str().unwrap().to_string(),
+                    ));
+                }
+            }
+        }
+        out
+    }
+
     /// `(filename, line)` of messages until `n` lines came.
     fn lines(&mut self, n: usize) -> Vec<(String, String)> {
         let mut out = Vec::new();
@@ -177,7 +195,27 @@ fn loki_tail_replays_then_follows_appended_lines() {
         .into_iter()
         .map(|l| ("a.log".to_string(), l))
         .collect();
-    assert_eq!(ws.lines(want1.len()), want1);
+    // Each live line is stamped with its own time (the generated lines'
+    // timestamps lie days away from now), the one the replay of the same
+    // line gives (query_range's).
+    let live = ws.stamped(want1.len());
+    assert_eq!(
+        live.iter().map(|(_, l)| l.clone()).collect::<Vec<_>>(),
+        want1.iter().map(|(_, l)| l.clone()).collect::<Vec<_>>()
+    );
+    let now_ns = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as i64;
+    assert!(live
+        .iter()
+        .all(|(t, _)| (*t - now_ns).abs() > 3_600_000_000_000));
+    let mut ws3 = Ws::open(srv.addr, &format!("query={q}&start=0&limit=100000")).unwrap();
+    let replayed: std::collections::HashMap<String, i64> =
+        ws3.stamped(1).into_iter().map(|(t, l)| (l, t)).collect();
+    for (t, l) in &live {
+        assert_eq!(replayed.get(l), Some(t), "{l}");
+    }
     let mut want2 = Vec::new();
     for (name, part) in [("a.log", &more[..cut]), ("b.log", &more[cut..])] {
         let users = lines_of(part, &[r"user=u\d+"], Syntax::Regex, "");

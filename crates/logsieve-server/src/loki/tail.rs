@@ -11,9 +11,11 @@
 //! hit by the CPU matcher, as `eval.rs` does), each line once and in
 //! order. Messages are Loki's: `{"streams": [{"stream": {"filename":
 //! ...}, "values": [["<ns>", "<line>"]]}], "dropped_entries": null}`.
-//! Appended lines are stamped with the time the server sent them (the
-//! stats columns of appended lines are not built yet), so a live tail
-//! selects by `filename` only: a matcher on another label is a 400.
+//! Appended lines are stamped with their own time from the stats columns
+//! (extended over appended lines), as the replay and `query_range` stamp
+//! them; a line of a file without timestamps gets the time it is sent. A
+//! live tail selects by `filename` only: a matcher on another label is a
+//! 400.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -69,7 +71,7 @@ pub async fn tail(
 ) -> Response {
     match prepare(&state, q.as_deref()) {
         Ok((tail, filter, replay, permit)) => ws
-            .on_upgrade(move |socket| run(socket, tail, filter, replay, permit))
+            .on_upgrade(move |socket| run(socket, state, tail, filter, replay, permit))
             .into_response(),
         Err(e) => {
             state.0.metrics.error("loki");
@@ -201,13 +203,31 @@ fn message(streams: Vec<(J, Vec<J>)>) -> J {
     })
 }
 
-/// Hits grouped by file, in order, as one message.
-fn live_message(hits: &[Hit], filter: &LiveFilter) -> Option<J> {
-    let now = now_ns().to_string();
+/// Each hit's timestamp in ns: its line's time in the stats columns (as
+/// `query_range` and the replay stamp it: a line without one carries the
+/// time of the line before it), else the time it is sent.
+fn stamps(state: &AppState, hits: &[Hit]) -> Vec<i64> {
+    let now = now_ns();
+    let ready = state.ready();
+    let cols = ready.as_ref().and_then(|r| r.session.columns());
+    hits.iter()
+        .map(|h| {
+            cols.and_then(|c| c.docs().get(h.doc))
+                .and_then(|d| d.times.get(h.line_number.checked_sub(1)? as usize))
+                .copied()
+                .filter(|&t| t != logsieve::pipeline::NO_TIME)
+                .map_or(now, |t| t.saturating_mul(1_000_000))
+        })
+        .collect()
+}
+
+/// Hits grouped by file, in order, as one message, each stamped with
+/// `stamps` (ns, parallel to `hits`).
+fn live_message(hits: &[Hit], stamps: &[i64], filter: &LiveFilter) -> Option<J> {
     let mut streams: Vec<(String, Vec<J>)> = Vec::new();
-    for h in hits.iter().filter(|h| filter.keeps(h)) {
+    for (h, t) in hits.iter().zip(stamps).filter(|(h, _)| filter.keeps(h)) {
         let line = String::from_utf8_lossy(h.text.strip_suffix(b"\n").unwrap_or(&h.text));
-        let v = json!([now, line]);
+        let v = json!([t.to_string(), line]);
         match streams.iter_mut().find(|s| s.0 == h.name) {
             Some(s) => s.1.push(v),
             None => streams.push((h.name.clone(), vec![v])),
@@ -225,6 +245,7 @@ fn live_message(hits: &[Hit], filter: &LiveFilter) -> Option<J> {
 
 async fn run(
     mut socket: WebSocket,
+    state: AppState,
     mut tail: Tail,
     filter: LiveFilter,
     replay: Option<J>,
@@ -257,7 +278,8 @@ async fn run(
             }
         };
         let Ok(hits) = hits else { break };
-        if let Some(m) = live_message(&hits, &filter) {
+        let t = stamps(&state, &hits);
+        if let Some(m) = live_message(&hits, &t, &filter) {
             if socket
                 .send(Message::Text(m.to_string().into()))
                 .await

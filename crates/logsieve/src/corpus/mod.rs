@@ -200,6 +200,36 @@ pub struct Segment {
     pub oversized: bool,
 }
 
+/// Room for a document's appended bytes and lines, made outside a lock
+/// ([`Document::make_room`]); after [`Document::take_room`], the buffers
+/// it replaced, to drop outside the lock.
+#[derive(Debug, Default)]
+pub struct Room {
+    /// The document's size and line starts when the room was made.
+    len: usize,
+    lines: Option<usize>,
+    data: Option<Vec<u8>>,
+    starts: Option<Vec<u64>>,
+    /// The bytes it replaced, held only to be dropped by the caller.
+    _old: Option<Bytes>,
+}
+
+/// A copy of `src` in a buffer of `capacity` bytes, copied on all cores
+/// (the follower's batch waits for it: one core copies a few GB/s). The
+/// buffer comes zeroed from the allocator (untouched pages cost nothing
+/// until written), then is cut to `src`'s length, keeping its capacity.
+fn copy_with_room(src: &[u8], capacity: usize) -> Vec<u8> {
+    use rayon::prelude::*;
+    const PIECE: usize = 8 << 20;
+    let mut v = vec![0u8; capacity.max(src.len())];
+    v[..src.len()]
+        .par_chunks_mut(PIECE)
+        .zip(src.par_chunks(PIECE))
+        .for_each(|(d, s)| d.copy_from_slice(s));
+    v.truncate(src.len());
+    v
+}
+
 /// One searched input: a file, stdin, or generated data.
 pub struct Document {
     name: String,
@@ -457,6 +487,56 @@ impl Document {
         Ok(first)
     }
 
+    /// Buffers with room for `bytes` more bytes and `lines` more lines,
+    /// copies of this document's bytes and line index, when it lacks that
+    /// room (`None` when it has it). A caller that shares the document
+    /// makes them while readers still search it (the server under its
+    /// read lock), then hands them to [`Document::take_room`] under its
+    /// write lock: the copy of the whole document that growing a buffer
+    /// costs happens outside the write lock. Rooms are at least twice the
+    /// size held, so copies stay O(1) per appended byte over time.
+    pub fn make_room(&self, bytes: usize, lines: usize) -> Option<Room> {
+        let len = self.data.len();
+        let data = match &self.data {
+            Bytes::Owned(v) if v.capacity() - v.len() >= bytes => None,
+            _ => Some(copy_with_room(&self.data, len + bytes.max(len).max(4096))),
+        };
+        let starts = self.lines.get().and_then(|idx| {
+            let s = &idx.starts;
+            (s.capacity() - s.len() < lines).then(|| {
+                let mut v = Vec::with_capacity(s.len() + lines.max(s.len()).max(1024));
+                v.extend_from_slice(s);
+                v
+            })
+        });
+        (data.is_some() || starts.is_some()).then_some(Room {
+            len,
+            lines: self.lines.get().map(|i| i.starts.len()),
+            data,
+            starts,
+            _old: None,
+        })
+    }
+
+    /// Takes the buffers of `room` (made by [`Document::make_room`] from
+    /// this document as it is now) in place of its own, and returns the
+    /// old ones in it, for the caller to drop after its lock. A room made
+    /// before the document changed is not taken (returned as it came):
+    /// the next append then grows the buffers itself.
+    pub fn take_room(&mut self, mut room: Room) -> Room {
+        if room.len != self.data.len() || room.lines != self.lines.get().map(|i| i.starts.len()) {
+            return room;
+        }
+        if let Some(v) = room.data.take() {
+            let old = std::mem::replace(&mut self.data, Bytes::Owned(v));
+            room._old = Some(old);
+        }
+        if let (Some(v), Some(idx)) = (room.starts.take(), self.lines.get_mut()) {
+            room.starts = Some(std::mem::replace(&mut idx.starts, v));
+        }
+        room
+    }
+
     /// True when whole lines can be appended: the document is empty or
     /// ends with `\n` (a last line without one would be joined to them).
     pub fn appendable(&self) -> bool {
@@ -597,6 +677,15 @@ impl Corpus {
         match self.docs.get_mut(doc) {
             Some(d) => d.append(bytes),
             None => Err(Error::query(format!("no document {doc} to append to"))),
+        }
+    }
+
+    /// Gives document `doc` the buffers of `room` ([`Document::take_room`]);
+    /// returns what it replaced (drop it after the lock).
+    pub fn take_room(&mut self, doc: usize, room: Room) -> Room {
+        match self.docs.get_mut(doc) {
+            Some(d) => d.take_room(room),
+            None => room,
         }
     }
 

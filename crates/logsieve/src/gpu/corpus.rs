@@ -63,15 +63,24 @@ pub struct GpuCorpus {
     pub(crate) cpu_segs: Vec<(usize, Segment)>,
     /// Each document's size and line count, to check that a search is given
     /// the corpus that was uploaded.
-    shape: Vec<(u64, u64)>,
+    pub(super) shape: Vec<(u64, u64)>,
     /// The lines this corpus holds, when a shard: (document, lines).
-    holds: Option<Vec<(usize, std::ops::Range<u64>)>>,
+    pub(super) holds: Option<Vec<(usize, std::ops::Range<u64>)>>,
     /// Byte frequencies of the corpus (a sample): `scan`'s rare bytes.
     pub(crate) freq: Box<[u64; 256]>,
     upload_time: Duration,
     upload_stats: UploadStats,
     index_time: Duration,
-    upload_bytes: u64,
+    pub(super) upload_bytes: u64,
+    /// The segment limits the corpus was planned with, for appended lines.
+    pub(super) limits: upload::Limits,
+    /// Bytes of the bits readback: every segment's room for result bits.
+    pub(super) bits_total: u64,
+    /// Bytes written to the device by appends ([`GpuCorpus::append`]).
+    pub(super) appended_written: u64,
+    /// Per document, the room of the last segment opened for its
+    /// appended lines (the next one doubles it).
+    pub(super) rooms: Vec<u64>,
     /// The query uniform (binding 0).
     pub(crate) params: wgpu::Buffer,
     pub(crate) readback: Readback,
@@ -186,6 +195,7 @@ impl GpuCorpus {
         let upload_stats = upload::stage(c, corpus, &segs, &opts, progress).await?;
         let upload_time = t0.elapsed();
         let upload_bytes = segs.iter().map(|s| u64::from(s.n_bytes)).sum();
+        let limits = upload::limits(c, &opts);
 
         let params = dev.create_buffer(&wgpu::BufferDescriptor {
             label: Some("params"),
@@ -228,6 +238,10 @@ impl GpuCorpus {
             upload_stats,
             index_time,
             upload_bytes,
+            limits,
+            bits_total: planned.bits_total,
+            appended_written: 0,
+            rooms: Vec::new(),
             params,
             readback,
             timestamps: std::sync::atomic::AtomicBool::new(false),

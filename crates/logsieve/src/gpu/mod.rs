@@ -24,6 +24,8 @@
 //! * [`GpuKernel`] / [`MultiKernel`]: the kernels, each selectable, all
 //!   exact (every candidate is verified against the pattern on the GPU).
 
+#[cfg(not(target_arch = "wasm32"))]
+mod append;
 mod context;
 mod corpus;
 pub(crate) mod fused;

@@ -40,9 +40,13 @@ fn mapped(buf: &wgpu::Buffer, size: u64) -> Result<wgpu::BufferView, Error> {
         .map_err(|e| Error::backend(format!("GPU readback failed: {e}")))
 }
 
-/// The bytes of all `segs`' result bit sets.
+/// The bytes of the bits readback that hold all `segs`' result bit sets
+/// (each at its `bits_at`).
 fn bits_size(segs: &[ResidentSegment]) -> u64 {
-    segs.iter().map(|s| u64::from(s.n_words) * 4).sum()
+    segs.iter()
+        .map(|s| s.bits_at + u64::from(s.n_words) * 4)
+        .max()
+        .unwrap_or(0)
 }
 
 impl Readback {

@@ -60,8 +60,15 @@ pub(crate) struct ResidentSegment {
     pub(crate) n_lines: u32,
     /// u32 words of each per-line bit set.
     pub(crate) n_words: u32,
+    /// The bytes, lines and bit-set words its buffers have room for:
+    /// `n_*` for a segment of the upload, more for one opened for
+    /// appended lines (`GpuCorpus::append` fills it in place).
+    pub(crate) cap_bytes: u32,
+    pub(crate) cap_lines: u32,
+    pub(crate) cap_words: u32,
     pub(crate) buffers: SegmentBuffers,
-    /// Offset of this segment's result bits in the bits readback buffer.
+    /// Offset of this segment's result bits in the bits readback buffer
+    /// (`cap_words` words are kept there).
     pub(crate) bits_at: u64,
 }
 

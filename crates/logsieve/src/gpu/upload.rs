@@ -231,6 +231,35 @@ fn clip(s: &Segment, r: &Range<u64>, starts: &[u64], len: u64) -> Option<Segment
     })
 }
 
+/// The segment limits of a context: the largest segment in bytes, the
+/// most lines of one segment, and log2 of the bytes per block hint.
+pub(crate) struct Limits {
+    pub(crate) max_seg: u64,
+    pub(crate) max_lines: u64,
+    pub(crate) blk_shift: u64,
+}
+
+/// The limits for `c` with `opts` (a `max_segment` of `None` falls back
+/// to the context's tuning, then to the binding limit).
+pub(crate) fn limits(c: &Ctx, opts: &UploadOptions) -> Limits {
+    let bind_max = c
+        .info
+        .max_storage_buffer_binding_size
+        .min(c.info.max_buffer_size);
+    let requested = opts
+        .max_segment
+        .or(c.tuning.max_segment)
+        .unwrap_or(u64::MAX);
+    // u32 offsets with i32 arithmetic in the kernels: stay below 2 GiB.
+    // (The context guarantees bind_max >= 64 KiB, so cap >= 1.)
+    let cap = bind_max.saturating_sub(TAIL_PAD + 16).min((1 << 31) - 4096);
+    Limits {
+        max_seg: requested.clamp(1, cap),
+        max_lines: (bind_max / 16).saturating_sub(1).max(1),
+        blk_shift: u64::from(opts.block_shift.unwrap_or(BLK_SHIFT).clamp(4, 16)),
+    }
+}
+
 /// Plans the segments of `corpus` for the context `c` and creates each
 /// one's buffers, its line offsets and block hints uploaded. A `max_segment`
 /// of `None` in `opts` falls back to the context's tuning. With `holds`,
@@ -243,22 +272,11 @@ pub(crate) fn plan(
     opts: &UploadOptions,
     holds: Option<&[(usize, Range<u64>)]>,
 ) -> Planned {
-    let dev = &c.device;
-    let bind_max = c
-        .info
-        .max_storage_buffer_binding_size
-        .min(c.info.max_buffer_size);
-    let requested = opts
-        .max_segment
-        .or(c.tuning.max_segment)
-        .unwrap_or(u64::MAX);
-    // u32 offsets with i32 arithmetic in the kernels: stay below 2 GiB.
-    // (The context guarantees bind_max >= 64 KiB, so cap >= 1.)
-    let cap = bind_max.saturating_sub(TAIL_PAD + 16).min((1 << 31) - 4096);
-    let max_seg = requested.clamp(1, cap);
-    let max_lines = (bind_max / 16).saturating_sub(1).max(1);
-
-    let blk_shift = u64::from(opts.block_shift.unwrap_or(BLK_SHIFT).clamp(4, 16));
+    let Limits {
+        max_seg,
+        max_lines,
+        blk_shift,
+    } = limits(c, opts);
     let mut segs = Vec::new();
     let mut cpu_segs = Vec::new();
     let mut shape = Vec::new();
@@ -285,70 +303,9 @@ pub(crate) fn plan(
                 cpu_segs.push((di, s));
                 continue;
             }
-            let base = s.bytes.start;
-            let n_bytes = s.bytes.end - base;
-            let n_lines = s.lines.end - s.lines.start;
-            let local: Vec<u32> = starts[s.lines.start as usize..=s.lines.end as usize]
-                .iter()
-                .map(|&x| (x - base) as u32)
-                .collect();
-            let blk = block_hints(&local, n_bytes, blk_shift);
-            let n_words = n_lines.div_ceil(32);
-            let storage = wgpu::BufferUsages::STORAGE;
-            let bits = storage | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
-            let mk = |label: &str, size: u64, usage| {
-                dev.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some(label),
-                    size: round_up(size.max(4), 16),
-                    usage,
-                    mapped_at_creation: false,
-                })
-            };
-            let init = |label: &str, words: &[u32], usage| {
-                let contents: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-                c.buffer_with(label, &contents, usage)
-            };
-            // Created in the order of their bindings' names in
-            // `SegmentBuffers::named`.
-            let data = mk(
-                "data",
-                round_up(n_bytes, 16) + TAIL_PAD,
-                storage | wgpu::BufferUsages::COPY_DST,
-            );
-            let starts_buf = init("starts", &local, storage);
-            let block_hints = init("blk", &blk, storage);
-            let candidates = mk("cand", n_words * 4, bits);
-            let result_bits = mk("result", n_words * 4, bits);
-            let counters = mk("counters", 16, bits);
-            let params = init(
-                "seg",
-                &[
-                    n_bytes as u32,
-                    n_lines as u32,
-                    n_words as u32,
-                    blk_shift as u32,
-                ],
-                wgpu::BufferUsages::UNIFORM,
-            );
-            segs.push(ResidentSegment {
-                doc: di,
-                lines: s.lines.clone(),
-                bytes: s.bytes.clone(),
-                n_bytes: n_bytes as u32,
-                n_lines: n_lines as u32,
-                n_words: n_words as u32,
-                buffers: SegmentBuffers {
-                    params,
-                    data,
-                    starts: starts_buf,
-                    block_hints,
-                    candidates,
-                    result_bits,
-                    counters,
-                },
-                bits_at,
-            });
-            bits_at += n_words * 4;
+            let seg = new_segment(c, di, &s, starts, blk_shift, None, bits_at);
+            bits_at += u64::from(seg.cap_words) * 4;
+            segs.push(seg);
         }
     }
     Planned {
@@ -357,6 +314,194 @@ pub(crate) fn plan(
         shape,
         bits_total: bits_at,
     }
+}
+
+/// Room a segment opened for appended lines keeps: its bytes and lines.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Room {
+    pub(crate) bytes: u64,
+    pub(crate) lines: u64,
+}
+
+/// The GPU segment of document `di` holding `s` (line starts `starts`
+/// of the document), its buffers created, its line offsets and block
+/// hints written (not its bytes: [`stage`] or [`fill_segment`]). With
+/// `room`, every buffer is sized for that many bytes and lines, so that
+/// appended lines fill it in place ([`grow_segment`]).
+pub(crate) fn new_segment(
+    c: &Ctx,
+    di: usize,
+    s: &Segment,
+    starts: &[u64],
+    blk_shift: u64,
+    room: Option<Room>,
+    bits_at: u64,
+) -> ResidentSegment {
+    let dev = &c.device;
+    let base = s.bytes.start;
+    let n_bytes = s.bytes.end - base;
+    let n_lines = s.lines.end - s.lines.start;
+    let local: Vec<u32> = starts[s.lines.start as usize..=s.lines.end as usize]
+        .iter()
+        .map(|&x| (x - base) as u32)
+        .collect();
+    let blk = block_hints(&local, n_bytes, blk_shift);
+    let n_words = n_lines.div_ceil(32);
+    let (cap_bytes, cap_lines) = room.map_or((n_bytes, n_lines), |r| {
+        (r.bytes.max(n_bytes), r.lines.max(n_lines))
+    });
+    let cap_words = cap_lines.div_ceil(32);
+    let storage = wgpu::BufferUsages::STORAGE;
+    let bits = storage | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
+    let mk = |label: &str, size: u64, usage| {
+        dev.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(label),
+            size: round_up(size.max(4), 16),
+            usage,
+            mapped_at_creation: false,
+        })
+    };
+    // A segment without room gets buffers of its contents' size; one with
+    // room, buffers of its capacity, written after.
+    let init = |label: &str, words: &[u32], cap_words: u64, usage| {
+        let contents: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        if room.is_none() {
+            return c.buffer_with(label, &contents, usage);
+        }
+        let b = mk(label, cap_words * 4, usage | wgpu::BufferUsages::COPY_DST);
+        write_padded(c, &b, 0, &contents);
+        b
+    };
+    // Created in the order of their bindings' names in
+    // `SegmentBuffers::named`.
+    let data = mk(
+        "data",
+        round_up(cap_bytes, 16) + TAIL_PAD,
+        storage | wgpu::BufferUsages::COPY_DST,
+    );
+    let starts_buf = init("starts", &local, cap_lines + 1, storage);
+    let block_hints = init("blk", &blk, cap_bytes.div_ceil(1 << blk_shift) + 1, storage);
+    let candidates = mk("cand", cap_words * 4, bits);
+    let result_bits = mk("result", cap_words * 4, bits);
+    let counters = mk("counters", 16, bits);
+    let params = init(
+        "seg",
+        &[
+            n_bytes as u32,
+            n_lines as u32,
+            n_words as u32,
+            blk_shift as u32,
+        ],
+        4,
+        wgpu::BufferUsages::UNIFORM,
+    );
+    ResidentSegment {
+        doc: di,
+        lines: s.lines.clone(),
+        bytes: s.bytes.clone(),
+        n_bytes: n_bytes as u32,
+        n_lines: n_lines as u32,
+        n_words: n_words as u32,
+        cap_bytes: cap_bytes as u32,
+        cap_lines: cap_lines as u32,
+        cap_words: cap_words as u32,
+        buffers: SegmentBuffers {
+            params,
+            data,
+            starts: starts_buf,
+            block_hints,
+            candidates,
+            result_bits,
+            counters,
+        },
+        bits_at,
+    }
+}
+
+/// Writes `bytes` at `offset` of `buf` (both multiples of 4 after
+/// padding `bytes` with zeros), through the queue: applied before the next
+/// submission. Returns the bytes written.
+fn write_padded(c: &Ctx, buf: &wgpu::Buffer, offset: u64, bytes: &[u8]) -> u64 {
+    if bytes.is_empty() {
+        return 0;
+    }
+    let mut v = bytes.to_vec();
+    v.resize(round_up(v.len() as u64, 4) as usize, 0);
+    c.queue.write_buffer(buf, offset, &v);
+    v.len() as u64
+}
+
+/// Writes the bytes of `doc` from the segment's byte `from` to its end,
+/// then '\n' padding to the end of what the kernels read past it, into
+/// its `data` buffer. `from` is rounded down to 4 (the queue's copy
+/// alignment): those bytes are written again with the values they hold.
+/// Returns the bytes written.
+pub(crate) fn fill_segment(c: &Ctx, s: &ResidentSegment, doc: &[u8], from: u64) -> u64 {
+    let from = from & !3;
+    let n = u64::from(s.n_bytes);
+    let end = (round_up(n, 16) + TAIL_PAD).min(s.buffers.data.size());
+    let mut v = Vec::with_capacity((end - from) as usize);
+    let src = (s.bytes.start + from) as usize..(s.bytes.start + n) as usize;
+    v.extend_from_slice(&doc[src]);
+    v.resize((end - from) as usize, b'\n');
+    c.queue.write_buffer(&s.buffers.data, from, &v);
+    v.len() as u64
+}
+
+/// Appends the lines `s.lines.end..last` of the document (bytes `doc`,
+/// line starts `starts`) to segment `s`, which has room for them: its
+/// bytes, line offsets, block hints and uniform are written past what it
+/// holds, nothing before. Returns the bytes written to the device.
+pub(crate) fn grow_segment(
+    c: &Ctx,
+    s: &mut ResidentSegment,
+    doc: &[u8],
+    starts: &[u64],
+    last: u64,
+    blk_shift: u64,
+) -> u64 {
+    let len = doc.len() as u64;
+    let base = s.bytes.start;
+    let old_n = u64::from(s.n_bytes);
+    let old_lines = u64::from(s.n_lines);
+    let end = starts[last as usize].min(len);
+    let new_n = end - base;
+    let new_lines = last - s.lines.start;
+    debug_assert!(new_n <= u64::from(s.cap_bytes) && new_lines <= u64::from(s.cap_lines));
+    s.lines.end = last;
+    s.bytes.end = end;
+    s.n_bytes = new_n as u32;
+    s.n_lines = new_lines as u32;
+    s.n_words = new_lines.div_ceil(32) as u32;
+    let mut written = fill_segment(c, s, doc, old_n);
+    // The line offsets past the old end (its sentinel rewritten).
+    let first = s.lines.start as usize;
+    let local: Vec<u8> = starts[first + old_lines as usize..=last as usize]
+        .iter()
+        .flat_map(|&x| ((x - base) as u32).to_le_bytes())
+        .collect();
+    written += write_padded(c, &s.buffers.starts, old_lines * 4, &local);
+    // The block hints from the first block that started past the old end
+    // (the old last entry pointed at the old last byte).
+    let seg_starts = &starts[first..=last as usize];
+    let k0 = old_n.div_ceil(1 << blk_shift);
+    let nb = new_n.div_ceil(1 << blk_shift) + 1;
+    let hints: Vec<u8> = (k0..nb)
+        .flat_map(|k| {
+            let p = (k << blk_shift).min(new_n.saturating_sub(1));
+            let li = seg_starts
+                .partition_point(|&x| x - base <= p)
+                .saturating_sub(1);
+            (li as u32).to_le_bytes()
+        })
+        .collect();
+    written += write_padded(c, &s.buffers.block_hints, k0 * 4, &hints);
+    let prm: Vec<u8> = [s.n_bytes, s.n_lines, s.n_words, blk_shift as u32]
+        .iter()
+        .flat_map(|w| w.to_le_bytes())
+        .collect();
+    written += write_padded(c, &s.buffers.params, 0, &prm);
+    written
 }
 
 /// Stages every segment's bytes (then '\n' padding) into its `data`

@@ -243,27 +243,41 @@ impl Columns {
     /// Extends the columns over what was appended to `corpus` since they
     /// were built or last extended (the follower's appended lines, new
     /// documents), with the same options: an existing document keeps its
-    /// timestamp rules and year; a new one detects its own. Codes of
-    /// values already seen are kept. Lines that came before a document's
-    /// first timestamp keep no time when a timestamp arrives later.
+    /// timestamp rules and year; a new one (or one that had no lines)
+    /// detects its own. Codes of values already seen are kept. Lines that
+    /// came before a document's first timestamp keep no time when a
+    /// timestamp arrives later. The work is O(appended lines), except
+    /// once per document when its times first go out of order (its
+    /// running maximum is built then).
     pub fn extend(&mut self, corpus: &Corpus) {
+        // Each document's lines already counted in `oldest`/`newest`:
+        // only the new times are folded in (the writer's lock holds this;
+        // a pass over every line's time per batch was O(corpus)).
+        let mut seen = Vec::with_capacity(corpus.docs().len());
         for (di, doc) in corpus.docs().iter().enumerate() {
             let n = doc.lines().len();
             if di >= self.docs.len() {
                 let d = self.build_doc(di, doc);
                 self.docs.push(d);
-            } else if (self.docs[di].times.len() as u64) < n {
-                self.extend_doc(di, doc, n);
+                seen.push(0);
+            } else if self.docs[di].times.is_empty() && n > 0 {
+                // A document that had no lines (a file created empty)
+                // detects its rules from its first lines.
+                self.docs[di] = self.build_doc(di, doc);
+                seen.push(0);
+            } else {
+                seen.push(self.docs[di].times.len());
+                if (self.docs[di].times.len() as u64) < n {
+                    self.extend_doc(di, doc, n);
+                }
             }
         }
-        let valid = || {
-            self.docs
-                .iter()
-                .flat_map(|d| d.times.iter().copied())
-                .filter(|&t| t != NO_TIME)
-        };
-        self.oldest = valid().min();
-        self.newest = valid().max();
+        for (d, &from) in self.docs.iter().zip(&seen) {
+            for &t in d.times[from..].iter().filter(|&&t| t != NO_TIME) {
+                self.oldest = Some(self.oldest.map_or(t, |o| o.min(t)));
+                self.newest = Some(self.newest.map_or(t, |o| o.max(t)));
+            }
+        }
     }
 
     /// Dictionary codes of a chunk's values, in the corpus-wide

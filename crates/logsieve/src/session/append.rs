@@ -4,7 +4,7 @@
 //! route.
 
 use super::Session;
-use crate::corpus::Document;
+use crate::corpus::{Document, Room};
 use crate::error::Error;
 
 impl Session {
@@ -19,6 +19,23 @@ impl Session {
         let first = self.corpus.append(doc, bytes)?;
         self.grown()?;
         Ok(first)
+    }
+
+    /// Room in document `doc` for `bytes` more bytes and `lines` more
+    /// lines, made without the write lock ([`Document::make_room`]): a
+    /// caller that shares the session calls it under its read lock, then
+    /// [`Session::take_room`] under the write lock before
+    /// [`Session::append_lines`], so no copy of the whole document runs
+    /// under the write lock. `None` when the document has the room (or
+    /// does not exist).
+    pub fn make_room(&self, doc: usize, bytes: usize, lines: usize) -> Option<Room> {
+        self.corpus.docs().get(doc)?.make_room(bytes, lines)
+    }
+
+    /// Gives document `doc` the buffers of `room`; returns the buffers it
+    /// replaced, to drop after the write lock.
+    pub fn take_room(&mut self, doc: usize, room: Room) -> Room {
+        self.corpus.take_room(doc, room)
     }
 
     /// Adds a document (a file that appeared in a followed directory)
@@ -41,17 +58,44 @@ impl Session {
         Ok(())
     }
 
-    /// The GPUs after the corpus grew. Their stats columns are dropped
-    /// (uploaded again by the next stats request routed to the GPU). The
-    /// corpus is uploaded again to the same devices with the same layout
-    /// rule: appending segments in place is not written yet (DESIGN.md,
-    /// "Follow"). A failed upload leaves the session on the CPU, never
-    /// with a GPU that holds less than the corpus.
+    /// The GPUs after the corpus grew. One device holding the whole
+    /// corpus takes the new lines in place ([`crate::gpu::GpuCorpus::append`]:
+    /// only the new bytes, line offsets and block hints are written). Its
+    /// stats columns are dropped and uploaded again by the next stats
+    /// request routed to the GPU: they are per-line times relative to the
+    /// oldest time and per-line codes, laid out per segment, so an
+    /// older appended time or a grown segment would need them rebuilt
+    /// anyway; their upload is the columns only (8 + 4 x fields bytes a
+    /// line), never the corpus. Shards over several devices or a host
+    /// tier (a layout in line order of the whole corpus) are uploaded
+    /// again with the same layout rule (DESIGN.md, "Follow"). A failed
+    /// append or upload leaves the session on the CPU, never with a GPU
+    /// that holds less than the corpus.
     #[cfg(feature = "gpu")]
     fn gpus_grown(&mut self) -> Result<(), Error> {
         if self.devices.is_empty() {
             return Ok(());
         }
+        #[cfg(not(target_arch = "wasm32"))]
+        if self.devices.len() == 1 && self.layout.is_none() {
+            let d = &mut self.devices[0];
+            *d.columns.get_mut().unwrap_or_else(|p| p.into_inner()) = None;
+            if let Err(e) = d.corpus.append(&self.corpus) {
+                self.detach_gpu();
+                return Err(Error::backend(format!(
+                    "the GPU could not take the appended lines ({e}); searching on the CPU"
+                )));
+            }
+            return Ok(());
+        }
+        self.gpus_uploaded_again()
+    }
+
+    /// The GPUs after the corpus grew, when the lines cannot be appended
+    /// in place: the corpus uploaded again to the same devices with the
+    /// same layout rule.
+    #[cfg(feature = "gpu")]
+    fn gpus_uploaded_again(&mut self) -> Result<(), Error> {
         let ctxs: Vec<crate::gpu::GpuContext> = self
             .devices
             .iter()

@@ -253,6 +253,12 @@ pub(crate) struct AutomatonCache {
 }
 
 impl AutomatonCache {
+    /// Drops every automaton (their bind groups name the segments of the
+    /// corpus as it was: appended segments need new ones).
+    pub(crate) fn clear(&mut self) {
+        self.entries.clear();
+    }
+
     /// The resident automaton of `a` (with `filter`) for `segments`: the
     /// cached one when its tables are the same, else built (evicting the
     /// least recently used beyond [`CACHED_AUTOMATA`]).
