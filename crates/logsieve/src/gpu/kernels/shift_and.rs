@@ -15,10 +15,11 @@
 // In a browser (one thread) wgpu's handles are neither `Send` nor `Sync`.
 #![cfg_attr(target_arch = "wasm32", allow(clippy::arc_with_non_send_sync))]
 
-use std::cell::RefCell;
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
 use super::count::PopCount;
+use super::per_line::{self, Built};
+use super::per_line::{width_for, WIDTHS};
 use super::{Grid, KernelDriver, Module, SegmentRun, View};
 use crate::error::Error;
 use crate::gpu::context::{Ctx, GpuContext};
@@ -34,9 +35,6 @@ pub(crate) const MODULE: Module = Module {
     wgsl: include_str!("shift_and.wgsl"),
     entry_points: &["shift_and", "compact"],
 };
-
-/// The state widths a pipeline is built for, in words.
-pub(crate) const WIDTHS: [usize; 4] = [1, 2, 4, 8];
 
 /// Words of the uniform.
 const RP_WORDS: usize = 8;
@@ -100,11 +98,6 @@ pub(crate) fn tables(a: &Automaton, w: usize) -> (Vec<u32>, [u32; RP_WORDS]) {
     (t, rp)
 }
 
-/// The smallest pipeline width for `words` state words.
-pub(crate) fn width_for(words: usize) -> usize {
-    WIDTHS.into_iter().find(|&w| w >= words).unwrap_or(8)
-}
-
 /// The layout and pipelines of one context.
 pub(crate) struct ShiftAndPipes {
     layout: wgpu::BindGroupLayout,
@@ -114,19 +107,12 @@ pub(crate) struct ShiftAndPipes {
 }
 
 thread_local! {
-    static PIPES: RefCell<Vec<(Weak<Ctx>, Arc<ShiftAndPipes>)>> = const { RefCell::new(Vec::new()) };
+    static PIPES: Built<(), ShiftAndPipes> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// The layout and pipelines for `ctx`, built on first use.
 pub(crate) fn pipes(ctx: &GpuContext) -> Result<Arc<ShiftAndPipes>, Error> {
-    let found = PIPES.with(|p| {
-        let mut p = p.borrow_mut();
-        p.retain(|(w, _)| w.strong_count() > 0);
-        p.iter()
-            .find(|(w, _)| std::ptr::eq(w.as_ptr(), Arc::as_ptr(&ctx.inner)))
-            .map(|(_, m)| m.clone())
-    });
-    if let Some(m) = found {
+    if let Some(m) = per_line::cached(&PIPES, ctx, &()) {
         return Ok(m);
     }
     let c = &ctx.inner;
@@ -174,7 +160,7 @@ pub(crate) fn pipes(ctx: &GpuContext) -> Result<Arc<ShiftAndPipes>, Error> {
         pipes,
         compact,
     });
-    PIPES.with(|p| p.borrow_mut().push((Arc::downgrade(&ctx.inner), m.clone())));
+    per_line::keep(&PIPES, ctx, (), m.clone());
     Ok(m)
 }
 
@@ -214,19 +200,9 @@ impl ResidentAutomaton {
         lists: Arc<Vec<wgpu::Buffer>>,
     ) -> ResidentAutomaton {
         let dev = &c.device;
-        let tbuf = c.buffer_with(
-            "shift-and tables",
-            &tables
-                .iter()
-                .flat_map(|x| x.to_le_bytes())
-                .collect::<Vec<u8>>(),
-            wgpu::BufferUsages::STORAGE,
-        );
-        let ubuf = c.buffer_with(
-            "shift-and params",
-            &rp.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>(),
-            wgpu::BufferUsages::UNIFORM,
-        );
+        let tbuf =
+            per_line::words_buffer(c, "shift-and tables", &tables, wgpu::BufferUsages::STORAGE);
+        let ubuf = per_line::words_buffer(c, "shift-and params", &rp, wgpu::BufferUsages::UNIFORM);
         let binds = segments
             .iter()
             .zip(lists.iter())
@@ -383,16 +359,13 @@ impl KernelDriver for ShiftAnd<'_> {
     }
 
     fn record(&self, pass: &mut wgpu::ComputePass<'_>, run: SegmentRun<'_>) {
-        let s = run.segment;
-        pass.set_bind_group(0, &self.automaton.binds[run.index], &[]);
+        let own = &self.automaton.binds[run.index];
         if self.filter {
-            self.grid
-                .run(pass, self.compact, u64::from(s.n_words).div_ceil(256));
+            pass.set_bind_group(0, own, &[]);
+            let words = u64::from(run.segment.n_words);
+            self.grid.run(pass, self.compact, words.div_ceil(256));
         }
-        self.grid
-            .run(pass, self.pipeline, u64::from(s.n_lines).div_ceil(256));
-        pass.set_bind_group(0, run.bind, &[]);
-        self.count.record(pass, s, self.grid);
+        per_line::record_lines(pass, run, own, self.pipeline, &self.count, self.grid);
     }
 }
 
@@ -420,6 +393,13 @@ mod tests {
             {
                 panic!("shift-and pipeline W = {w}: {e:?}");
             }
+        }
+        // `compact` (tier 1's candidate list) takes no constant.
+        let ep = Some((naga::ShaderStage::Compute, "compact"));
+        let none = naga::back::PipelineConstants::default();
+        if let Err(e) = naga::back::pipeline_constants::process_overrides(&module, &info, ep, &none)
+        {
+            panic!("compact pipeline: {e:?}");
         }
     }
 
