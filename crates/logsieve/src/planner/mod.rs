@@ -1026,6 +1026,44 @@ mod tests {
         assert_eq!(plan(&inp).choice, Choice::Cpu, "{}", plan(&inp).explain());
     }
 
+    /// Tier 1 verified on the GPU is priced by its candidate share (the
+    /// compacted list: one thread per candidate line), against tier 2 and
+    /// the CPU, with a fixed calibration near the H100's (scan 500 GB/s,
+    /// tier 2 43: 194 MB in ~4.5 ms) and the shares of the generated
+    /// corpus (docs/bench/h100-2026-11-25-session2.md §2).
+    #[test]
+    fn tier1_is_priced_by_its_candidate_share() {
+        let mut cal = Calibration::defaults(DeviceClass::Discrete);
+        cal.gpu_gbps.insert(Kernel::ShiftAnd, 43.0);
+        let bytes = 194_000_000;
+        let plan_with = |cal: &Calibration, p: &str, candidates: u64, matching: u64| {
+            let query = q(p, Syntax::Regex, false);
+            let mut inp = input(&query, cal, bytes, true);
+            inp.threads = 16;
+            inp.sample.candidates = candidates;
+            inp.sample.matching = matching;
+            let d = plan(&inp);
+            let gpu = d.estimate_ms.map(|e| e.1);
+            (d.choice.clone(), gpu, d.explain())
+        };
+        // 7.6% candidates, 0.8% matching: the scan plus 7.6% of tier 2.
+        let (choice, gpu, e) = plan_with(&cal, r"user=u1\d*7 ", 76, 8);
+        assert_eq!(choice, Choice::GpuPrefilter(Kernel::Scan), "{e}");
+        let t2 = bytes as f64 / 43e6;
+        let scan = bytes as f64 / 500e6;
+        let want = scan + 0.076 * t2 + cal.gpu_latency_ms;
+        assert!((gpu.unwrap() - want).abs() < 0.05, "{e}");
+        // 69% candidates (a literal on most lines): still the scan plus
+        // 69% of tier 2, below tier 2 over every line.
+        let (choice, _, e) = plan_with(&cal, r"trace=[0-9a-f]{32}", 690, 690);
+        assert_eq!(choice, Choice::GpuPrefilter(Kernel::Scan), "{e}");
+        // Tier 2 calibrated as fast as the scan: the whole automaton
+        // beats the scan plus the verify.
+        cal.gpu_gbps.insert(Kernel::ShiftAnd, 500.0);
+        let (choice, _, e) = plan_with(&cal, r"trace=[0-9a-f]{32}", 690, 690);
+        assert_eq!(choice, Choice::Gpu(Kernel::ShiftAnd), "{e}");
+    }
+
     #[test]
     fn tier2_first_run_averages_in() {
         // REGRESSION: the first tier-2 run (pipeline compilation, 0.47 s

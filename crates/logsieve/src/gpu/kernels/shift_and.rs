@@ -10,7 +10,8 @@
 //! listed line (see `shift_and.wgsl`). It leaves the result bits to the
 //! literal kernel (it clears only its own candidate bits, counters and the
 //! list's count). The lists (4 bytes a line per segment) are made once per
-//! corpus, on the first tier-1 query ([`AutomatonCache::get`]).
+//! corpus, on its first `shift-and` query of either tier (every automaton
+//! binds them; [`AutomatonCache::get`]).
 
 // In a browser (one thread) wgpu's handles are neither `Send` nor `Sync`.
 #![cfg_attr(target_arch = "wasm32", allow(clippy::arc_with_non_send_sync))]
