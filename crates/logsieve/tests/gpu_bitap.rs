@@ -9,12 +9,10 @@
 
 mod common;
 
-use std::sync::OnceLock;
-
 use common::{build, naive, naive_min_distance, variations, Flags, CASES};
-use logsieve::gpu::{GpuContext, UploadOptions};
+use logsieve::gpu::GpuContext;
 use logsieve::query::bitap::Bitap;
-use logsieve::{BackendChoice, Corpus, Kernel, Query, SearchOptions, Session, Syntax, Want};
+use logsieve::{BackendChoice, Kernel, Query, SearchOptions, Session, Syntax};
 use proptest::prelude::*;
 
 const ALPHABET: &[u8] = b"abcA \r";
@@ -116,32 +114,10 @@ fn bitap_runs_the_case_table() {
 }
 
 fn ctx() -> Option<&'static GpuContext> {
-    static CTX: OnceLock<Option<GpuContext>> = OnceLock::new();
-    CTX.get_or_init(|| match GpuContext::new() {
-        Ok(c) => Some(c),
-        Err(e) => {
-            if std::env::var("LOGSIEVE_REQUIRE_GPU").as_deref() == Ok("1") {
-                panic!("LOGSIEVE_REQUIRE_GPU=1 but no GPU: {e}");
-            }
-            eprintln!("\n!!!!!!!! NO GPU ADAPTER: bitap tests SKIPPED ({e}) !!!!!!!!\n");
-            None
-        }
-    })
-    .as_ref()
+    common::gpu::ctx("bitap")
 }
 
-fn session(c: &GpuContext, data: &[u8], seg: u64) -> Session {
-    let mut s = Session::new(Corpus::from_bytes("fz", data.to_vec()));
-    s.attach_gpu_with(
-        c,
-        UploadOptions {
-            max_segment: Some(seg),
-            ..Default::default()
-        },
-    )
-    .expect("upload");
-    s
-}
+use common::gpu::session;
 
 /// Runs `q` forced on `bitap` (by name, and by `--backend gpu` alone;
 /// lines, counts, `-m 1`, `-m 2`) against `oracle`; false when bitap
@@ -149,42 +125,22 @@ fn session(c: &GpuContext, data: &[u8], seg: u64) -> Session {
 /// must be the one support check's.
 fn check(s: &Session, q: &Query, oracle: &[u64], what: &str) -> bool {
     let mut ran = false;
-    'kernels: for kernel in [Some(Kernel::Bitap), None] {
-        for (want, max_count) in [
-            (Want::Lines, None),
-            (Want::Count, None),
-            (Want::Lines, Some(1)),
-            (Want::Count, Some(2)),
-        ] {
-            let opts = SearchOptions {
-                backend: BackendChoice::Gpu,
-                gpu_kernel: kernel,
-                want,
-                max_count,
-                ..Default::default()
-            };
-            let w = format!("{what} {kernel:?} {want:?} -m {max_count:?}");
-            let r = match s.search(q, &opts) {
-                Ok(r) => r,
-                Err(e) => {
-                    let why = logsieve::support::kernel_support(q, kernel).expect_err(&w);
-                    assert!(e.to_string().contains(why.reason()), "{w}: {e}");
-                    continue 'kernels;
+    for kernel in [Some(Kernel::Bitap), None] {
+        let w = format!("{what} {kernel:?}");
+        match common::gpu::check_forced(s, q, kernel, oracle, what) {
+            Ok(rs) => {
+                // K = 0 is a literal: `--backend gpu` alone runs scan.
+                if kernel.is_some() || q.kind() == logsieve::QueryKind::Fuzzy {
+                    for r in rs {
+                        assert_eq!(r.backend.name, "gpu/bitap", "{w}");
+                    }
                 }
-            };
-            let expect: Vec<u64> = match max_count {
-                Some(m) => oracle.iter().copied().take(m as usize).collect(),
-                None => oracle.to_vec(),
-            };
-            assert_eq!(r.total(), expect.len() as u64, "{w}: count ({})", r.backend);
-            if want == Want::Lines {
-                assert_eq!(r.docs[0].lines, expect, "{w}: lines ({})", r.backend);
+                ran |= kernel.is_some();
             }
-            // K = 0 is a literal: `--backend gpu` alone runs scan.
-            if kernel.is_some() || q.kind() == logsieve::QueryKind::Fuzzy {
-                assert_eq!(r.backend.name, "gpu/bitap", "{w}");
+            Err(e) => {
+                let why = logsieve::support::kernel_support(q, kernel).expect_err(&w);
+                assert!(e.to_string().contains(why.reason()), "{w}: {e}");
             }
-            ran |= kernel.is_some();
         }
     }
     ran

@@ -8,8 +8,6 @@
 
 mod common;
 
-use std::sync::OnceLock;
-
 use common::{build, flags_strategy, naive, prefilter_case, variations, Flags, CASES};
 use logsieve::gpu::{GpuContext, GpuSelection, GpuTuning, UploadOptions};
 use logsieve::session::{Layout, LayoutPart, Place};
@@ -18,71 +16,28 @@ use logsieve::{BackendChoice, Corpus, Kernel, Query, SearchOptions, Session, Syn
 use proptest::prelude::*;
 
 fn ctx() -> Option<&'static GpuContext> {
-    static CTX: OnceLock<Option<GpuContext>> = OnceLock::new();
-    CTX.get_or_init(|| match GpuContext::new() {
-        Ok(c) => Some(c),
-        Err(e) => {
-            if std::env::var("LOGSIEVE_REQUIRE_GPU").as_deref() == Ok("1") {
-                panic!("LOGSIEVE_REQUIRE_GPU=1 but no GPU: {e}");
-            }
-            eprintln!("\n!!!!!!!! NO GPU ADAPTER: tier 1 tests SKIPPED ({e}) !!!!!!!!\n");
-            None
-        }
-    })
-    .as_ref()
+    common::gpu::ctx("tier 1")
 }
 
-/// A session over `data` on the GPU in segments of `seg` bytes.
-fn session(c: &GpuContext, data: &[u8], seg: u64) -> Session {
-    let mut s = Session::new(Corpus::from_bytes("t1", data.to_vec()));
-    s.attach_gpu_with(
-        c,
-        UploadOptions {
-            max_segment: Some(seg),
-            ..Default::default()
-        },
-    )
-    .expect("upload");
-    s
-}
+use common::gpu::session;
 
 /// Runs `q` forced on the GPU over `s` (lines, counts, `-m 1`, `-m 2`) and
 /// compares with `oracle`. Returns false when the GPU refused it (then
 /// tier 1 must not take it either).
 fn check(s: &Session, q: &Query, kernel: Option<Kernel>, oracle: &[u64], what: &str) -> bool {
-    for (want, max_count) in [
-        (Want::Lines, None),
-        (Want::Count, None),
-        (Want::Lines, Some(1)),
-        (Want::Count, Some(2)),
-    ] {
-        let opts = SearchOptions {
-            backend: BackendChoice::Gpu,
-            gpu_kernel: kernel,
-            want,
-            max_count,
-            ..Default::default()
-        };
-        let w = format!("{what} {kernel:?} {want:?} -m {max_count:?}");
-        let r = match s.search(q, &opts) {
-            Ok(r) => r,
-            Err(e) => {
-                assert!(prefilter_support(q, kernel).is_err(), "{w}: {e}");
-                assert!(e.to_string().contains("GPU prefilter"), "{w}: {e}");
-                return false;
+    match common::gpu::check_forced(s, q, kernel, oracle, what) {
+        Ok(rs) => {
+            for r in rs {
+                assert!(r.backend.name.starts_with("gpu/"), "{what}: {}", r.backend);
             }
-        };
-        let expect: Vec<u64> = match max_count {
-            Some(m) => oracle.iter().copied().take(m as usize).collect(),
-            None => oracle.to_vec(),
-        };
-        assert_eq!(r.total(), expect.len() as u64, "{w}: count ({})", r.backend);
-        if want == Want::Lines {
-            assert_eq!(r.docs[0].lines, expect, "{w}: lines ({})", r.backend);
+            true
         }
-        assert!(r.backend.name.starts_with("gpu/"), "{w}: {}", r.backend);
+        Err(e) => {
+            assert!(prefilter_support(q, kernel).is_err(), "{what}: {e}");
+            assert!(e.to_string().contains("GPU prefilter"), "{what}: {e}");
+            false
+        }
     }
-    true
 }
 
 fn is_tier1(q: &Query) -> bool {
@@ -269,6 +224,72 @@ fn gpu_verify_keeps_matches_drops_candidates_defers_undecided() {
             )
             .unwrap();
         assert_eq!(n.total(), 7, "{p:?} then ERROR_");
+    }
+}
+
+/// The GPU verifier works from a compacted list of the candidate lines
+/// (`compact`, then one thread per listed line): no candidate, every line
+/// a candidate, candidates on both sides of every segment edge, lists
+/// longer than a workgroup (8,192 lines per `compact` workgroup, 256 per
+/// verify workgroup), CRLF lines and a last line without `\n`; after each,
+/// a literal count sees clean bits.
+#[test]
+fn compacted_candidate_lists() {
+    let Some(c) = ctx() else { return };
+    let mut data = Vec::new();
+    for i in 0..20_000u32 {
+        // Every line holds `web-`; every 7th an ERROR after it, every
+        // 13th a WARN elsewhere (a candidate of ` WARN` that may not
+        // match), CRLF on every 5th.
+        data.extend_from_slice(format!("web-{:02} ", i % 100).as_bytes());
+        match (i % 7, i % 13) {
+            (0, _) => data.extend_from_slice(b"ERROR x"),
+            (_, 0) => data.extend_from_slice(b"ok WARN y"),
+            _ => data.extend_from_slice(b"INFO z"),
+        }
+        data.extend_from_slice(if i % 5 == 0 { b"\r\n" } else { b"\n" });
+    }
+    data.extend_from_slice(b"web-42 WARN");
+    let gpu = SearchOptions {
+        backend: BackendChoice::Gpu,
+        ..Default::default()
+    };
+    let count = SearchOptions {
+        want: Want::Count,
+        ..gpu.clone()
+    };
+    let lit = build(&[b"web-".to_vec()], Syntax::Fixed, Flags::default()).unwrap();
+    let queries: &[&[u8]] = &[
+        // The literal on every line (`web-`): every line a candidate.
+        br"web-\d\d (ERROR|WARN)",
+        br"web-\d\d (ERROR|WARN)\r?$",
+        // On some lines.
+        br"ok WARN \w$",
+        br"ERROR [a-z]",
+        // On no line: an empty list.
+        br"FATAL_\d+",
+        // Candidates that all fail.
+        br"web-\d\d\d",
+    ];
+    for seg in [4096u64, 1 << 20] {
+        let s = session(c, &data, seg);
+        for p in queries {
+            let q = build(&[p.to_vec()], Syntax::Regex, Flags::default()).unwrap();
+            let plan = prefilter_support(&q, None).unwrap();
+            assert_eq!(plan.verify, Verifier::Gpu, "{p:?}");
+            let oracle = naive(&data, &[p.to_vec()], Syntax::Regex, Flags::default());
+            let what = format!("{} seg {seg}", String::from_utf8_lossy(p));
+            assert!(check(&s, &q, None, &oracle, &what));
+            let r = s.search(&q, &gpu).unwrap();
+            assert!(
+                r.backend.name.ends_with("+verify gpu/shift-and"),
+                "{}",
+                r.backend
+            );
+            assert_eq!(r.docs[0].lines, oracle, "{what}");
+            let n = s.search(&lit, &count).unwrap();
+            assert_eq!(n.total(), 20_001, "{what}, then web-");
+        }
     }
 }
 

@@ -8,12 +8,10 @@
 
 mod common;
 
-use std::sync::OnceLock;
-
 use common::{build, naive, variations, Flags, CASES};
-use logsieve::gpu::{GpuContext, UploadOptions};
+use logsieve::gpu::GpuContext;
 use logsieve::query::glushkov::{Automaton, Verdict};
-use logsieve::{BackendChoice, Corpus, Kernel, Query, SearchOptions, Session, Syntax, Want};
+use logsieve::{BackendChoice, Kernel, Query, SearchOptions, Session, Syntax};
 use proptest::prelude::*;
 
 /// Regex atoms over a small alphabet: classes, anchors, word boundaries,
@@ -173,69 +171,30 @@ fn automaton_runs_the_case_table() {
 }
 
 fn ctx() -> Option<&'static GpuContext> {
-    static CTX: OnceLock<Option<GpuContext>> = OnceLock::new();
-    CTX.get_or_init(|| match GpuContext::new() {
-        Ok(c) => Some(c),
-        Err(e) => {
-            if std::env::var("LOGSIEVE_REQUIRE_GPU").as_deref() == Ok("1") {
-                panic!("LOGSIEVE_REQUIRE_GPU=1 but no GPU: {e}");
-            }
-            eprintln!("\n!!!!!!!! NO GPU ADAPTER: tier 2 tests SKIPPED ({e}) !!!!!!!!\n");
-            None
-        }
-    })
-    .as_ref()
+    common::gpu::ctx("tier 2")
 }
 
-fn session(c: &GpuContext, data: &[u8], seg: u64) -> Session {
-    let mut s = Session::new(Corpus::from_bytes("t2", data.to_vec()));
-    s.attach_gpu_with(
-        c,
-        UploadOptions {
-            max_segment: Some(seg),
-            ..Default::default()
-        },
-    )
-    .expect("upload");
-    s
-}
+use common::gpu::session;
 
 /// Runs `q` forced on `shift-and` (lines, counts, `-m 1`, `-m 2`) against
 /// `oracle`; false when tier 2 refused it (then `shift_and_support` must
 /// refuse it too).
 fn check(s: &Session, q: &Query, oracle: &[u64], what: &str) -> bool {
-    for (want, max_count) in [
-        (Want::Lines, None),
-        (Want::Count, None),
-        (Want::Lines, Some(1)),
-        (Want::Count, Some(2)),
-    ] {
-        let opts = SearchOptions {
-            backend: BackendChoice::Gpu,
-            gpu_kernel: Some(Kernel::ShiftAnd),
-            want,
-            max_count,
-            ..Default::default()
-        };
-        let w = format!("{what} {want:?} -m {max_count:?}");
-        let r = match s.search(q, &opts) {
-            Ok(r) => r,
-            Err(e) => {
-                assert!(logsieve::support::shift_and_support(q).is_err(), "{w}: {e}");
-                return false;
+    match common::gpu::check_forced(s, q, Some(Kernel::ShiftAnd), oracle, what) {
+        Ok(rs) => {
+            for r in rs {
+                assert_eq!(r.backend.name, "gpu/shift-and", "{what}");
             }
-        };
-        let expect: Vec<u64> = match max_count {
-            Some(m) => oracle.iter().copied().take(m as usize).collect(),
-            None => oracle.to_vec(),
-        };
-        assert_eq!(r.total(), expect.len() as u64, "{w}: count ({})", r.backend);
-        if want == Want::Lines {
-            assert_eq!(r.docs[0].lines, expect, "{w}: lines ({})", r.backend);
+            true
         }
-        assert_eq!(r.backend.name, "gpu/shift-and", "{w}");
+        Err(e) => {
+            assert!(
+                logsieve::support::shift_and_support(q).is_err(),
+                "{what}: {e}"
+            );
+            false
+        }
     }
-    true
 }
 
 #[test]

@@ -7,9 +7,10 @@
 //! CPU matcher ([`Candidates::verify`]).
 //!
 //! [`GpuCorpus::search_verified`] is tier 1 verified on the GPU: `scan`
-//! marks the lines holding the required literal and `shift-and` (with its
-//! filter) runs the automaton over only those, in one command buffer: no
-//! candidate readback and no CPU pass (but for undecided lines).
+//! marks the lines holding the required literal, `compact` lists them and
+//! `shift-and` (with its filter) runs the automaton over only those, one
+//! thread per listed line, in one command buffer: no candidate readback
+//! and no CPU pass (but for undecided lines).
 
 use web_time::Instant;
 
@@ -194,6 +195,13 @@ struct Verified<'a> {
 impl KernelDriver for Verified<'_> {
     fn label(&self) -> &'static str {
         self.verify.label()
+    }
+
+    fn prepare(&self, enc: &mut wgpu::CommandEncoder) {
+        if let Some(s) = &self.scan {
+            s.prepare(enc);
+        }
+        self.verify.prepare(enc);
     }
 
     fn clear(&self, enc: &mut wgpu::CommandEncoder, seg: &crate::gpu::segment::ResidentSegment) {

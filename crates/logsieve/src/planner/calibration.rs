@@ -86,7 +86,8 @@ impl Calibration {
                 // planner's default and averages in, or that one run kept
                 // auto off the GPU (docs/bench/h100-2026-11-24-regex.md).
                 let first = match kernel {
-                    Kernel::ShiftAnd | Kernel::Bitap => self.best_kernel().1 / 8.0,
+                    Kernel::ShiftAnd => self.best_kernel().1 / 8.0,
+                    Kernel::Bitap => super::bitap_default_gbps(self),
                     _ => g,
                 };
                 let e = self.gpu_gbps.entry(*kernel).or_insert(first);

@@ -95,6 +95,13 @@ pub struct SampleStats {
     /// Sampled lines that hold one of the query's required literals
     /// (`Query::required_literals`): tier 1's candidates.
     pub candidates: u64,
+    /// Bytes the CPU matcher searched in the sample, and its time there in
+    /// nanoseconds (one thread): the CPU's speed on this corpus for
+    /// matchers whose speed no fixed factor fits (fuzzy: 0.02 to 0.4 of
+    /// the literal speed, by the pigeonhole pieces). 0 when not timed.
+    pub cpu_bytes: u64,
+    /// See `cpu_bytes`.
+    pub cpu_ns: u64,
 }
 
 impl SampleStats {
@@ -114,6 +121,13 @@ impl SampleStats {
         } else {
             self.candidates as f64 / self.lines as f64
         }
+    }
+
+    /// The CPU matcher's measured speed on the sample, GB/s on one thread
+    /// (`None` when not timed, or too little to time).
+    pub fn cpu_gbps(&self) -> Option<f64> {
+        (self.cpu_bytes >= 4096 && self.cpu_ns > 0)
+            .then(|| self.cpu_bytes as f64 / self.cpu_ns as f64)
     }
 
     /// Estimated share of lines phase 1 rejects.
@@ -136,7 +150,7 @@ impl SampleStats {
 /// added).
 pub fn sample(corpus: &Corpus, query: &Query, windows: usize, histogram: bool) -> SampleStats {
     let key = format!("{:?}", (query.shape_key(), windows, histogram)).into_bytes();
-    if let Some([lines, matching, rejected, candidates]) =
+    if let Some([lines, matching, rejected, candidates, cpu_bytes, cpu_ns]) =
         corpus.samples.lock().ok().and_then(|mut m| m.get(&key))
     {
         return SampleStats {
@@ -144,11 +158,23 @@ pub fn sample(corpus: &Corpus, query: &Query, windows: usize, histogram: bool) -
             matching,
             rejected,
             candidates,
+            cpu_bytes,
+            cpu_ns,
         };
     }
     let st = sample_uncached(corpus, query, windows, histogram);
     if let Ok(mut m) = corpus.samples.lock() {
-        m.put(key, [st.lines, st.matching, st.rejected, st.candidates]);
+        m.put(
+            key,
+            [
+                st.lines,
+                st.matching,
+                st.rejected,
+                st.candidates,
+                st.cpu_bytes,
+                st.cpu_ns,
+            ],
+        );
     }
     st
 }
@@ -197,10 +223,16 @@ fn sample_uncached(corpus: &Corpus, query: &Query, windows: usize, histogram: bo
                 None => hay.len(),
             };
             st.lines += crate::cpu::count_lines(&hay[s..e]);
+            // Not timed in a browser (`std::time::Instant` panics there).
+            let t = (!cfg!(target_arch = "wasm32")).then(std::time::Instant::now);
             crate::cpu::for_each_match(query, hay, s, e, |_, _| {
                 st.matching += 1;
                 true
             });
+            if let Some(t) = t {
+                st.cpu_ns += t.elapsed().as_nanos() as u64;
+                st.cpu_bytes += (e - s) as u64;
+            }
             if let Some(pre) = query.prefilter() {
                 // Lines holding a required literal: one find per line.
                 let mut pos = s;
@@ -451,11 +483,10 @@ pub fn inhibitors(query: &Query, want: Want, sample: &SampleStats) -> Vec<String
 /// line and resume; ~0.4 us when a candidate line is verified by a regex),
 /// and for line output one newline-counting pass for line ids (~20 GB/s).
 pub fn cpu_estimate(input: &PlanInput<'_>) -> f64 {
-    let c = input.calibration;
     let bytes = input.bytes as f64;
     let threads = input.threads.max(1) as f64;
     let m = &input.query.matcher;
-    let gbps = c.cpu_gbps * m.speed() * (1.0 + 0.8 * (threads - 1.0));
+    let gbps = cpu_gbps(input);
     let lines = input.lines.unwrap_or((bytes / 200.0) as u64) as f64;
     // A regex that finds each match itself pays no second check: 1M
     // matching lines of `\d{4}-\d\d` ran in 126 ms on the H100 machine's
@@ -473,11 +504,44 @@ pub fn cpu_estimate(input: &PlanInput<'_>) -> f64 {
     bytes / (gbps * 1e9) * 1e3 + matches + ids
 }
 
-/// The bitap kernel's speed before any run: an eighth of the literal
-/// kernels' (as tier 2: one thread per line), divided by its K + 1 state
-/// chains.
-pub(crate) fn bitap_default_gbps(c: &Calibration, k: u32) -> f64 {
-    c.best_kernel().1 / 8.0 / f64::from(k + 1)
+/// The CPU's speed for `input`, GB/s on all its threads: the calibrated
+/// single-literal speed times the matcher's factor (`Matcher::speed`) and
+/// the per-thread efficiency (~0.8 per extra thread, measured). A fuzzy
+/// matcher's speed is the sample's, when timed: its pigeonhole pieces
+/// decide it (H100 machine, 1 thread, 194 MB, 2026-11-25: 2.4 GB/s for
+/// `--fuzzy 3` of a 38-byte pattern, 9-byte pieces; 0.16 GB/s for `-i
+/// --fuzzy 1 fr33m0ney`), which no fixed factor fits.
+fn cpu_gbps(input: &PlanInput<'_>) -> f64 {
+    let c = input.calibration;
+    let threads = input.threads.max(1) as f64;
+    let m = &input.query.matcher;
+    let one = match (&**m, input.sample.cpu_gbps()) {
+        (crate::cpu::matcher::Matcher::Fuzzy(_), Some(g)) => g,
+        _ => c.cpu_gbps * m.speed(),
+    };
+    one * (1.0 + 0.8 * (threads - 1.0))
+}
+
+/// The bitap kernel's work per corpus byte for `q`, in 32-bit state-word
+/// updates: K + 1 rows of the chain's words, times 4.5 when the chain
+/// spans more than one word (its state arrays then leave registers). On
+/// the H100 (194 MB, 2026-11-25) one-word chains ran at 265-291 GB/s x
+/// units (K = 1, 2), the 38-byte `--fuzzy 3` chain (2 words, 8 units) at
+/// 60: 4.5x slower per unit. `None` when `q` has no bitap chain. The
+/// calibration keeps bitap's speed in bytes x units per second, so that a
+/// one-word run does not make a long chain look fast (the 38-byte
+/// pattern went to `bitap`, 25.8 ms, against 6.8 ms on the CPU).
+pub fn bitap_units(q: &Query) -> Option<f64> {
+    let b = crate::query::bitap::Bitap::for_query(q).ok()?;
+    let spill = if b.words > 1 { 4.5 } else { 1.0 };
+    Some(f64::from(b.k + 1) * b.words as f64 * spill)
+}
+
+/// The bitap kernel's speed in bytes x [`bitap_units`] per second before
+/// any run: half the literal kernels' (measured on the H100: 265-291
+/// against `scan`'s ~500).
+pub(crate) fn bitap_default_gbps(c: &Calibration) -> f64 {
+    c.best_kernel().1 / 2.0
 }
 
 /// Decides where `input.query` runs.
@@ -533,7 +597,7 @@ pub fn plan(input: &PlanInput<'_>) -> Decision {
     let threads = input.threads.max(1) as f64;
     // Parallel efficiency on one document: measured ~0.8 per extra thread;
     // the chosen matcher's speed (`cpu_estimate`).
-    let cpu_gbps = c.cpu_gbps * input.query.matcher.speed() * (1.0 + 0.8 * (threads - 1.0));
+    let cpu_gbps = cpu_gbps(input);
     let cpu_all = cpu_estimate(input);
     let cpu_scan = bytes / (cpu_gbps * 1e9) * 1e3;
     f.push(Factor {
@@ -582,24 +646,24 @@ pub fn plan(input: &PlanInput<'_>) -> Decision {
             Kernel::ShiftAnd,
             g.unwrap_or_else(|| c.best_kernel().1 / 8.0),
         )
-    } else if let Some(k) = gpu_support(input.query)
+    } else if let Some(units) = gpu_support(input.query)
         .ok()
         .filter(|p| p.kernel == Kernel::Bitap)
-        .and_then(|_| match input.query.syntax() {
-            crate::query::Syntax::Fuzzy(k) => Some(u32::from(k)),
-            _ => None,
-        })
+        .and_then(|_| bitap_units(input.query))
     {
-        // Fuzzy: the bitap kernel, one thread per line, K + 1 state
-        // chains; before any run, an eighth of the literal kernels' speed
-        // (as tier 2) divided by the chains.
+        // Fuzzy: the bitap kernel, one thread per line, its speed per
+        // state-word update (calibrated, else `bitap_default_gbps`)
+        // divided by the chain's updates per byte.
         f.push(Factor {
             name: "fuzzy kernel",
-            value: format!("bitap, K = {k}, one thread per line"),
+            value: format!("bitap, {units:.1} word updates a byte"),
             ms: (0.0, 0.0),
         });
         let g = c.gpu_gbps.get(&Kernel::Bitap).copied();
-        (Kernel::Bitap, g.unwrap_or_else(|| bitap_default_gbps(c, k)))
+        (
+            Kernel::Bitap,
+            g.unwrap_or_else(|| bitap_default_gbps(c)) / units,
+        )
     } else {
         c.best_kernel()
     };
@@ -802,6 +866,7 @@ mod tests {
                 matching: 1,
                 rejected: 900,
                 candidates: 2,
+                ..Default::default()
             },
             calibration: cal,
         }
@@ -905,6 +970,100 @@ mod tests {
         assert_eq!(plan(&small).choice, Choice::Cpu);
     }
 
+    /// The bitap estimate grows with the chain's state words and K, and
+    /// the CPU's with the sample's measured speed: with the H100's
+    /// numbers (one-word chains at ~275 GB/s x units, 16 threads, 194 MB;
+    /// docs/bench/h100-2026-11-25-session2.md §3) auto sends the 38-byte
+    /// two-word `--fuzzy 3` pattern to the CPU (6.8 ms there, 25.8 on
+    /// `bitap`) and the one-word patterns to `bitap`.
+    #[test]
+    fn fuzzy_estimates_grow_with_the_chain() {
+        let long = q(
+            "Failed password for invalid user admin",
+            Syntax::Fuzzy(3),
+            false,
+        );
+        let short = q("NullPointerExceptoin", Syntax::Fuzzy(2), false);
+        assert_eq!(bitap_units(&short), Some(3.0));
+        assert_eq!(bitap_units(&long), Some(4.0 * 2.0 * 4.5));
+        assert_eq!(bitap_units(&q("x.y", Syntax::Regex, false)), None);
+        let mut cal = Calibration::defaults(DeviceClass::Discrete);
+        cal.gpu_gbps.insert(Kernel::Bitap, 275.0);
+        // (query, CPU x1 ms on the H100 machine, expected choice)
+        for (query, cpu_x1_ms, want) in [
+            (&long, 81.3, Choice::Cpu),
+            (&short, 51.4, Choice::Gpu(Kernel::Bitap)),
+        ] {
+            let mut inp = input(query, &cal, 194_000_000, true);
+            inp.threads = 16;
+            inp.sample.cpu_bytes = 1 << 16;
+            inp.sample.cpu_ns = ((1u64 << 16) as f64 / (194e6 / (cpu_x1_ms * 1e6))) as u64;
+            let d = plan(&inp);
+            assert_eq!(d.choice, want, "{}", d.explain());
+            assert!(d.explain().contains("word updates"), "{}", d.explain());
+        }
+        // Before any bitap run, the defaults decide alike.
+        let cal = Calibration::defaults(DeviceClass::Discrete);
+        let mut inp = input(&long, &cal, 194_000_000, true);
+        inp.threads = 16;
+        inp.sample.cpu_bytes = 1 << 16;
+        inp.sample.cpu_ns = ((1u64 << 16) as f64 / 2.4) as u64;
+        assert_eq!(plan(&inp).choice, Choice::Cpu);
+        // A measured one-word run is kept per unit: it does not make the
+        // long chain look fast.
+        let mut cal = Calibration::defaults(DeviceClass::Discrete);
+        cal.record(&Measurement {
+            backend: MeasuredBackend::Gpu {
+                kernel: Kernel::Bitap,
+            },
+            bytes: 194_000_000 * 3,
+            seconds: 0.002,
+        });
+        let mut inp = input(&long, &cal, 194_000_000, true);
+        inp.threads = 16;
+        inp.sample.cpu_bytes = 1 << 16;
+        inp.sample.cpu_ns = ((1u64 << 16) as f64 / 2.4) as u64;
+        assert_eq!(plan(&inp).choice, Choice::Cpu, "{}", plan(&inp).explain());
+    }
+
+    /// Tier 1 verified on the GPU is priced by its candidate share (the
+    /// compacted list: one thread per candidate line), against tier 2 and
+    /// the CPU, with a fixed calibration near the H100's (scan 500 GB/s,
+    /// tier 2 43: 194 MB in ~4.5 ms) and the shares of the generated
+    /// corpus (docs/bench/h100-2026-11-25-session2.md §2).
+    #[test]
+    fn tier1_is_priced_by_its_candidate_share() {
+        let mut cal = Calibration::defaults(DeviceClass::Discrete);
+        cal.gpu_gbps.insert(Kernel::ShiftAnd, 43.0);
+        let bytes = 194_000_000;
+        let plan_with = |cal: &Calibration, p: &str, candidates: u64, matching: u64| {
+            let query = q(p, Syntax::Regex, false);
+            let mut inp = input(&query, cal, bytes, true);
+            inp.threads = 16;
+            inp.sample.candidates = candidates;
+            inp.sample.matching = matching;
+            let d = plan(&inp);
+            let gpu = d.estimate_ms.map(|e| e.1);
+            (d.choice.clone(), gpu, d.explain())
+        };
+        // 7.6% candidates, 0.8% matching: the scan plus 7.6% of tier 2.
+        let (choice, gpu, e) = plan_with(&cal, r"user=u1\d*7 ", 76, 8);
+        assert_eq!(choice, Choice::GpuPrefilter(Kernel::Scan), "{e}");
+        let t2 = bytes as f64 / 43e6;
+        let scan = bytes as f64 / 500e6;
+        let want = scan + 0.076 * t2 + cal.gpu_latency_ms;
+        assert!((gpu.unwrap() - want).abs() < 0.05, "{e}");
+        // 69% candidates (a literal on most lines): still the scan plus
+        // 69% of tier 2, below tier 2 over every line.
+        let (choice, _, e) = plan_with(&cal, r"trace=[0-9a-f]{32}", 690, 690);
+        assert_eq!(choice, Choice::GpuPrefilter(Kernel::Scan), "{e}");
+        // Tier 2 calibrated as fast as the scan: the whole automaton
+        // beats the scan plus the verify.
+        cal.gpu_gbps.insert(Kernel::ShiftAnd, 500.0);
+        let (choice, _, e) = plan_with(&cal, r"trace=[0-9a-f]{32}", 690, 690);
+        assert_eq!(choice, Choice::Gpu(Kernel::ShiftAnd), "{e}");
+    }
+
     #[test]
     fn tier2_first_run_averages_in() {
         // REGRESSION: the first tier-2 run (pipeline compilation, 0.47 s
@@ -954,8 +1113,7 @@ mod tests {
         inp.sample = SampleStats {
             lines: 1000,
             matching: 250,
-            rejected: 0,
-            candidates: 0,
+            ..Default::default()
         };
         assert!(matches!(plan(&inp).choice, Choice::Gpu(_)));
         inp.want = Want::Lines;
@@ -1011,9 +1169,16 @@ mod tests {
     fn samples_are_memoised_per_corpus_and_query() {
         let mut corpus = Corpus::from_bytes("a", b"x ERROR_512\ny\nERROR_5\n".repeat(100));
         let q = QueryBuilder::new().build(&[r"ERROR_5\d\d"]).unwrap();
+        // The counts are the same sampled again; the timing is the
+        // memo's (a fresh sample times afresh).
+        let counts = |s: SampleStats| (s.lines, s.matching, s.rejected, s.candidates);
         let first = sample(&corpus, &q, 16, false);
-        assert_eq!(first, sample_uncached(&corpus, &q, 16, false));
+        assert_eq!(
+            counts(first),
+            counts(sample_uncached(&corpus, &q, 16, false))
+        );
         assert_eq!(sample(&corpus, &q, 16, false), first);
+        assert!(first.cpu_bytes > 0);
         assert_eq!(corpus.samples.lock().unwrap().entries_len(), 1);
         let v = QueryBuilder::new()
             .invert(true)
@@ -1024,7 +1189,10 @@ mod tests {
         corpus.push(crate::Document::from_bytes("b", b"ERROR_599\n".repeat(50)));
         assert_eq!(corpus.samples.lock().unwrap().entries_len(), 0);
         let after = sample(&corpus, &q, 16, false);
-        assert_eq!(after, sample_uncached(&corpus, &q, 16, false));
+        assert_eq!(
+            counts(after),
+            counts(sample_uncached(&corpus, &q, 16, false))
+        );
         assert!(after.matching > first.matching);
     }
 

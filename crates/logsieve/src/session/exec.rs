@@ -119,7 +119,7 @@ impl Session {
             }
         };
         if route.decision.is_some() && !fused {
-            self.record_result(&r, ran, opts);
+            self.record_result(q, &r, ran, opts);
         }
         r.plan = route.decision.clone();
         Ok(r)
@@ -291,7 +291,7 @@ impl Session {
 
     /// Folds an automatic run's time into the calibration. Early exits
     /// (`-m`) do not measure throughput.
-    fn record_result(&self, r: &SearchResult, ran: Backend, opts: &SearchOptions) {
+    fn record_result(&self, q: &Query, r: &SearchResult, ran: Backend, opts: &SearchOptions) {
         if opts.max_count.is_some() {
             return;
         }
@@ -303,9 +303,15 @@ impl Session {
                 threads: crate::cpu::resolve_threads(opts.threads),
             },
         };
+        // Bitap's speed is kept per state-word update
+        // (`planner::bitap_units`): a run counts its bytes times its units.
+        let units = match ran {
+            Backend::Gpu(Kernel::Bitap) => planner::bitap_units(q).unwrap_or(1.0),
+            _ => 1.0,
+        };
         self.record(&planner::Measurement {
             backend,
-            bytes: self.corpus.total_bytes(),
+            bytes: (self.corpus.total_bytes() as f64 * units) as u64,
             seconds: r.backend.elapsed.as_secs_f64(),
         });
     }

@@ -248,9 +248,16 @@ impl Session {
         // CPU: 26 ms instead of 3.4 (docs/bench/h100-2026-11-24-regex.md).
         #[cfg(feature = "gpu")]
         let r = match (r.backend, request.kind().query()) {
-            (Backend::Gpu(crate::Kernel::ShiftAnd | crate::Kernel::Bitap), Some(q)) => {
+            (Backend::Gpu(k @ (crate::Kernel::ShiftAnd | crate::Kernel::Bitap)), Some(q)) => {
                 let mut c = cal.clone();
                 c.cpu_gbps *= q.matcher.speed();
+                // Bitap's calibration is per state-word update
+                // (`planner::bitap_units`): the split weighs bytes.
+                if let (crate::Kernel::Bitap, Some(u)) = (k, planner::bitap_units(q)) {
+                    let g = c.gpu_gbps.get(&k).copied();
+                    let g = g.unwrap_or_else(|| planner::bitap_default_gbps(&c));
+                    c.gpu_gbps.insert(k, g / u);
+                }
                 self.with_split(r, &c, opts)
             }
             _ => self.with_split(r, &cal, opts),

@@ -274,7 +274,11 @@ fn route_auto(input: &RouteInput<'_>) -> Route {
     // Density only decides for line output (the inhibitor); for counts
     // the sample is informational, so it is taken only for --explain.
     // Tier 1 needs its candidate share.
-    let sample = if want == Want::Lines || opts.explain || matches!(prefilter, Some(Ok(_))) {
+    // Fuzzy needs the CPU's speed on this corpus (the sample's timing:
+    // `planner::cpu_estimate`).
+    let fuzzy = matches!(query.syntax(), crate::query::Syntax::Fuzzy(_));
+    let sample = if want == Want::Lines || opts.explain || fuzzy || matches!(prefilter, Some(Ok(_)))
+    {
         planner::sample(input.corpus, query, 16, opts.explain)
     } else {
         planner::SampleStats::default()

@@ -12,6 +12,8 @@
 #![allow(dead_code)]
 
 use logsieve::{Error, Query, QueryBuilder, Syntax};
+
+pub mod gpu;
 use regex::bytes::{Regex, RegexBuilder};
 use regex_syntax::hir::{ClassUnicode, ClassUnicodeRange};
 

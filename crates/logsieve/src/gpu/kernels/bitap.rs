@@ -2,17 +2,19 @@
 //! pattern chain (`query::bitap`) as one table buffer, its own bind-group
 //! layout (the segment's bytes, line starts, result bits, the table and a
 //! small uniform) and one pipeline per chain width (1, 2, 4, 8 words) and
-//! K (0..=3), each built on first use, once per context and thread. The pattern of tier 2's driver
-//! (`shift_and.rs`), without undecided lines: a fuzzy match is decided by
+//! K (0..=3), each built on first use, once per context and thread. The
+//! pattern of tier 2's driver (`shift_and.rs`; what they share is in
+//! `per_line.rs`), without undecided lines: a fuzzy match is decided by
 //! the 256-entry masks for every byte.
 
 // In a browser (one thread) wgpu's handles are neither `Send` nor `Sync`.
 #![cfg_attr(target_arch = "wasm32", allow(clippy::arc_with_non_send_sync))]
 
-use std::cell::RefCell;
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
 use super::count::PopCount;
+pub(crate) use super::per_line::width_for;
+use super::per_line::{self, Built};
 use super::{Grid, KernelDriver, Module, SegmentRun, View};
 use crate::error::Error;
 use crate::gpu::context::{Ctx, GpuContext};
@@ -28,9 +30,6 @@ pub(crate) const MODULE: Module = Module {
     wgsl: include_str!("bitap.wgsl"),
     entry_points: &["bitap"],
 };
-
-/// The chain widths a pipeline is built for, in words.
-pub(crate) const WIDTHS: [usize; 4] = [1, 2, 4, 8];
 
 /// Words of the uniform.
 const BP_WORDS: usize = 4;
@@ -51,37 +50,21 @@ pub(crate) fn tables(b: &Bitap, w: usize) -> (Vec<u32>, [u32; BP_WORDS]) {
     (t, bp)
 }
 
-/// The smallest pipeline width for `words` chain words.
-pub(crate) fn width_for(words: usize) -> usize {
-    WIDTHS.into_iter().find(|&w| w >= words).unwrap_or(8)
-}
-
 /// The layout and pipeline of one context, width and K.
 pub(crate) struct BitapPipes {
     layout: wgpu::BindGroupLayout,
     pipeline: wgpu::ComputePipeline,
 }
 
-/// A built pipeline: its context, width, K.
-type Built = (Weak<Ctx>, usize, u32, Arc<BitapPipes>);
-
 thread_local! {
-    static PIPES: RefCell<Vec<Built>> = const { RefCell::new(Vec::new()) };
+    /// Keyed by (width, K).
+    static PIPES: Built<(usize, u32), BitapPipes> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// The layout and pipeline for `ctx`, `w` chain words and `k` edits, built
 /// on first use (async: the browser cannot block on the error scope).
 pub(crate) async fn pipes(ctx: &GpuContext, w: usize, k: u32) -> Result<Arc<BitapPipes>, Error> {
-    let found = PIPES.with(|p| {
-        let mut p = p.borrow_mut();
-        p.retain(|(c, ..)| c.strong_count() > 0);
-        p.iter()
-            .find(|(c, pw, pk, _)| {
-                std::ptr::eq(c.as_ptr(), Arc::as_ptr(&ctx.inner)) && *pw == w && *pk == k
-            })
-            .map(|(.., m)| m.clone())
-    });
-    if let Some(m) = found {
+    if let Some(m) = per_line::cached(&PIPES, ctx, &(w, k)) {
         return Ok(m);
     }
     let c = &ctx.inner;
@@ -120,10 +103,7 @@ pub(crate) async fn pipes(ctx: &GpuContext, w: usize, k: u32) -> Result<Arc<Bita
         )));
     }
     let m = Arc::new(BitapPipes { layout, pipeline });
-    PIPES.with(|p| {
-        p.borrow_mut()
-            .push((Arc::downgrade(&ctx.inner), w, k, m.clone()))
-    });
+    per_line::keep(&PIPES, ctx, (w, k), m.clone());
     Ok(m)
 }
 
@@ -148,16 +128,8 @@ impl<'a> BitapDriver<'a> {
         let w = width_for(b.words);
         let (t, bp) = tables(b, w);
         let dev = &c.device;
-        let tbuf = c.buffer_with(
-            "bitap tables",
-            &t.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>(),
-            wgpu::BufferUsages::STORAGE,
-        );
-        let ubuf = c.buffer_with(
-            "bitap params",
-            &bp.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>(),
-            wgpu::BufferUsages::UNIFORM,
-        );
+        let tbuf = per_line::words_buffer(c, "bitap tables", &t, wgpu::BufferUsages::STORAGE);
+        let ubuf = per_line::words_buffer(c, "bitap params", &bp, wgpu::BufferUsages::UNIFORM);
         let binds = segments
             .iter()
             .map(|s| {
@@ -199,18 +171,15 @@ impl KernelDriver for BitapDriver<'_> {
     }
 
     fn record(&self, pass: &mut wgpu::ComputePass<'_>, run: SegmentRun<'_>) {
-        let s = run.segment;
-        pass.set_bind_group(0, &self.binds[run.index], &[]);
-        self.grid
-            .run(pass, self.pipeline, u64::from(s.n_lines).div_ceil(256));
-        pass.set_bind_group(0, run.bind, &[]);
-        self.count.record(pass, s, self.grid);
+        let own = &self.binds[run.index];
+        per_line::record_lines(pass, run, own, self.pipeline, &self.count, self.grid);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gpu::kernels::per_line::WIDTHS;
     use crate::gpu::kernels::tests::validated;
     use crate::query::{QueryBuilder, Syntax};
 

@@ -20,6 +20,7 @@ pub(crate) mod brute_byte;
 pub(crate) mod brute_line;
 pub(crate) mod count;
 pub(crate) mod multi_common;
+pub(crate) mod per_line;
 pub(crate) mod plain_read;
 pub(crate) mod prefix_hash;
 pub(crate) mod scan;

@@ -5,17 +5,22 @@
 //! width (1, 2, 4, 8 words), built once per context and thread.
 //!
 //! With `filter` the driver is tier 1's verifier on the GPU: it runs after
-//! a literal kernel (`scan`) in the same pass, over only the lines whose
-//! result bit that kernel set (see `shift_and.wgsl`), and leaves the
-//! result bits to it (it clears only its own candidate bits and counters).
+//! a literal kernel (`scan`) in the same pass; `compact` lists the lines
+//! whose result bit that kernel set, and the automaton runs one thread per
+//! listed line (see `shift_and.wgsl`). It leaves the result bits to the
+//! literal kernel (it clears only its own candidate bits, counters and the
+//! list's count). The lists (4 bytes a line per segment) are made once per
+//! corpus, on its first `shift-and` query of either tier (every automaton
+//! binds them; [`AutomatonCache::get`]).
 
 // In a browser (one thread) wgpu's handles are neither `Send` nor `Sync`.
 #![cfg_attr(target_arch = "wasm32", allow(clippy::arc_with_non_send_sync))]
 
-use std::cell::RefCell;
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
 use super::count::PopCount;
+use super::per_line::{self, Built};
+use super::per_line::{width_for, WIDTHS};
 use super::{Grid, KernelDriver, Module, SegmentRun, View};
 use crate::error::Error;
 use crate::gpu::context::{Ctx, GpuContext};
@@ -29,11 +34,8 @@ pub(crate) const MODULE: Module = Module {
     label: "shift-and",
     view: View::U32,
     wgsl: include_str!("shift_and.wgsl"),
-    entry_points: &["shift_and"],
+    entry_points: &["shift_and", "compact"],
 };
-
-/// The state widths a pipeline is built for, in words.
-pub(crate) const WIDTHS: [usize; 4] = [1, 2, 4, 8];
 
 /// Words of the uniform.
 const RP_WORDS: usize = 8;
@@ -97,31 +99,21 @@ pub(crate) fn tables(a: &Automaton, w: usize) -> (Vec<u32>, [u32; RP_WORDS]) {
     (t, rp)
 }
 
-/// The smallest pipeline width for `words` state words.
-pub(crate) fn width_for(words: usize) -> usize {
-    WIDTHS.into_iter().find(|&w| w >= words).unwrap_or(8)
-}
-
 /// The layout and pipelines of one context.
 pub(crate) struct ShiftAndPipes {
     layout: wgpu::BindGroupLayout,
     pipes: Vec<wgpu::ComputePipeline>,
+    /// `compact`: the candidates' line ids into the segment's list.
+    compact: wgpu::ComputePipeline,
 }
 
 thread_local! {
-    static PIPES: RefCell<Vec<(Weak<Ctx>, Arc<ShiftAndPipes>)>> = const { RefCell::new(Vec::new()) };
+    static PIPES: Built<(), ShiftAndPipes> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// The layout and pipelines for `ctx`, built on first use.
 pub(crate) fn pipes(ctx: &GpuContext) -> Result<Arc<ShiftAndPipes>, Error> {
-    let found = PIPES.with(|p| {
-        let mut p = p.borrow_mut();
-        p.retain(|(w, _)| w.strong_count() > 0);
-        p.iter()
-            .find(|(w, _)| std::ptr::eq(w.as_ptr(), Arc::as_ptr(&ctx.inner)))
-            .map(|(_, m)| m.clone())
-    });
-    if let Some(m) = found {
+    if let Some(m) = per_line::cached(&PIPES, ctx, &()) {
         return Ok(m);
     }
     let c = &ctx.inner;
@@ -140,6 +132,7 @@ pub(crate) fn pipes(ctx: &GpuContext) -> Result<Arc<ShiftAndPipes>, Error> {
                 buffer_entry(6, storage(false)),
                 buffer_entry(10, storage(true)),
                 buffer_entry(12, uniform),
+                buffer_entry(13, storage(false)),
             ],
         });
     let pl = c
@@ -157,13 +150,18 @@ pub(crate) fn pipes(ctx: &GpuContext) -> Result<Arc<ShiftAndPipes>, Error> {
         .iter()
         .map(|&w| compute_pipeline(&c.device, &pl, &module, "shift_and", &[("W", w as f64)]))
         .collect();
+    let compact = compute_pipeline(&c.device, &pl, &module, "compact", &[]);
     if let Some(e) = pollster::block_on(scope.pop()) {
         return Err(Error::backend(format!(
             "GPU shift-and kernel compilation failed: {e}"
         )));
     }
-    let m = Arc::new(ShiftAndPipes { layout, pipes });
-    PIPES.with(|p| p.borrow_mut().push((Arc::downgrade(&ctx.inner), m.clone())));
+    let m = Arc::new(ShiftAndPipes {
+        layout,
+        pipes,
+        compact,
+    });
+    per_line::keep(&PIPES, ctx, (), m.clone());
     Ok(m)
 }
 
@@ -184,6 +182,9 @@ pub(crate) struct ResidentAutomaton {
     /// Index of its pipeline in [`ShiftAndPipes`].
     pipe: usize,
     binds: Vec<wgpu::BindGroup>,
+    /// Each segment's candidate list (binding 13), shared by every
+    /// automaton of the corpus.
+    lists: Arc<Vec<wgpu::Buffer>>,
     // Kept alive with the bind groups.
     _tbuf: wgpu::Buffer,
     _ubuf: wgpu::Buffer,
@@ -197,24 +198,16 @@ impl ResidentAutomaton {
         rp: [u32; RP_WORDS],
         w: usize,
         segments: &[ResidentSegment],
+        lists: Arc<Vec<wgpu::Buffer>>,
     ) -> ResidentAutomaton {
         let dev = &c.device;
-        let tbuf = c.buffer_with(
-            "shift-and tables",
-            &tables
-                .iter()
-                .flat_map(|x| x.to_le_bytes())
-                .collect::<Vec<u8>>(),
-            wgpu::BufferUsages::STORAGE,
-        );
-        let ubuf = c.buffer_with(
-            "shift-and params",
-            &rp.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>(),
-            wgpu::BufferUsages::UNIFORM,
-        );
+        let tbuf =
+            per_line::words_buffer(c, "shift-and tables", &tables, wgpu::BufferUsages::STORAGE);
+        let ubuf = per_line::words_buffer(c, "shift-and params", &rp, wgpu::BufferUsages::UNIFORM);
         let binds = segments
             .iter()
-            .map(|s| {
+            .zip(lists.iter())
+            .map(|(s, list)| {
                 let b = &s.buffers;
                 dev.create_bind_group(&wgpu::BindGroupDescriptor {
                     label: Some("shift-and segment"),
@@ -227,6 +220,7 @@ impl ResidentAutomaton {
                         entry(6, &b.result_bits),
                         entry(10, &tbuf),
                         entry(12, &ubuf),
+                        entry(13, list),
                     ],
                 })
             })
@@ -236,6 +230,7 @@ impl ResidentAutomaton {
             rp,
             pipe: WIDTHS.iter().position(|&x| x == w).unwrap_or(3),
             binds,
+            lists,
             _tbuf: tbuf,
             _ubuf: ubuf,
         }
@@ -248,6 +243,8 @@ impl ResidentAutomaton {
 #[derive(Default)]
 pub(crate) struct AutomatonCache {
     entries: Vec<Arc<ResidentAutomaton>>,
+    /// Each segment's candidate list: a count then up to one id per line.
+    lists: Option<Arc<Vec<wgpu::Buffer>>>,
     /// Automata built (misses), for tests and traces.
     pub(crate) built: u64,
 }
@@ -282,7 +279,23 @@ impl AutomatonCache {
             self.entries.push(e.clone());
             return e;
         }
-        let e = Arc::new(ResidentAutomaton::build(c, pipes, t, rp, w, segments));
+        let lists = self
+            .lists
+            .get_or_insert_with(|| {
+                let make = |s: &ResidentSegment| {
+                    c.device.create_buffer(&wgpu::BufferDescriptor {
+                        label: Some("shift-and candidate list"),
+                        size: (u64::from(s.n_lines) + 1) * 4,
+                        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+                        mapped_at_creation: false,
+                    })
+                };
+                Arc::new(segments.iter().map(make).collect())
+            })
+            .clone();
+        let e = Arc::new(ResidentAutomaton::build(
+            c, pipes, t, rp, w, segments, lists,
+        ));
         self.built += 1;
         if self.entries.len() >= CACHED_AUTOMATA {
             self.entries.remove(0);
@@ -296,6 +309,7 @@ impl AutomatonCache {
 /// pop-counts of the result (matching) and candidate (undecided) bits.
 pub(crate) struct ShiftAnd<'a> {
     pipeline: &'a wgpu::ComputePipeline,
+    compact: &'a wgpu::ComputePipeline,
     /// Verify the lines a literal kernel marked (tier 1) instead of
     /// searching every line.
     filter: bool,
@@ -315,6 +329,7 @@ impl<'a> ShiftAnd<'a> {
     ) -> ShiftAnd<'a> {
         ShiftAnd {
             pipeline: &pipes.pipes[r.pipe],
+            compact: &pipes.compact,
             filter: r.rp[RP_FILTER] != 0,
             automaton: r,
             count: PopCount {
@@ -331,6 +346,15 @@ impl KernelDriver for ShiftAnd<'_> {
         GpuKernel::ShiftAnd.name()
     }
 
+    fn prepare(&self, enc: &mut wgpu::CommandEncoder) {
+        // Every segment's list starts empty (its count, word 0).
+        if self.filter {
+            for list in self.automaton.lists.iter() {
+                enc.clear_buffer(list, 0, Some(4));
+            }
+        }
+    }
+
     fn clear(&self, enc: &mut wgpu::CommandEncoder, seg: &ResidentSegment) {
         // Under the filter the result bits are the literal kernel's
         // candidates (it clears them itself).
@@ -342,12 +366,13 @@ impl KernelDriver for ShiftAnd<'_> {
     }
 
     fn record(&self, pass: &mut wgpu::ComputePass<'_>, run: SegmentRun<'_>) {
-        let s = run.segment;
-        pass.set_bind_group(0, &self.automaton.binds[run.index], &[]);
-        self.grid
-            .run(pass, self.pipeline, u64::from(s.n_lines).div_ceil(256));
-        pass.set_bind_group(0, run.bind, &[]);
-        self.count.record(pass, s, self.grid);
+        let own = &self.automaton.binds[run.index];
+        if self.filter {
+            pass.set_bind_group(0, own, &[]);
+            let words = u64::from(run.segment.n_words);
+            self.grid.run(pass, self.compact, words.div_ceil(256));
+        }
+        per_line::record_lines(pass, run, own, self.pipeline, &self.count, self.grid);
     }
 }
 
@@ -375,6 +400,13 @@ mod tests {
             {
                 panic!("shift-and pipeline W = {w}: {e:?}");
             }
+        }
+        // `compact` (tier 1's candidate list) takes no constant.
+        let ep = Some((naga::ShaderStage::Compute, "compact"));
+        let none = naga::back::PipelineConstants::default();
+        if let Err(e) = naga::back::pipeline_constants::process_overrides(&module, &info, ep, &none)
+        {
+            panic!("compact pipeline: {e:?}");
         }
     }
 

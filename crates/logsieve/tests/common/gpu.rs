@@ -1,0 +1,83 @@
+//! The GPU test helpers the tier tests share (`gpu_prefilter`,
+//! `gpu_shift_and`, `gpu_bitap`): one context per test binary or a loud
+//! skip, a session over bytes in small segments, and the forced-search
+//! check against the oracle.
+
+use std::sync::OnceLock;
+
+use logsieve::gpu::{GpuContext, UploadOptions};
+use logsieve::{
+    BackendChoice, Corpus, Error, Kernel, Query, SearchOptions, SearchResult, Session, Want,
+};
+
+/// The GPU context of this test binary, or `None` with a loud message
+/// (`what` names the skipped tests); a panic when `LOGSIEVE_REQUIRE_GPU=1`
+/// (CI) and there is no adapter.
+pub fn ctx(what: &str) -> Option<&'static GpuContext> {
+    static CTX: OnceLock<Option<GpuContext>> = OnceLock::new();
+    CTX.get_or_init(|| match GpuContext::new() {
+        Ok(c) => Some(c),
+        Err(e) => {
+            if std::env::var("LOGSIEVE_REQUIRE_GPU").as_deref() == Ok("1") {
+                panic!("LOGSIEVE_REQUIRE_GPU=1 but no GPU: {e}");
+            }
+            eprintln!("\n!!!!!!!! NO GPU ADAPTER: {what} tests SKIPPED ({e}) !!!!!!!!\n");
+            None
+        }
+    })
+    .as_ref()
+}
+
+/// A session over `data` on the GPU in segments of at most `seg` bytes.
+pub fn session(c: &GpuContext, data: &[u8], seg: u64) -> Session {
+    let mut s = Session::new(Corpus::from_bytes("t", data.to_vec()));
+    s.attach_gpu_with(
+        c,
+        UploadOptions {
+            max_segment: Some(seg),
+            ..Default::default()
+        },
+    )
+    .expect("upload");
+    s
+}
+
+/// Runs `q` forced on the GPU (`kernel` asked for, or the default) for
+/// lines, a count, `-m 1` lines and a `-m 2` count, each checked against
+/// `oracle` (the matching line ids). Returns the results, or the first
+/// refusal's error (`what` names the case in failures).
+pub fn check_forced(
+    s: &Session,
+    q: &Query,
+    kernel: Option<Kernel>,
+    oracle: &[u64],
+    what: &str,
+) -> Result<Vec<SearchResult>, Error> {
+    let mut out = Vec::new();
+    for (want, max_count) in [
+        (Want::Lines, None),
+        (Want::Count, None),
+        (Want::Lines, Some(1)),
+        (Want::Count, Some(2)),
+    ] {
+        let opts = SearchOptions {
+            backend: BackendChoice::Gpu,
+            gpu_kernel: kernel,
+            want,
+            max_count,
+            ..Default::default()
+        };
+        let w = format!("{what} {kernel:?} {want:?} -m {max_count:?}");
+        let r = s.search(q, &opts)?;
+        let expect: Vec<u64> = match max_count {
+            Some(m) => oracle.iter().copied().take(m as usize).collect(),
+            None => oracle.to_vec(),
+        };
+        assert_eq!(r.total(), expect.len() as u64, "{w}: count ({})", r.backend);
+        if want == Want::Lines {
+            assert_eq!(r.docs[0].lines, expect, "{w}: lines ({})", r.backend);
+        }
+        out.push(r);
+    }
+    Ok(out)
+}
