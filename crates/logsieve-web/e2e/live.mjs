@@ -265,10 +265,12 @@ try {
     });
     running.statics = statics;
     await new Promise((ok) => statics.listen(0, '127.0.0.1', ok));
-    const { page } = await openPage(browser, `http://127.0.0.1:${statics.address().port}/`);
+    const { page, errors } = await openPage(browser, `http://127.0.0.1:${statics.address().port}/`);
+    await page.waitForFunction(() => window.__ls, null, { timeout: WAIT_MS });
     const b = await page.evaluate(() => ({ disabled: document.getElementById('live').disabled,
       title: document.getElementById('live').title }));
     check(b.disabled && /not served by/.test(b.title), `standalone: Live disabled, "${b.title}"`);
+    check(errors.length === 0, 'standalone: no page errors', JSON.stringify(errors));
     await page.close();
     statics.close();
     running.statics = null;
