@@ -74,6 +74,10 @@ const watchdog = setTimeout(() => {
   process.exit(1);
 }, WATCHDOG_MS);
 watchdog.unref();
+// A test that dies (an exception, a closed stdout, a signal) leaves no
+// server behind.
+process.on('exit', stopAll);
+for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(1));
 
 // ---- data and the CLI ------------------------------------------------------------
 
