@@ -10,7 +10,12 @@
 #     the server's corpus searched from the page without the wasm bundle
 #     (counts and lines = the CLI's, histogram and levels = /api/v1/stats),
 #     with a token, and beside the wasm engine (8-12 s on the 2-core build
-#     machine, 250k lines).
+#     machine, 250k lines);
+#  5. the page's live mode against `logsieve serve --follow`
+#     (crates/logsieve-web/e2e/live.mjs): lines appended to the followed
+#     file appear as the CLI selects them; pause, the bounded list, the
+#     server's refusals and end. Bounded: a watchdog inside, `timeout`
+#     outside.
 # Screenshots and timings land in target/web-screenshots/.
 #
 # Installs what it needs: Debian's chromium and chromium-driver, the
@@ -57,3 +62,7 @@ echo "== the page against logsieve serve (playwright-core, /usr/bin/chromium)"
 node crates/logsieve-web/e2e/serve.mjs \
     --bin target/release/logsieve --dist target/web --out target/web-screenshots \
     --lines "${LOGSIEVE_WEB_LINES:-250000}"
+
+echo "== the page's live mode against logsieve serve --follow (playwright-core)"
+timeout 300 node crates/logsieve-web/e2e/live.mjs \
+    --bin target/release/logsieve --out target/web-screenshots

@@ -1,7 +1,7 @@
 //! The web page, served at `/` by `logsieve serve` and by `logsieve web`.
 //!
 //! The page's own files (`crates/logsieve-web/www/`: HTML, JS, CSS,
-//! 31 KB in all) are compiled into the binary, so a plain `cargo install`
+//! 64 KB in all) are compiled into the binary, so a plain `cargo install`
 //! serves them and they always match the server that serves them. The
 //! WebAssembly engine (`pkg/`, the in-browser engine for files dropped into
 //! the page) is built by `scripts/build-web.sh` (a wasm32 build plus

@@ -20,11 +20,21 @@
 //!   document from its cursor to its last whole line; later batches that
 //!   overlap are cut. Lines of one document arrive in order; documents
 //!   interleave as batches were published.
+//! * **A time window** (`since`/`until`, absolute ms resolved once when
+//!   the tail starts) selects by each line's time in the session's stats
+//!   columns, as the search route's window does ([`StatsQuery::in_window`]:
+//!   a line without a time is never inside a window). `until` also ends
+//!   the tail: after the first batch that holds a line (matching or not,
+//!   of a followed file) stamped at or after it, or at once when the
+//!   corpus's newest line already is. The log's clock, not the wall
+//!   clock: log times are often local times without a zone, and a
+//!   replayed or late file would end a wall-clock window early.
 //! * The server's end ([`crate::live::LiveHub::close`]) ends every tail.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use logsieve::pipeline::{StatsQuery, NO_TIME};
 use logsieve::rg_json::{self, RgJson};
 use logsieve::watchlist::Watchlist;
 use logsieve::{Answer, Corpus, Query, Request, SearchOptions, Session, Tuning, Want};
@@ -46,6 +56,27 @@ pub struct TailSpec {
     pub files: Option<Vec<String>>,
     /// The session's tuning, for the batch sessions.
     pub tuning: Tuning,
+    /// Only lines stamped at or after this time (Unix ms).
+    pub since: Option<i64>,
+    /// Only lines stamped before this time (Unix ms); the tail ends once
+    /// an appended line is stamped at or after it.
+    pub until: Option<i64>,
+}
+
+impl TailSpec {
+    /// True when the tail selects by time.
+    pub fn windowed(&self) -> bool {
+        self.since.is_some() || self.until.is_some()
+    }
+
+    /// The search route's window test ([`StatsQuery::in_window`]).
+    fn window(&self) -> StatsQuery<'static> {
+        StatsQuery {
+            since: self.since,
+            until: self.until,
+            ..Default::default()
+        }
+    }
 }
 
 /// One new selected line.
@@ -125,6 +156,9 @@ fn end_of(ready: &Ready, doc: usize) -> Option<Cursor> {
 pub enum Stopped {
     /// The server is stopping (or the hub is gone).
     Closed,
+    /// A line stamped at or after the tail's `until` was appended (or the
+    /// corpus held one when the tail started).
+    Until,
 }
 
 /// One live tail (see the module's documentation).
@@ -134,6 +168,8 @@ pub struct Tail {
     rx: broadcast::Receiver<Arc<Appended>>,
     closing: watch::Receiver<bool>,
     cursors: HashMap<usize, Cursor>,
+    /// Set once `until` has passed: the next call ends the tail.
+    ended: bool,
     /// How many times this tail lagged and caught up (for tests, metrics).
     pub catch_ups: u64,
 }
@@ -145,12 +181,16 @@ impl Tail {
         let rx = state.live().subscribe();
         let closing = state.live().closing();
         let mut cursors = HashMap::new();
+        let mut ended = false;
         if let Some(ready) = state.ready() {
             for d in 0..ready.session.corpus().docs().len() {
                 if let Some(c) = end_of(&ready, d) {
                     cursors.insert(d, c);
                 }
             }
+            // The log's clock has already passed `until`.
+            let newest = ready.session.columns().and_then(|c| c.newest());
+            ended = matches!((spec.until, newest), (Some(u), Some(n)) if n >= u);
         }
         Tail {
             spec,
@@ -158,6 +198,7 @@ impl Tail {
             rx,
             closing,
             cursors,
+            ended,
             catch_ups: 0,
         }
     }
@@ -172,6 +213,9 @@ impl Tail {
     pub async fn next(&mut self) -> Result<Vec<Hit>, Stopped> {
         if *self.closing.borrow() {
             return Err(Stopped::Closed);
+        }
+        if self.ended {
+            return Err(Stopped::Until);
         }
         let got = tokio::select! {
             r = self.rx.recv() => r,
@@ -189,15 +233,31 @@ impl Tail {
             return Ok(Vec::new());
         }
         let spec = self.spec.clone();
-        tokio::task::spawn_blocking(move || {
+        let state = self.state.clone();
+        let (hits, passed) = tokio::task::spawn_blocking(move || {
             let mut hits = Vec::new();
+            let mut passed = false;
             for c in &chunks {
-                hits.extend(match_chunk(&spec, c));
+                let mut h = match_chunk(&spec, c);
+                if spec.windowed() {
+                    let times = chunk_times(&state, c);
+                    let window = spec.window();
+                    h.retain(|h| {
+                        let i = (h.line_number - c.first_line) as usize;
+                        times.get(i).is_some_and(|&t| window.in_window(t))
+                    });
+                    passed |= spec
+                        .until
+                        .is_some_and(|u| times.iter().any(|&t| t != NO_TIME && t >= u));
+                }
+                hits.extend(h);
             }
-            hits
+            (hits, passed)
         })
         .await
-        .map_err(|_| Stopped::Closed)
+        .map_err(|_| Stopped::Closed)?;
+        self.ended = passed;
+        Ok(hits)
     }
 
     fn wanted(&self, name: &str) -> bool {
@@ -309,6 +369,28 @@ struct Chunk {
     first_line: u64,
     offset: u64,
     bytes: Vec<u8>,
+}
+
+/// Each line's time in the session's stats columns ([`NO_TIME`] where
+/// there is none: no columns, or a line they do not cover).
+fn chunk_times(state: &AppState, c: &Chunk) -> Vec<i64> {
+    let n = memchr::memchr_iter(b'\n', &c.bytes).count();
+    let mut times = vec![NO_TIME; n];
+    let Some(ready) = state.ready() else {
+        return times;
+    };
+    let col = ready
+        .session
+        .columns()
+        .and_then(|cols| cols.docs().get(c.doc))
+        .map_or(&[][..], |d| &d.times[..]);
+    let from = c.first_line.saturating_sub(1) as usize;
+    for (i, t) in times.iter_mut().enumerate() {
+        if let Some(&x) = col.get(from + i) {
+            *t = x;
+        }
+    }
+    times
 }
 
 /// The hits of one chunk, through the routing point.

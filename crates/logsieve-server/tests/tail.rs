@@ -113,6 +113,8 @@ fn tail_equals_the_table_of_cases() {
             watchlist: None,
             files: None,
             tuning: Tuning::default(),
+            since: None,
+            until: None,
         };
         let mut tail = Tail::start(&state, spec);
         for b in batches(&corpus, 2) {
@@ -170,6 +172,8 @@ fn tails_equal_the_oracle_over_appended_batches() {
                     watchlist: None,
                     files: files.map(|f| vec![f.to_string()]),
                     tuning: Tuning::default(),
+                    since: None,
+                    until: None,
                 },
             )
         })
@@ -223,6 +227,8 @@ fn a_lagging_tail_catches_up_from_the_session() {
         watchlist: None,
         files: None,
         tuning: Tuning::default(),
+        since: None,
+        until: None,
     };
     let mut slow = Tail::start(&state, spec.clone());
     let mut want = Vec::new();
@@ -555,4 +561,374 @@ fn openapi_documents_the_tail() {
     let v = srv.get("/api/v1/openapi.json").json();
     assert!(v["paths"]["/api/v1/tail"]["get"].is_object());
     assert!(v["components"]["schemas"]["TailRequest"].is_object());
+}
+
+// ------------------------------------------------------- time windows
+
+/// 2026-11-21T10:00:00.000Z: every stamped test line is this plus up to
+/// 99 ms.
+const T0: i64 = 1_795_255_200_000;
+
+/// A line stamped `T0 + ms` (`None`: no stamp, so it takes the previous
+/// line's time, as the stats columns do).
+fn stamped(ms: Option<u8>, text: &str) -> String {
+    match ms {
+        Some(ms) => format!("2026-11-21T10:00:00.{ms:03}Z INFO {text}\n"),
+        None => format!("    at {text}\n"),
+    }
+}
+
+/// A ready state over `docs` with the stats columns the server builds.
+fn state_with_columns(docs: &[(&str, &[u8])]) -> AppState {
+    use logsieve::pipeline::{ColumnOptions, Columns};
+    let state = AppState::new(Limits::default(), None);
+    let mut c = Corpus::new();
+    for (n, d) in docs {
+        c.push(Document::from_bytes(*n, d.to_vec()));
+    }
+    let cols = Columns::build(
+        &c,
+        &ColumnOptions {
+            time_format: None,
+            year: 2026,
+            doc_years: vec![],
+            doc_mtimes: vec![None; c.docs().len()],
+            fields: vec![],
+        },
+    );
+    let mut s = Session::new(c);
+    s.set_columns(cols);
+    state.set_ready(Ready::new(s));
+    state
+}
+
+/// The naive times of `lines`: a stamp's own, else the previous line's
+/// (starting from `prev`).
+fn naive_times(lines: &[String], mut prev: i64) -> Vec<i64> {
+    lines
+        .iter()
+        .map(|l| {
+            if let Some(ms) = l.strip_prefix("2026-11-21T10:00:00.") {
+                prev = T0 + ms[..3].parse::<i64>().unwrap();
+            }
+            prev
+        })
+        .collect()
+}
+
+/// One random time-window case: lines (stamp or not, hit or not) cut into
+/// batches, a window of `since`/`until` drawn from the same 0..30 ms (so
+/// lines fall on, just before and just after both bounds), a query.
+#[derive(Debug, Clone)]
+struct WindowCase {
+    lines: Vec<(Option<u8>, bool)>,
+    cuts: Vec<usize>,
+    since: Option<u8>,
+    until: Option<u8>,
+    query: usize,
+}
+
+fn window_case() -> impl proptest::strategy::Strategy<Value = WindowCase> {
+    use proptest::prelude::*;
+    (
+        proptest::collection::vec(
+            (proptest::option::weighted(0.8, 0u8..30), any::<bool>()),
+            1..40,
+        ),
+        proptest::collection::vec(0usize..40, 0..6),
+        proptest::option::weighted(0.7, 0u8..30),
+        proptest::option::weighted(0.7, 0u8..30),
+        0usize..4,
+    )
+        .prop_map(|(lines, cuts, since, until, query)| WindowCase {
+            lines,
+            cuts,
+            since,
+            until,
+            query,
+        })
+}
+
+/// Runs a case through a [`Tail`] and checks it against the naive oracle:
+/// the hits are the matching lines stamped inside the window, from the
+/// batches up to the first one holding a line stamped at or after
+/// `until` (none when the first line already is), then the tail ends
+/// ([`Stopped::Until`]); without such a line it stays open.
+fn check_window_case(rt: &tokio::runtime::Runtime, case: &WindowCase) {
+    use logsieve_server::tail::Stopped;
+    let queries: [(&str, Syntax, &str); 4] = [
+        ("hit", Syntax::Fixed, ""),
+        ("HIT", Syntax::Fixed, "i"),
+        ("h.t", Syntax::Regex, ""),
+        ("hit", Syntax::Fixed, "v"),
+    ];
+    let (pat, syntax, flags) = queries[case.query];
+    let first = stamped(Some(0), "first line hit");
+    let state = state_with_columns(&[("t.log", first.as_bytes())]);
+    let q = oracle::build(&oracle::pats(&[pat]), syntax, Flags::parse(flags)).unwrap();
+    let since = case.since.map(|s| T0 + s as i64);
+    let until = case.until.map(|u| T0 + u as i64);
+    let mut tail = Tail::start(
+        &state,
+        TailSpec {
+            query: Arc::new(q),
+            watchlist: None,
+            files: None,
+            tuning: Tuning::default(),
+            since,
+            until,
+        },
+    );
+    let lines: Vec<String> = case
+        .lines
+        .iter()
+        .enumerate()
+        .map(|(i, &(ms, hit))| stamped(ms, &format!("{} {i}", if hit { "hit" } else { "miss" })))
+        .collect();
+    let mut cuts: Vec<usize> = case.cuts.iter().map(|&c| c.min(lines.len())).collect();
+    cuts.extend([0, lines.len()]);
+    cuts.sort_unstable();
+    cuts.dedup();
+    for w in cuts.windows(2) {
+        append(&state, "t.log", lines[w[0]..w[1]].concat().as_bytes()).unwrap();
+    }
+    // The oracle.
+    let times = naive_times(&lines, T0);
+    let ends_at_once = until.is_some_and(|u| T0 >= u);
+    let mut want: Vec<u64> = Vec::new();
+    let mut ended = ends_at_once;
+    if !ended {
+        for w in cuts.windows(2) {
+            for i in w[0]..w[1] {
+                let in_window =
+                    since.is_none_or(|s| times[i] >= s) && until.is_none_or(|u| times[i] < u);
+                let hit = !oracle::naive(
+                    lines[i].as_bytes(),
+                    &oracle::pats(&[pat]),
+                    syntax,
+                    Flags::parse(flags),
+                )
+                .is_empty();
+                if in_window && hit {
+                    want.push(i as u64 + 2);
+                }
+            }
+            if until.is_some_and(|u| times[w[0]..w[1]].iter().any(|&t| t >= u)) {
+                ended = true;
+                break;
+            }
+        }
+    }
+    // The tail: one `next` per batch, then one more.
+    let mut got = Vec::new();
+    let mut stopped = None;
+    for k in 0..cuts.len() {
+        let wait = if k + 1 < cuts.len() { 10_000 } else { 100 };
+        match rt.block_on(async {
+            tokio::time::timeout(Duration::from_millis(wait), tail.next()).await
+        }) {
+            Ok(Ok(h)) => got.extend(h.iter().map(|h| h.line_number)),
+            Ok(Err(e)) => {
+                stopped = Some(e);
+                break;
+            }
+            Err(_) => break,
+        }
+    }
+    assert_eq!(got, want, "{case:?}");
+    assert_eq!(stopped, ended.then_some(Stopped::Until), "{case:?}");
+}
+
+/// Tails with `since`/`until` against the naive oracle on random lines and
+/// windows (every bound hit exactly, from just before and just after).
+#[test]
+fn tail_time_windows_equal_the_oracle() {
+    use proptest::prelude::*;
+    let rt = rt();
+    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
+        cases: 96,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    });
+    runner
+        .run(&window_case(), |case| {
+            check_window_case(&rt, &case);
+            Ok(())
+        })
+        .unwrap();
+}
+
+/// Every `since`/`until` pair over one fixed set of lines: a boundary
+/// sweep of the window over each line's time.
+#[test]
+fn tail_time_window_boundary_sweep() {
+    let rt = rt();
+    let lines: Vec<(Option<u8>, bool)> = vec![
+        (Some(3), true),
+        (None, true),
+        (Some(5), true),
+        (Some(4), true),
+        (Some(7), false),
+        (None, true),
+        (Some(9), true),
+    ];
+    for since in (0..=10).map(Some).chain([None]) {
+        for until in (0..=10).map(Some).chain([None]) {
+            for cuts in [vec![], vec![2], vec![1, 3, 5]] {
+                check_window_case(
+                    &rt,
+                    &WindowCase {
+                        lines: lines.clone(),
+                        cuts,
+                        since,
+                        until,
+                        query: 0,
+                    },
+                );
+            }
+        }
+    }
+}
+
+/// Over HTTP: `since`/`until` select what the search route selects with the
+/// same window over the appended lines; the line past `until` ends the
+/// stream with `event: end`; an `until` already passed ends it at once;
+/// a bad time is the search's 400.
+#[test]
+fn http_tail_time_window_equals_the_search_window() {
+    let first = stamped(Some(0), "first hit");
+    let mut c = Corpus::new();
+    c.push(Document::from_bytes("t.log", first.into_bytes()));
+    let cols = logsieve::pipeline::Columns::build(
+        &c,
+        &logsieve::pipeline::ColumnOptions {
+            time_format: None,
+            year: 2026,
+            doc_years: vec![],
+            doc_mtimes: vec![None],
+            fields: vec![],
+        },
+    );
+    let mut s = Session::new(c);
+    s.set_columns(cols);
+    let srv = TestServer::ready(
+        s,
+        Limits {
+            max_tails: 1,
+            ..Default::default()
+        },
+        None,
+    );
+    let iso = |ms: i64| logsieve::pipeline::format_ms(T0 + ms);
+    let window = format!("since={}&until={}", iso(10), iso(30));
+    let mut t = SseClient::open(srv.addr, &format!("pattern=hit&syntax=literal&{window}")).unwrap();
+    let batches = [
+        vec![
+            stamped(Some(5), "hit early"),
+            stamped(Some(10), "hit on since"),
+            stamped(Some(15), "miss"),
+            stamped(None, "hit inherits 15"),
+        ],
+        vec![
+            stamped(Some(29), "hit last ms"),
+            stamped(Some(30), "hit on until: ends the tail"),
+            stamped(Some(20), "hit late but inside, same batch"),
+        ],
+        vec![stamped(Some(12), "hit after the end")],
+    ];
+    for b in &batches {
+        append(&srv.state, "t.log", b.concat().as_bytes()).unwrap();
+    }
+    // The search route, same window, over the lines of the first two
+    // batches (line 1 is the corpus's own; the third batch came after
+    // the end).
+    let body = serde_json::json!({
+        "patterns": ["hit"], "syntax": "literal", "output": "lines",
+        "since": iso(10), "until": iso(30),
+    });
+    let r = srv.post("/api/v1/search", &body.to_string());
+    assert_eq!(r.status, 200);
+    let last = 1 + batches[0].len() + batches[1].len();
+    let want: Vec<(u64, String)> = r
+        .text()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["type"] == "match")
+        .map(|v| {
+            (
+                v["data"]["line_number"].as_u64().unwrap(),
+                v["data"]["lines"]["text"].as_str().unwrap().to_string(),
+            )
+        })
+        .filter(|(n, _)| *n > 1 && *n as usize <= last)
+        .collect();
+    assert_eq!(want.len(), 4, "{want:?}");
+    let got: Vec<(u64, String)> = t
+        .matches(want.len())
+        .iter()
+        .map(|v| {
+            (
+                v["data"]["line_number"].as_u64().unwrap(),
+                v["data"]["lines"]["text"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(got, want);
+    let (ev, data) = t.event().expect("the end event");
+    assert_eq!(ev, "end");
+    let end: Value = serde_json::from_str(&data).unwrap();
+    assert_eq!(end["reason"], "until");
+    assert_eq!(end["until_ms"], T0 + 30);
+    assert!(t.event().is_none(), "the stream ends after `end`");
+    // The slot came back with the end (--max-tails 1): an `until` the
+    // corpus has passed ends at once.
+    let mut t = SseClient::open(srv.addr, &format!("pattern=hit&until={}", iso(20))).unwrap();
+    let (ev, _) = t.event().expect("the end event");
+    assert_eq!(ev, "end");
+    assert!(t.event().is_none());
+    // Durations count back from the newest line at the start (T0 + 30):
+    // `since=5ms` skips what is stamped before T0 + 25.
+    let mut t = SseClient::open(srv.addr, "pattern=hit&since=5ms").unwrap();
+    append(
+        &srv.state,
+        "t.log",
+        [
+            stamped(Some(24), "hit too old"),
+            stamped(Some(25), "hit new"),
+        ]
+        .concat()
+        .as_bytes(),
+    )
+    .unwrap();
+    let m = t.matches(1);
+    assert!(m[0]["data"]["lines"]["text"]
+        .as_str()
+        .unwrap()
+        .contains("hit new"));
+    drop(t);
+    // Bad times: the search's 400.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let r = common::request(
+            srv.addr,
+            "GET",
+            "/api/v1/tail?pattern=a&since=yesterday-ish",
+            &[],
+            b"",
+        );
+        if r.status == 429 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+            continue;
+        }
+        assert_eq!((r.status, r.error_kind()), (400, "invalid_time".into()));
+        break;
+    }
+    let r = common::request(
+        srv.addr,
+        "POST",
+        "/api/v1/tail",
+        &[],
+        br#"{"patterns":["a"],"until":"soon"}"#,
+    );
+    assert_eq!((r.status, r.error_kind()), (400, "invalid_time".into()));
 }

@@ -3,7 +3,7 @@
 // worker.js, and, when `logsieve serve` serves the page, the server's
 // corpus behind its API (server.js); this thread only renders.
 
-import { ServerEngine, Unauthorized, token } from './server.js';
+import { ServerEngine, Unauthorized, token, matchRow } from './server.js';
 
 const $ = (id) => document.getElementById(id);
 const ROW_H = 20;           // px, as --row in style.css
@@ -13,6 +13,9 @@ const ELIDE_AFTER = 80;      // chars before the first match shown in full
 const HEAD_CHARS = 32;       // chars of a line's head kept when its middle is cut (the timestamp)
 
 const params = new URLSearchParams(location.search);
+// Lines the live view keeps (the oldest beyond it are dropped and counted);
+// ?liveMax=N changes it (tests).
+const LIVE_MAX = Math.max(1, Math.floor(Number(params.get('liveMax'))) || 2000);
 // What serves this page (GET /page.json): a `logsieve serve` API beside
 // it, the wasm engine, a token. A plain static server has no page.json:
 // the wasm engine alone.
@@ -46,6 +49,15 @@ const st = {
   // The server's corpus (null: no server behind this page).
   page: pageInfo,
   server: pageInfo.api ? { ready: false, health: null, error: null } : null,
+  // The live view (a tail of the query on the server): `on` is the
+  // toggle, `view` whether its list replaces the results, `status` the
+  // stream's (off, connecting, open, invalid, refused, ended), `rows` the
+  // received lines (the newest `max` are shown), `opened`/`closed` count
+  // streams.
+  live: {
+    on: false, view: false, paused: false, status: 'off', rows: [], received: 0, unseen: 0,
+    max: LIVE_MAX, files: 0, key: null, message: '', info: false, reason: '', endReason: null, opened: 0, closed: 0,
+  },
 };
 window.__ls = st;
 
@@ -95,6 +107,7 @@ const fmtBytes = (b) => b >= 1e9 ? `${(b / 1e9).toFixed(2)} GB` : b >= 1e6 ? `${
 const fmtMs = (ms) => ms < 10 ? `${ms.toFixed(2)} ms` : `${ms.toFixed(1)} ms`;
 
 function showEngine() {
+  liveControls();
   const e = $('engine');
   if (onServer()) {
     const h = st.server.health;
@@ -312,6 +325,8 @@ function schedule(delay = DEBOUNCE_MS) {
 function runSearch() {
   if (!canSearch()) return;
   const req = request();
+  // A live view follows the query as it is edited.
+  if (st.live.on && !liveUnavailable() && liveKey(req) !== st.live.key) liveRestart(req);
   if (req.patterns.replace(/[\r\n]+$/, '') === '') {
     st.result = null;
     st.resultQuery = null;
@@ -634,9 +649,241 @@ function onWorkerMessage(ev) {
   document.addEventListener('keydown', (e) => { if (e.key === 'Escape') clear(); });
 }
 
+// ---- live: new matching lines as the server appends them ----------------------------
+//
+// A tail of the query (POST /api/v1/tail, server-sent events read by
+// server.js) replaces the result list while it is on. Newest at the
+// bottom, as `tail -f` prints them; the list follows the bottom unless it
+// was scrolled up. The newest LIVE_MAX lines are kept, older ones dropped
+// and counted. Pause freezes the list; lines still arrive, are kept (the
+// same bound) and counted, and Resume shows them. Editing the query
+// restarts the tail once the edits pause (LIVE_RESTART_MS; the list starts
+// again: it follows the new query from now). One stream at most: a new one
+// aborts the old first (an HTTP/1.1 page has 6 connections per server;
+// leaked streams would stall every later fetch). The server frees a closed
+// stream's slot (--max-tails) when it sees the connection close, a moment
+// later, so a 429 is retried a few times (LIVE_RETRIES, ~3 s) before it is
+// shown.
+
+const LIVE_RESTART_MS = 250;
+const LIVE_RETRIES = 5;
+let liveCtl = null;  // the stream in flight
+let liveSeq = 0;     // its number: events of an older stream are ignored
+let liveTimer = 0;   // a render is pending
+let liveRestartTimer = 0;
+
+const liveKey = (req) => JSON.stringify([req.patterns, req.syntax, req.syntax === 'fuzzy' ? req.fuzzy : 0,
+  req.ignoreCase, req.word, req.invert]);
+
+// Why Live cannot run now ('' when it can).
+function liveUnavailable() {
+  if (!server) return 'Live follows the logs of a logsieve serve, and this page was not served by one (files opened in a tab do not grow).';
+  if (!onServer()) return 'Live follows the server\'s logs: choose the engine "server".';
+  if (!st.server.ready) return 'The server is still loading its logs.';
+  return '';
+}
+
+function liveControls() {
+  const L = st.live;
+  const why = liveUnavailable();
+  L.reason = why;
+  const b = $('live');
+  b.disabled = !!why && !L.on;
+  b.title = why || (L.on ? 'Stop the live view (back to the search results)'
+    : 'Show new lines that match the query as the server appends them (tail -f), newest at the bottom');
+  b.setAttribute('aria-pressed', String(L.on));
+  const p = $('live-pause');
+  p.hidden = !(L.view && L.on);
+  p.setAttribute('aria-pressed', String(L.paused));
+  p.textContent = L.paused ? 'Resume' : 'Pause';
+}
+
+function liveShow(on) {
+  $('live-list').hidden = !on;
+  $('list').hidden = on;
+  if (on) $('empty').hidden = true;
+  else showCorpus();
+}
+
+function liveStatus() {
+  const L = st.live;
+  $('live-bar').hidden = !L.view;
+  $('live-state').textContent = {
+    off: '', connecting: 'Live: connecting…', open: L.paused ? 'Live: paused' : 'Live: following',
+    invalid: 'Live: waiting for a valid query', refused: 'Live: refused', ended: 'Live: ended',
+  }[L.status];
+  const kept = Math.min(L.rows.length, L.max);
+  $('live-count').textContent = `${fmtInt(L.received)} new matching line${L.received === 1 ? '' : 's'}`
+    + (L.paused && L.unseen ? ` (${fmtInt(L.unseen)} since the pause)` : '');
+  const dropped = L.received - kept;
+  $('live-dropped').textContent = dropped
+    ? `${fmtInt(dropped)} older line${dropped === 1 ? '' : 's'} dropped (the view keeps the newest ${fmtInt(L.max)})` : '';
+  $('live-msg').textContent = L.message;
+  $('live-msg').className = L.info ? 'info' : '';
+  liveControls();
+}
+
+function liveMessage(text, info = false) {
+  st.live.message = text;
+  st.live.info = info;
+}
+
+function liveAbort() {
+  liveSeq++;
+  if (liveCtl) liveCtl.abort();
+  liveCtl = null;
+  clearTimeout(liveRestartTimer);
+}
+
+// The query changed under a running live view: the old stream closes now,
+// the new one opens once the edits pause.
+function liveRestart(req) {
+  liveAbort();
+  const L = st.live;
+  Object.assign(L, { status: 'connecting', paused: false, rows: [], received: 0, unseen: 0, key: liveKey(req) });
+  liveMessage('The query changed: following it from now.', true);
+  $('live-list').replaceChildren();
+  liveStatus();
+  liveRestartTimer = setTimeout(() => liveStart(request(), true), LIVE_RESTART_MS);
+}
+
+// Opens the tail of `req` (after closing any other); `restart` when the
+// query changed under a running live view; `attempt` counts 429 retries.
+function liveStart(req, restart = false, attempt = 0) {
+  liveAbort();
+  const L = st.live;
+  const seq = liveSeq;
+  const ctl = new AbortController();
+  liveCtl = ctl;
+  Object.assign(L, { on: true, view: true, paused: false, status: 'connecting', rows: [], received: 0, unseen: 0,
+    key: liveKey(req), endReason: null });
+  liveMessage(restart ? 'The query changed: following it from now.' : '', true);
+  L.opened++;
+  $('live-list').replaceChildren();
+  liveShow(true);
+  liveStatus();
+  const mine = () => seq === liveSeq;
+  server.tail(req, ctl.signal, {
+    ready: (r) => {
+      if (!mine()) return;
+      L.files = r.files;
+      L.status = 'open';
+      const h = st.server.health;
+      if (h && !h.follow) {
+        liveMessage('This server does not follow its files (it was started without --follow): no new lines will come from them.', true);
+      } else if (!restart) {
+        liveMessage('');
+      }
+      liveStatus();
+    },
+    match: (d) => { if (mine()) liveAdd(d); },
+  }).then(({ end }) => {
+    L.closed++;
+    if (!mine()) return;
+    liveCtl = null;
+    L.on = false;
+    L.status = 'ended';
+    L.endReason = end ? end.reason : null;
+    if (end && end.reason === 'until') liveMessage(`The live view ended: the logs' time passed ${end.until}.`);
+    else if (end) liveMessage('The server is stopping: the live view ended.');
+    else liveMessage('The server closed the live stream (it stopped, or the connection dropped).');
+    renderLive();
+  }, (e) => {
+    L.closed++;
+    if (!mine() || e.name === 'AbortError') return;
+    liveCtl = null;
+    if (e.status === 429 && attempt < LIVE_RETRIES) {
+      // Perhaps our own stream, just closed, still holds its slot.
+      liveRestartTimer = setTimeout(() => { if (mine()) liveStart(req, restart, attempt + 1); }, 200 * (attempt + 1));
+      return;
+    }
+    if (e.status === 400) {
+      // Stays on: the next edit of the query tries again.
+      L.status = 'invalid';
+      liveMessage(`Live cannot follow this query: ${e.message}`);
+    } else {
+      L.on = false;
+      L.status = e.status || e instanceof Unauthorized ? 'refused' : 'ended';
+      if (e instanceof Unauthorized) {
+        token.clear();
+        askToken('The server refused this token: type the first line of its --token-file.');
+        liveMessage('The server wants its token: Live again once it is given.');
+      } else if (e.status === 429) {
+        liveMessage(`The server refused the live view: ${e.message}`);
+      } else if (e.status === 503) {
+        liveMessage('The server is still loading its logs: try Live again once it is ready.');
+      } else if (e.status) {
+        liveMessage(`The server refused the live view (HTTP ${e.status}): ${e.message}`);
+      } else {
+        liveMessage(`The live stream failed: ${e.message}`);
+      }
+    }
+    liveStatus();
+  });
+}
+
+// The user turns Live off: the stream is closed, the results come back
+// (searched again: lines were appended meanwhile).
+function liveStop(search = true) {
+  liveAbort();
+  Object.assign(st.live, { on: false, view: false, paused: false, status: 'off' });
+  liveMessage('');
+  liveShow(false);
+  liveStatus();
+  if (search) schedule(0);
+}
+
+function liveAdd(data) {
+  const L = st.live;
+  L.rows.push(matchRow(L.received, data));
+  L.received++;
+  if (L.received === 1 && /^The query changed/.test(L.message)) liveMessage('');
+  if (L.paused) L.unseen++;
+  // Trimmed in steps, not per line: what is shown is the newest `max`.
+  if (L.rows.length > L.max + 256) L.rows.splice(0, L.rows.length - L.max);
+  if (!liveTimer) liveTimer = setTimeout(renderLive, 30);
+}
+
+function renderLive() {
+  clearTimeout(liveTimer);
+  liveTimer = 0;
+  const L = st.live;
+  liveStatus();
+  if (L.paused) return;
+  const list = $('live-list');
+  const atBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 2 * ROW_H;
+  const shown = L.rows.slice(-L.max);
+  const first = shown.length ? shown[0].i : Infinity;
+  while (list.firstElementChild && Number(list.firstElementChild.dataset.seq) < first) list.firstElementChild.remove();
+  const last = list.lastElementChild ? Number(list.lastElementChild.dataset.seq) : -1;
+  const names = L.files > 1;
+  const frag = document.createDocumentFragment();
+  for (const row of shown) {
+    if (row.i <= last) continue;
+    const el = rowEl(row, names);
+    el.style.top = '';
+    el.dataset.seq = String(row.i);
+    frag.append(el);
+  }
+  list.append(frag);
+  if (atBottom) list.scrollTop = list.scrollHeight;
+}
+
+$('live').addEventListener('click', () => {
+  if (st.live.on) liveStop();
+  else if (!liveUnavailable()) liveStart(request());
+});
+$('live-pause').addEventListener('click', () => {
+  const L = st.live;
+  L.paused = !L.paused;
+  if (!L.paused) L.unseen = 0;
+  renderLive();
+});
+
 // ---- start -------------------------------------------------------------------------
 
 $('engine-choice').addEventListener('change', () => {
+  if (st.live.view && !onServer()) liveStop(false);
   setLoading(false);
   showCorpus();
   if (!canSearch()) {

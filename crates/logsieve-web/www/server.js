@@ -6,7 +6,10 @@
 //     --json schema, read as it streams; x-logsieve-total is the count);
 //   histogram and levels: POST /api/v1/stats (histogram + count_by level);
 //   more rows when the list scrolls: the same search with limit + cursor;
-//   corpus size and load progress: GET /api/v1/health.
+//   corpus size and load progress: GET /api/v1/health;
+//   the live view: POST /api/v1/tail (server-sent events read from a fetch
+//     body, so the token header goes with it; an EventSource cannot send
+//     one).
 
 const ROWS = 200;            // rows per page, as the worker's first answer
 // Rows cut as the wasm engine cuts them (engine.rs: SHOW_BYTES, HEAD_BYTES,
@@ -126,6 +129,42 @@ async function ndjson(res, each) {
   if (buf.trim()) each(JSON.parse(buf));
 }
 
+// Reads a text/event-stream body as it arrives, calling `each(event,
+// data)` per event (comments, such as the keep-alives, skipped; an event
+// without a name is "message").
+async function sse(res, each) {
+  const reader = res.body.getReader();
+  const sd = new TextDecoder();
+  let buf = '';
+  let event = '';
+  let data = [];
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (value) buf += sd.decode(value, { stream: true });
+    let nl;
+    while ((nl = buf.search(/\r\n|\r|\n/)) >= 0) {
+      // A \r at the end may be the first half of a \r\n.
+      if (nl === buf.length - 1 && buf[nl] === '\r' && !done) break;
+      const line = buf.slice(0, nl);
+      buf = buf.slice(nl + (buf.startsWith('\r\n', nl) ? 2 : 1));
+      if (line === '') {
+        if (data.length || event) each(event || 'message', data.join('\n'));
+        event = '';
+        data = [];
+        continue;
+      }
+      if (line.startsWith(':')) continue;
+      const c = line.indexOf(':');
+      const field = c < 0 ? line : line.slice(0, c);
+      let v = c < 0 ? '' : line.slice(c + 1);
+      if (v.startsWith(' ')) v = v.slice(1);
+      if (field === 'event') event = v;
+      else if (field === 'data') data.push(v);
+    }
+    if (done) return;
+  }
+}
+
 const iso = (ms) => new Date(ms).toISOString();
 
 // The page's request (app.js `request()`) as the API's fields.
@@ -223,6 +262,26 @@ export class ServerEngine {
       stats,
       range: req.sinceMs !== undefined ? [req.sinceMs, req.untilMs] : null,
     };
+  }
+
+  // A live tail of the query (no time window: it selects lines appended
+  // from now on). Resolves when the stream ends: `{end}` is the server's
+  // `event: end` data (`{reason: "until" | "closed"}`) or null when the
+  // stream closed without one. Calls `on.ready({files})` once and
+  // `on.match(data)` per ripgrep `match` object. Throws as `api` does on a
+  // refusal (status 400, 401, 429, 503) and with an AbortError when
+  // `signal` aborts it (the fetch is cancelled: the connection closes and
+  // the server frees the tail's slot).
+  async tail(req, signal, on) {
+    const q = apiQuery({ ...req, sinceMs: undefined, untilMs: undefined });
+    const res = await api('api/v1/tail', q, signal);
+    let end = null;
+    await sse(res, (event, data) => {
+      if (event === 'ready') on.ready(JSON.parse(data));
+      else if (event === 'match') on.match(JSON.parse(data).data);
+      else if (event === 'end') end = JSON.parse(data);
+    });
+    return { end };
   }
 
   // Rows start..start+count of the same search (a page: limit + cursor).

@@ -17,7 +17,8 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 
 use super::*;
 use crate::loki::params::Params;
-use crate::tail::{Tail, TailSpec};
+use crate::tail::{Stopped, Tail, TailSpec};
+use logsieve::pipeline::format_ms;
 
 /// A tail's query: the query fields of `POST /api/v1/search`. As a GET,
 /// the same names as URL parameters (`pattern` or `patterns` and `files`
@@ -54,6 +55,24 @@ pub struct TailRequest {
     /// Only these served files (by name; an unknown name is a 400).
     #[serde(default)]
     pub files: Option<Vec<String>>,
+    /// Skip appended lines stamped before this time (the search's forms:
+    /// `2026-11-20T10:00`, epoch seconds, or a duration before the newest
+    /// line *when the tail starts*: `15m`); lines are timed by the stats
+    /// columns, as the search's window; empty: no bound.
+    #[schema(
+        pattern = r"^ *(([0-9]{1,6}(ms|s|m|h|d|w)){1,4}|[0-9]{10}|[0-9]{13}|20[0-9]{2}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])(T([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9])?Z?)?)? *$"
+    )]
+    #[serde(default)]
+    pub since: Option<String>,
+    /// Select lines stamped before this time (the same forms) and end the
+    /// tail (`event: end`) after the first batch of appended lines that
+    /// holds a line stamped at or after it, or at once when the newest
+    /// line already is; empty: no bound.
+    #[schema(
+        pattern = r"^ *(([0-9]{1,6}(ms|s|m|h|d|w)){1,4}|[0-9]{10}|[0-9]{13}|20[0-9]{2}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])(T([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9])?Z?)?)? *$"
+    )]
+    #[serde(default)]
+    pub until: Option<String>,
 }
 
 impl TailRequest {
@@ -100,6 +119,8 @@ impl TailRequest {
             line: flag("line")?,
             invert: flag("invert")?,
             files: (!files.is_empty()).then_some(files),
+            since: p.get("since").map(String::from),
+            until: p.get("until").map(String::from),
         })
     }
 
@@ -139,8 +160,27 @@ impl TailRequest {
             watchlist,
             files: self.files.clone(),
             tuning: ready.session.tuning().clone(),
+            // Resolved once, now: a duration is before the newest line
+            // the corpus holds when the tail starts.
+            since: window(ready, self.since.as_deref(), "since")?,
+            until: window(ready, self.until.as_deref(), "until")?,
         })
     }
+}
+
+/// The last event of a stream the server ends: `event: end` with
+/// `{"reason": "until", "until": RFC 3339}` (a line stamped at or after
+/// `until` was appended) or `{"reason": "closed"}` (the server stops).
+fn end_event(why: Stopped, spec: &TailSpec) -> Event {
+    let data = match (why, spec.until) {
+        (Stopped::Until, Some(u)) => serde_json::json!({
+            "reason": "until",
+            "until": format_ms(u),
+            "until_ms": u,
+        }),
+        _ => serde_json::json!({ "reason": "closed" }),
+    };
+    Event::default().event("end").data(data.to_string())
 }
 
 /// How often an idle tail sends a keep-alive comment.
@@ -158,8 +198,13 @@ pub const KEEP_ALIVE: Duration = Duration::from_secs(15);
 /// searched alone). Every selected line arrives once, in order within its
 /// file, even for a client too slow for the broadcast (it catches up from
 /// the resident corpus). A `: keep-alive` comment every 15 s while idle.
-/// The server's end closes the stream. At most `--max-tails` tails at
-/// once (429 past it); a client that disconnects frees its slot.
+/// `since`/`until` keep the lines stamped inside the window (the
+/// search's time forms and rules; durations count back from the newest
+/// line when the tail starts); a line stamped at or after `until` ends the
+/// tail. The server's end of a stream is an `event: end` (`{"reason":
+/// "until"}` or `{"reason": "closed"}` when the server stops), then the
+/// stream closes. At most `--max-tails` tails at once (429 past it); a
+/// client that disconnects frees its slot.
 #[utoipa::path(
     method(get, post),
     path = "/api/v1/tail",
@@ -173,11 +218,13 @@ pub const KEEP_ALIVE: Duration = Duration::from_secs(15);
         ("line" = Option<bool>, Query, description = "-x"),
         ("invert" = Option<bool>, Query, description = "-v"),
         ("file" = Option<Vec<String>>, Query, description = "only this served file (repeatable; `files` too)"),
+        ("since" = Option<String>, Query, description = "skip lines stamped before this time (as search's since)"),
+        ("until" = Option<String>, Query, description = "lines stamped before this time; a line at or after it ends the tail"),
     ),
     request_body(content = TailRequest, description = "POST: the same fields as JSON", content_type = "application/json"),
     responses(
-        (status = 200, description = "text/event-stream: `ready`, then `match` events (ripgrep JSON `match` objects)"),
-        (status = 400, description = "invalid pattern (with the caret), unknown file", body = ErrorBody),
+        (status = 200, description = "text/event-stream: `ready`, then `match` events (ripgrep JSON `match` objects); `end` when the server ends it"),
+        (status = 400, description = "invalid pattern (with the caret), unknown file, bad time", body = ErrorBody),
         (status = 404, description = "unknown watchlist", body = ErrorBody),
         (status = 422, description = "unknown field or wrong type", body = ErrorBody),
         (status = 429, description = "too many tails (--max-tails)", body = ErrorBody),
@@ -226,17 +273,26 @@ fn tail_inner(
         .data(serde_json::json!({ "files": files }).to_string());
     let pending: VecDeque<Event> = VecDeque::from([first]);
     // The stream owns the slot: hyper drops it when the client goes away.
+    // `Some(permit)` while open; `None` once the `end` event is queued.
     let stream = futures_util::stream::unfold(
-        (tail, pending, permit),
-        |(mut tail, mut pending, permit)| async move {
+        (tail, pending, Some(permit)),
+        |(mut tail, mut pending, mut permit)| async move {
             loop {
                 if let Some(e) = pending.pop_front() {
                     return Some((Ok::<_, Infallible>(e), (tail, pending, permit)));
                 }
-                let hits = tail.next().await.ok()?;
-                for h in hits {
-                    let v = h.rg_json(tail.spec());
-                    pending.push_back(Event::default().event("match").data(v.to_string()));
+                permit.as_ref()?;
+                match tail.next().await {
+                    Ok(hits) => {
+                        for h in hits {
+                            let v = h.rg_json(tail.spec());
+                            pending.push_back(Event::default().event("match").data(v.to_string()));
+                        }
+                    }
+                    Err(why) => {
+                        pending.push_back(end_event(why, tail.spec()));
+                        permit = None;
+                    }
                 }
             }
         },

@@ -165,6 +165,8 @@ fn prepare(state: &AppState, q: Option<&str>) -> Result<Prepared, LokiError> {
             watchlist: None,
             files: None,
             tuning: ready.session.tuning().clone(),
+            since: None,
+            until: None,
         },
     );
     let sel = eval::select(&ready, &log, start, i64::MAX, true, true, &[], 1)?;
