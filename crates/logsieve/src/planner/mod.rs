@@ -95,6 +95,12 @@ pub struct SampleStats {
     /// Sampled lines that hold one of the query's required literals
     /// (`Query::required_literals`): tier 1's candidates.
     pub candidates: u64,
+    /// The CPU finder's speed on the corpus's largest document, over the
+    /// calibrated single-literal speed (`cpu::doc_speed`: a literal
+    /// found by its rare byte or pair in that document runs faster than
+    /// the query's matcher alone); 0 when not known (the matcher's own
+    /// speed is used).
+    pub cpu_speed: f64,
 }
 
 impl SampleStats {
@@ -144,13 +150,24 @@ pub fn sample(corpus: &Corpus, query: &Query, windows: usize, histogram: bool) -
             matching,
             rejected,
             candidates,
+            cpu_speed: cpu_speed(corpus, query),
         };
     }
-    let st = sample_uncached(corpus, query, windows, histogram);
+    let mut st = sample_uncached(corpus, query, windows, histogram);
     if let Ok(mut m) = corpus.samples.lock() {
         m.put(key, [st.lines, st.matching, st.rejected, st.candidates]);
     }
+    st.cpu_speed = cpu_speed(corpus, query);
     st
+}
+
+/// [`SampleStats::cpu_speed`]: the finder chosen for the largest document.
+fn cpu_speed(corpus: &Corpus, query: &Query) -> f64 {
+    corpus
+        .docs()
+        .iter()
+        .max_by_key(|d| d.data().len())
+        .map_or(0.0, |d| crate::cpu::doc_speed(query, d.data()))
 }
 
 fn sample_uncached(corpus: &Corpus, query: &Query, windows: usize, histogram: bool) -> SampleStats {
@@ -455,7 +472,11 @@ pub fn cpu_estimate(input: &PlanInput<'_>) -> f64 {
     let bytes = input.bytes as f64;
     let threads = input.threads.max(1) as f64;
     let m = &input.query.matcher;
-    let gbps = c.cpu_gbps * m.speed() * (1.0 + 0.8 * (threads - 1.0));
+    let speed = match input.sample.cpu_speed {
+        s if s > 0.0 => s,
+        _ => m.speed(),
+    };
+    let gbps = c.cpu_gbps * speed * (1.0 + 0.8 * (threads - 1.0));
     let lines = input.lines.unwrap_or((bytes / 200.0) as u64) as f64;
     // A regex that finds each match itself pays no second check: 1M
     // matching lines of `\d{4}-\d\d` ran in 126 ms on the H100 machine's
@@ -802,6 +823,7 @@ mod tests {
                 matching: 1,
                 rejected: 900,
                 candidates: 2,
+                cpu_speed: 0.0,
             },
             calibration: cal,
         }
@@ -956,6 +978,7 @@ mod tests {
             matching: 250,
             rejected: 0,
             candidates: 0,
+            cpu_speed: 0.0,
         };
         assert!(matches!(plan(&inp).choice, Choice::Gpu(_)));
         inp.want = Want::Lines;
