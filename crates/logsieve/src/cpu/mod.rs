@@ -857,7 +857,7 @@ mod tests {
         let mut i = 0u64;
         while hay.len() < RARE_MIN_DOC + 1000 {
             let pad = " ".repeat((i % 37) as usize);
-            let line = if i % 97 == 0 {
+            let line = if i.is_multiple_of(97) {
                 format!("x{pad} rt=1.879 y=1.{}\n", i % 1000)
             } else {
                 format!("x{pad} rt=1.{} y=8.79 t=0.1\n", i % 1000)
