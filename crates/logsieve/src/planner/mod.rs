@@ -153,11 +153,10 @@ pub fn sample(corpus: &Corpus, query: &Query, windows: usize, histogram: bool) -
             cpu_speed: cpu_speed(corpus, query),
         };
     }
-    let mut st = sample_uncached(corpus, query, windows, histogram);
+    let st = sample_uncached(corpus, query, windows, histogram);
     if let Ok(mut m) = corpus.samples.lock() {
         m.put(key, [st.lines, st.matching, st.rejected, st.candidates]);
     }
-    st.cpu_speed = cpu_speed(corpus, query);
     st
 }
 
@@ -171,6 +170,14 @@ fn cpu_speed(corpus: &Corpus, query: &Query) -> f64 {
 }
 
 fn sample_uncached(corpus: &Corpus, query: &Query, windows: usize, histogram: bool) -> SampleStats {
+    SampleStats {
+        cpu_speed: cpu_speed(corpus, query),
+        ..sample_lines(corpus, query, windows, histogram)
+    }
+}
+
+/// [`sample_uncached`] but the CPU finder's speed.
+fn sample_lines(corpus: &Corpus, query: &Query, windows: usize, histogram: bool) -> SampleStats {
     const WINDOW: usize = 4096;
     const HIST_LINES: u64 = 256;
     let mut st = SampleStats::default();
