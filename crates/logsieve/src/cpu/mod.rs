@@ -86,28 +86,69 @@ pub(crate) fn for_each_match_until(
 const RARE_MIN_DOC: usize = 1 << 20;
 /// The sample of a document's bytes the rare byte is chosen on.
 const RARE_SAMPLE: usize = 64 << 10;
+/// The sample a pair of bytes is scored on (each of the literal's 4 rarest
+/// bytes with each other byte: 48 pairs of a 13-byte literal, ~0.1 ms).
+const PAIR_SAMPLE: usize = 8 << 10;
 /// A byte is rare under one in this many sampled bytes.
 const RARE_SHARE: usize = 512;
 
-/// A single literal (the query's, or its one required literal) found
-/// through its rarest byte in this document: `memchr` on that byte, then
-/// the literal compared where it would start. Taken over `memmem` when
-/// the byte is under 1/512 of the document's first 64 KiB: memchr's loop
-/// costs ~0.2 instructions a byte against ~0.47 for memmem's packed pair,
-/// ~80 a hit (callgrind, 194 MB generated log: `ERROR_503` by its `R`,
-/// 0.06% of bytes, 39M instructions against 92M; by a byte at 0.4%, 123M
-/// against 101M). memmem's pair ranks bytes by English text, not by the
-/// document: a log's levels and codes are rare in it.
+/// A single literal (the query's, or its one required literal) found by
+/// what its bytes are worth in this document, not in English text:
+///
+/// - **rare byte**: `memchr` on the literal's rarest byte, then the literal
+///   compared where it would start. Taken when that byte is under 1/512 of
+///   the document's first 64 KiB: memchr's loop costs ~0.2 instructions a
+///   byte against ~0.47 for memmem's packed pair, ~80 a hit (callgrind,
+///   194 MB generated log: `ERROR_503` by its `R`, 0.06% of bytes, 39M
+///   instructions against 92M; by a byte at 0.4%, 123M against 101M).
+/// - **document pair**: otherwise two of the literal's bytes at their
+///   distance (one of its four rarest bytes in the sample and another, the
+///   pair seen together least in the sample's first 8 KiB), tested 128
+///   bytes a step with AVX2 ([`pair_find`]).
+///   memmem's packed pair ranks bytes by English text and tests 32 bytes
+///   a step: 94M instructions on the 194 MB log for `rt=1.879`, `dead` or
+///   `latency_ms=19` (0.48 a byte), against 66M for the whole of
+///   `rg -c -x '.*rt=1\.879'`.
 pub(crate) struct RareByte<'n> {
     needle: &'n [u8],
-    offset: usize,
-    byte: u8,
+    finder: DocFinder,
     /// The candidate's line is verified (a required literal's regex).
     verify: bool,
 }
 
+enum DocFinder {
+    Byte {
+        offset: usize,
+        byte: u8,
+    },
+    Pair {
+        i1: usize,
+        b1: u8,
+        i2: usize,
+        b2: u8,
+    },
+}
+
+/// How many sample positions hold `needle[i]` and `needle[j]` at their
+/// distance: the false hits a pair finder would stop at.
+fn pair_hits(sample: &[u8], needle: &[u8], i: usize, j: usize) -> usize {
+    let n = needle.len();
+    let sample = &sample[..sample.len().min(PAIR_SAMPLE)];
+    if sample.len() < n {
+        return 0;
+    }
+    let (x, y) = (needle[i], needle[j]);
+    sample[i..]
+        .iter()
+        .zip(&sample[j..])
+        .take(sample.len() - n + 1)
+        .map(|(&a, &b)| usize::from(a == x && b == y))
+        .sum()
+}
+
 impl<'n> RareByte<'n> {
-    /// The plan for `q` on `hay`, when its literal has a rare byte there.
+    /// The plan for `q` on `hay`, when it has a single literal and the
+    /// document is large enough to be worth sampling.
     pub(crate) fn plan(q: &'n Query, hay: &[u8]) -> Option<RareByte<'n>> {
         let (needle, verify) = q.matcher.single_literal()?;
         if hay.len() < RARE_MIN_DOC || needle.len() < 2 {
@@ -118,32 +159,212 @@ impl<'n> RareByte<'n> {
         for &b in sample {
             freq[b as usize] += 1;
         }
-        let (offset, &byte) = needle
-            .iter()
-            .enumerate()
-            .min_by_key(|&(_, &b)| freq[b as usize])?;
-        (freq[byte as usize] as usize * RARE_SHARE <= sample.len()).then_some(RareByte {
+        let mut by_rarity: Vec<usize> = (0..needle.len()).collect();
+        by_rarity.sort_by_key(|&i| (freq[needle[i] as usize], i));
+        let (offset, byte) = (by_rarity[0], needle[by_rarity[0]]);
+        let finder = if freq[byte as usize] as usize * RARE_SHARE <= sample.len() {
+            DocFinder::Byte { offset, byte }
+        } else {
+            // One of the four rarest bytes and any other: the pair seen
+            // together least (two digits side by side in a number are not
+            // rare together, `79` in `rt=1.879`; `latency_ms=19`'s four
+            // rarest bytes are all in `latency_ms=`, on 34% of lines, and
+            // only its `9` tells the 3.5% apart).
+            let mut best = (usize::MAX, 0, 1);
+            for &i in &by_rarity[..by_rarity.len().min(4)] {
+                for &j in &by_rarity {
+                    if j == i || needle[i] == needle[j] {
+                        continue;
+                    }
+                    let (i, j) = (i.min(j), i.max(j));
+                    let h = pair_hits(sample, needle, i, j);
+                    if h < best.0 {
+                        best = (h, i, j);
+                    }
+                }
+            }
+            let (_, i1, i2) = best;
+            DocFinder::Pair {
+                i1,
+                b1: needle[i1],
+                i2,
+                b2: needle[i2],
+            }
+        };
+        Some(RareByte {
             needle,
-            offset,
-            byte,
+            finder,
             verify,
         })
+    }
+
+    /// What finds the literal (`--explain`'s name for it).
+    pub(crate) fn name(&self) -> &'static str {
+        match self.finder {
+            DocFinder::Byte { .. } => "rare-byte",
+            DocFinder::Pair { .. } => "rare-pair",
+        }
     }
 
     /// The first occurrence of the literal inside `hay[at..end]`.
     #[inline]
     fn find(&self, hay: &[u8], at: usize, end: usize) -> Option<usize> {
-        let n = self.needle.len();
-        let mut from = at + self.offset;
+        let needle = self.needle;
+        let n = needle.len();
+        let (offset, byte) = match self.finder {
+            DocFinder::Pair { i1, b1, i2, b2 } => {
+                return pair_find(&hay[..end], at, needle, (i1, b1), (i2, b2));
+            }
+            DocFinder::Byte { offset, byte } => (offset, byte),
+        };
+        let mut from = at + offset;
         while from < end {
-            let i = from + memchr::memchr(self.byte, &hay[from..end])?;
-            let p = i - self.offset;
-            if p + n <= end && &hay[p..p + n] == self.needle {
+            let i = from + memchr::memchr(byte, &hay[from..end])?;
+            let p = i - offset;
+            if p + n <= end && &hay[p..p + n] == needle {
                 return Some(p);
             }
             from = i + 1;
         }
         None
+    }
+}
+
+/// The first `p >= at` with `hay[p..p + needle.len()] == needle`, found by
+/// two of its bytes: `needle[i1] == b1` at `p + i1` and `b2` at `p + i2`.
+fn pair_find(
+    hay: &[u8],
+    at: usize,
+    needle: &[u8],
+    (i1, b1): (usize, u8),
+    (i2, b2): (usize, u8),
+) -> Option<usize> {
+    let n = needle.len();
+    let last = hay.len().checked_sub(n)?;
+    let mut p = at;
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        loop {
+            // SAFETY: AVX2 is present (checked just above).
+            let (block, mut bits) = unsafe { pair_scan_avx2(hay, p, (i1, b1), (i2, b2)) };
+            p = block;
+            if bits == 0 {
+                break;
+            }
+            while bits != 0 {
+                let c = p + bits.trailing_zeros() as usize;
+                if c + n <= hay.len() && &hay[c..c + n] == needle {
+                    return Some(c);
+                }
+                bits &= bits - 1;
+            }
+            p += 64;
+        }
+    }
+    while p <= last {
+        if hay[p + i1] == b1 && hay[p + i2] == b2 && &hay[p..p + n] == needle {
+            return Some(p);
+        }
+        p += 1;
+    }
+    None
+}
+
+/// [`pair_find`]'s scan, 64 candidate starts a step from `p`: the first
+/// step with a pair hit and its bits (bit `k`: a hit at start `p + k`),
+/// or where the scalar tail resumes with no bits. No call inside, so the
+/// two broadcast bytes stay in registers (a `bcmp` call in the loop
+/// spilled them: 21 instructions a step against 12).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn pair_scan_avx2(
+    hay: &[u8],
+    mut p: usize,
+    (i1, b1): (usize, u8),
+    (i2, b2): (usize, u8),
+) -> (usize, u64) {
+    use std::arch::x86_64::*;
+    const V: usize = 32;
+    let far = i1.max(i2);
+    let v1 = _mm256_set1_epi8(b1 as i8);
+    let v2 = _mm256_set1_epi8(b2 as i8);
+    let base = hay.as_ptr();
+    let pair = |at: usize| {
+        // SAFETY: the callers keep at + far + 32 <= hay.len(): two
+        // in-bounds unaligned 32-byte loads.
+        let (a, b) = unsafe {
+            (
+                _mm256_loadu_si256(base.add(at + i1).cast::<__m256i>()),
+                _mm256_loadu_si256(base.add(at + i2).cast::<__m256i>()),
+            )
+        };
+        _mm256_and_si256(_mm256_cmpeq_epi8(a, v1), _mm256_cmpeq_epi8(b, v2))
+    };
+    let bits = |lo: __m256i, hi: __m256i| {
+        (_mm256_movemask_epi8(lo) as u32 as u64) | ((_mm256_movemask_epi8(hi) as u32 as u64) << 32)
+    };
+    // 128 starts a step while every load ends inside `hay`.
+    while p + far + 4 * V <= hay.len() {
+        let (m0, m1, m2, m3) = (pair(p), pair(p + V), pair(p + 2 * V), pair(p + 3 * V));
+        let any = _mm256_or_si256(_mm256_or_si256(m0, m1), _mm256_or_si256(m2, m3));
+        if _mm256_movemask_epi8(any) != 0 {
+            let first = bits(m0, m1);
+            return if first != 0 {
+                (p, first)
+            } else {
+                (p + 2 * V, bits(m2, m3))
+            };
+        }
+        p += 4 * V;
+    }
+    // Then 64 a step: p + far + 64 <= len.
+    while p + far + 2 * V <= hay.len() {
+        // SAFETY: p + i + 2V <= hay.len() for i in {i1, i2}: four
+        // in-bounds unaligned 32-byte loads.
+        let (a1, a2, c1, c2) = unsafe {
+            (
+                _mm256_loadu_si256(base.add(p + i1).cast::<__m256i>()),
+                _mm256_loadu_si256(base.add(p + i2).cast::<__m256i>()),
+                _mm256_loadu_si256(base.add(p + i1 + V).cast::<__m256i>()),
+                _mm256_loadu_si256(base.add(p + i2 + V).cast::<__m256i>()),
+            )
+        };
+        let lo = _mm256_and_si256(_mm256_cmpeq_epi8(a1, v1), _mm256_cmpeq_epi8(a2, v2));
+        let hi = _mm256_and_si256(_mm256_cmpeq_epi8(c1, v1), _mm256_cmpeq_epi8(c2, v2));
+        if _mm256_movemask_epi8(_mm256_or_si256(lo, hi)) != 0 {
+            let bits = (_mm256_movemask_epi8(lo) as u32 as u64)
+                | ((_mm256_movemask_epi8(hi) as u32 as u64) << 32);
+            return (p, bits);
+        }
+        p += 2 * V;
+    }
+    (p, 0)
+}
+
+/// The speed of the CPU finder that runs `q` on `hay`, over the calibrated
+/// single-literal speed (the planner's CPU estimate). One thread on the
+/// H100 machine's Xeon (cpu-shapes, 194 MB, 2026-11-25): `ERROR_503` by
+/// its rare byte ran at 12.7 GB/s (1.6 of the 8 GB/s base; the 0.75 of
+/// memmem made the estimate 2.1x the run). The pair scan takes 0.56x
+/// memmem's instructions on the build machine (`-x '.*rt=1\.879'`: 56M
+/// against 102M in all), taken as 10 GB/s (1.25) until measured there.
+pub(crate) fn doc_speed(q: &Query, hay: &[u8]) -> f64 {
+    match RareByte::plan(q, hay).map(|r| r.finder) {
+        Some(DocFinder::Byte { .. }) => 1.5,
+        Some(DocFinder::Pair { .. }) => 1.25,
+        None => q.matcher.speed(),
+    }
+}
+
+/// The name of the CPU matcher that runs `q` on `hay` (`--explain`): the
+/// query's own, its single literal's finder named as chosen for this
+/// document ([`RareByte`]).
+pub(crate) fn matcher_name(q: &Query, hay: &[u8]) -> String {
+    let name = q.cpu_matcher_name();
+    match RareByte::plan(q, hay) {
+        Some(r) if name == "memmem" => r.name().to_string(),
+        Some(r) => name.replace("prefilter", r.name()),
+        None => name.to_string(),
     }
 }
 
@@ -563,7 +784,18 @@ mod tests {
             .build(&["QxQ"])
             .unwrap();
         let r = RareByte::plan(&q, &hay).expect("x and Q are rare");
-        assert!(r.byte == b'x' || r.byte == b'Q', "{}", r.byte);
+        assert!(
+            matches!(
+                r.finder,
+                DocFinder::Byte {
+                    byte: b'x' | b'Q',
+                    ..
+                }
+            ),
+            "{}",
+            r.name()
+        );
+        assert_eq!(r.needle, b"QxQ");
         let mut a = Vec::new();
         let mut b = Vec::new();
         for_each_match_rare(
@@ -587,6 +819,83 @@ mod tests {
         // Inside a range that cuts an occurrence: not found.
         assert_eq!(r.find(&hay, 0, 3), None);
         assert_eq!(r.find(&hay, 1, 4), Some(1));
+    }
+
+    proptest::proptest! {
+        /// The AVX2 pair scan (128 and 64 starts a step, then the scalar
+        /// tail) finds the first occurrence a naive loop finds, for every
+        /// pair of needle positions, every start and haystack length
+        /// around the step edges.
+        #[test]
+        fn pair_find_agrees_with_a_naive_search(
+            hay in proptest::collection::vec(proptest::sample::select(b"ab\nc".to_vec()), 0..400),
+            needle in proptest::collection::vec(proptest::sample::select(b"abc".to_vec()), 2..6),
+            at in 0usize..64,
+        ) {
+            let n = needle.len();
+            for i1 in 0..n {
+                for i2 in i1 + 1..n {
+                    for len in [hay.len(), hay.len().saturating_sub(1), hay.len() / 2] {
+                        let h = &hay[..len];
+                        let at = at.min(len);
+                        let want = (at..=len.saturating_sub(n))
+                            .find(|&p| p + n <= len && h[p..p + n] == needle[..]);
+                        let got = pair_find(h, at, &needle, (i1, needle[i1]), (i2, needle[i2]));
+                        proptest::prop_assert_eq!(got, want, "i1 {} i2 {} len {}", i1, i2, len);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn rare_pair_finds_what_memmem_finds() {
+        // No byte of the literal is rare (all are on every line), so the
+        // document pair runs; occurrences at the edges and on many
+        // alignments, counts and starts equal memmem's.
+        let mut hay = b"rt=1.879 ".to_vec();
+        let mut i = 0u64;
+        while hay.len() < RARE_MIN_DOC + 1000 {
+            let pad = " ".repeat((i % 37) as usize);
+            let line = if i.is_multiple_of(97) {
+                format!("x{pad} rt=1.879 y=1.{}\n", i % 1000)
+            } else {
+                format!("x{pad} rt=1.{} y=8.79 t=0.1\n", i % 1000)
+            };
+            hay.extend_from_slice(line.as_bytes());
+            i += 1;
+        }
+        hay.extend_from_slice(b"rt=1.879");
+        let q = crate::QueryBuilder::new()
+            .syntax(crate::Syntax::Fixed)
+            .build(&["rt=1.879"])
+            .unwrap();
+        let r = RareByte::plan(&q, &hay).expect("a single literal on a large document");
+        assert_eq!(r.name(), "rare-pair");
+        let mut a = Vec::new();
+        let mut b = Vec::new();
+        for_each_match_rare(
+            &q,
+            &hay,
+            0,
+            hay.len(),
+            &Cancel::never(),
+            Some(&r),
+            |s, _| {
+                a.push(s);
+                true
+            },
+        );
+        for_each_match_rare(&q, &hay, 0, hay.len(), &Cancel::never(), None, |s, _| {
+            b.push(s);
+            true
+        });
+        assert_eq!(a, b);
+        assert!(a.len() > 100, "{}", a.len());
+        assert_eq!(r.find(&hay, 0, 7), None);
+        assert_eq!(r.find(&hay, 0, 8), Some(0));
+        let second = memchr::memmem::find(&hay[1..], b"rt=1.879").map(|i| i + 1);
+        assert_eq!(r.find(&hay, 1, hay.len()), second);
     }
 
     #[test]

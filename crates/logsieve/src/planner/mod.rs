@@ -102,6 +102,12 @@ pub struct SampleStats {
     pub cpu_bytes: u64,
     /// See `cpu_bytes`.
     pub cpu_ns: u64,
+    /// The CPU finder's speed on the corpus's largest document, over the
+    /// calibrated single-literal speed (`cpu::doc_speed`: a literal
+    /// found by its rare byte or pair in that document runs faster than
+    /// the query's matcher alone); 0 when not known (the matcher's own
+    /// speed is used).
+    pub cpu_speed: f64,
 }
 
 impl SampleStats {
@@ -160,6 +166,7 @@ pub fn sample(corpus: &Corpus, query: &Query, windows: usize, histogram: bool) -
             candidates,
             cpu_bytes,
             cpu_ns,
+            cpu_speed: cpu_speed(corpus, query),
         };
     }
     let st = sample_uncached(corpus, query, windows, histogram);
@@ -179,7 +186,24 @@ pub fn sample(corpus: &Corpus, query: &Query, windows: usize, histogram: bool) -
     st
 }
 
+/// [`SampleStats::cpu_speed`]: the finder chosen for the largest document.
+fn cpu_speed(corpus: &Corpus, query: &Query) -> f64 {
+    corpus
+        .docs()
+        .iter()
+        .max_by_key(|d| d.data().len())
+        .map_or(0.0, |d| crate::cpu::doc_speed(query, d.data()))
+}
+
 fn sample_uncached(corpus: &Corpus, query: &Query, windows: usize, histogram: bool) -> SampleStats {
+    SampleStats {
+        cpu_speed: cpu_speed(corpus, query),
+        ..sample_lines(corpus, query, windows, histogram)
+    }
+}
+
+/// [`sample_uncached`] but the CPU finder's speed.
+fn sample_lines(corpus: &Corpus, query: &Query, windows: usize, histogram: bool) -> SampleStats {
     const WINDOW: usize = 4096;
     const HIST_LINES: u64 = 256;
     let mut st = SampleStats::default();
@@ -515,9 +539,15 @@ fn cpu_gbps(input: &PlanInput<'_>) -> f64 {
     let c = input.calibration;
     let threads = input.threads.max(1) as f64;
     let m = &input.query.matcher;
+    // The finder's speed on this corpus when the sample measured it
+    // (`SampleStats::cpu_speed`: a rare byte or pair), else the matcher's.
+    let speed = match input.sample.cpu_speed {
+        s if s > 0.0 => s,
+        _ => m.speed(),
+    };
     let one = match (&**m, input.sample.cpu_gbps()) {
         (crate::cpu::matcher::Matcher::Fuzzy(_), Some(g)) => g,
-        _ => c.cpu_gbps * m.speed(),
+        _ => c.cpu_gbps * speed,
     };
     one * (1.0 + 0.8 * (threads - 1.0))
 }

@@ -147,10 +147,16 @@ impl Session {
             .map(|d| crate::cpu::search_doc_cancellable(d, query, &copts, cancel))
             .collect::<Result<_, _>>()?;
         let threads = crate::cpu::resolve_threads(opts.threads);
+        // The finder chosen for the largest document is the one that ran
+        // for most of the bytes.
+        let matcher = match self.corpus.docs().iter().max_by_key(|d| d.data().len()) {
+            Some(d) => crate::cpu::matcher_name(query, d.data()),
+            None => query.cpu_matcher_name().to_string(),
+        };
         Ok(SearchResult {
             docs,
             backend: BackendReport {
-                name: format!("cpu/{} x{threads}", query.cpu_matcher_name()),
+                name: format!("cpu/{matcher} x{threads}"),
                 reason: reason.to_string(),
                 elapsed: t.elapsed(),
             },
