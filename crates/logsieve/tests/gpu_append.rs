@@ -11,7 +11,7 @@ use common::{build, naive, pats, Flags};
 use logsieve::corpus::Document;
 use logsieve::gpu::{GpuContext, UploadOptions};
 use logsieve::pipeline::{ColumnOptions, Columns, FieldSpec, StatsQuery};
-use logsieve::{BackendChoice, Corpus, SearchOptions, Session, Syntax, Want};
+use logsieve::{BackendChoice, Corpus, Kernel, SearchOptions, Session, Syntax, Want};
 
 fn ctx() -> Option<GpuContext> {
     match GpuContext::shared() {
@@ -86,6 +86,7 @@ fn cases() -> Vec<(Vec<Vec<u8>>, Syntax, Flags)> {
 /// oracle over `docs`.
 fn check(gpu: &Session, fresh: &Session, docs: &[Vec<u8>], what: &str) {
     assert!(gpu.has_gpu(), "{what}: the GPU still holds the corpus");
+    let mut tier1 = 0;
     for (p, syn, f) in cases() {
         let q = build(&p, syn, f).unwrap();
         let g = gpu.search(&q, &opts(BackendChoice::Gpu)).unwrap();
@@ -102,6 +103,25 @@ fn check(gpu: &Session, fresh: &Session, docs: &[Vec<u8>], what: &str) {
                 "{what}: gpu {p:?} {syn:?} {f:?} doc {di}"
             );
             assert_eq!(c.docs[di].lines, want, "{what}: cpu {p:?} doc {di}");
+        }
+        // Tier 1 forced (the literal kernel `scan`, verified on the GPU by
+        // shift-and over the candidate lists): REGRESSION, the lists were
+        // kept across appends that added segments, and the next tier-1
+        // query panicked.
+        if syn == Syntax::Regex {
+            let mut t1 = opts(BackendChoice::Gpu);
+            t1.gpu_kernel = Some(Kernel::Scan);
+            if let Ok(r) = gpu.search(&q, &t1) {
+                tier1 += 1;
+                for (di, d) in docs.iter().enumerate() {
+                    assert_eq!(
+                        r.docs[di].lines,
+                        naive(d, &p, syn, f),
+                        "{what}: tier 1 {p:?} doc {di} ({})",
+                        r.backend.name
+                    );
+                }
+            }
         }
         // Counts only (the count kernels, fused counts for one literal).
         let mut co = opts(BackendChoice::Gpu);
@@ -122,6 +142,7 @@ fn check(gpu: &Session, fresh: &Session, docs: &[Vec<u8>], what: &str) {
             );
         }
     }
+    assert!(tier1 > 0, "{what}: no regex ran through tier 1");
     let err = build(&pats(&["ERROR"]), Syntax::Fixed, Flags::default()).unwrap();
     let cols = fresh.columns().expect("columns set");
     for search in [None, Some(&err)] {

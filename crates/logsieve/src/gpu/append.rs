@@ -211,8 +211,9 @@ impl GpuCorpus {
             );
             st.binds.push(b);
         }
+        // A grown segment holds more lines than its candidate list.
+        st.automata.clear();
         if self.segs.len() > first_new {
-            st.automata.clear();
             self.readback = super::readback::Readback::new(
                 dev,
                 self.segs.len(),

@@ -250,10 +250,16 @@ pub(crate) struct AutomatonCache {
 }
 
 impl AutomatonCache {
-    /// Drops every automaton (their bind groups name the segments of the
-    /// corpus as it was: appended segments need new ones).
+    /// Drops every automaton and the candidate lists (their bind groups
+    /// name the segments of the corpus as it was, and a list holds one id
+    /// per line of its segment then: appended segments and lines need new
+    /// ones). REGRESSION: the lists were kept, so after an append added a
+    /// segment an automaton got one bind group per *old* segment and the
+    /// next tier-1 query panicked (index out of bounds), caught by the
+    /// H100 soak (2026-11-25) with tails appending beside regex queries.
     pub(crate) fn clear(&mut self) {
         self.entries.clear();
+        self.lists = None;
     }
 
     /// The resident automaton of `a` (with `filter`) for `segments`: the
