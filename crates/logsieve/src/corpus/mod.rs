@@ -604,13 +604,13 @@ impl Document {
 /// sampling again (up to ~0.1 ms for a regex).
 #[derive(Debug, Default)]
 pub(crate) struct Memo {
-    entries: Vec<(Vec<u8>, [u64; 6])>,
+    entries: Vec<(Vec<u8>, [u64; 7])>,
 }
 
 impl Memo {
     const CAPACITY: usize = 64;
 
-    pub(crate) fn get(&mut self, key: &[u8]) -> Option<[u64; 6]> {
+    pub(crate) fn get(&mut self, key: &[u8]) -> Option<[u64; 7]> {
         let i = self.entries.iter().position(|(k, _)| k == key)?;
         let e = self.entries.remove(i);
         let v = e.1;
@@ -618,7 +618,7 @@ impl Memo {
         Some(v)
     }
 
-    pub(crate) fn put(&mut self, key: Vec<u8>, v: [u64; 6]) {
+    pub(crate) fn put(&mut self, key: Vec<u8>, v: [u64; 7]) {
         if self.entries.len() >= Self::CAPACITY {
             self.entries.remove(0);
         }
