@@ -13,6 +13,9 @@
 
 use logsieve::{Error, Query, QueryBuilder, Syntax};
 
+// Native only: its shared context is a `static` (wgpu's browser device is
+// neither `Send` nor `Sync`); the browser suite includes this module too.
+#[cfg(not(target_arch = "wasm32"))]
 pub mod gpu;
 use regex::bytes::{Regex, RegexBuilder};
 use regex_syntax::hir::{ClassUnicode, ClassUnicodeRange};
