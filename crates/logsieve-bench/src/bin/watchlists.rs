@@ -206,6 +206,10 @@ fn main() {
                 ts.push(t.elapsed());
                 ks.extend(kernel_ms(&c.backend.reason));
             }
+            if std::env::var_os("LOGSIEVE_BENCH_PER_RUN").is_some() {
+                let k: Vec<String> = ks.iter().map(|k| format!("{k:.2}")).collect();
+                println!("kernel ms per run, hot: {}", k.join(" "));
+            }
             row(
                 "GPU watchlist, hot",
                 ts,
@@ -225,6 +229,20 @@ fn main() {
                 ks.extend(kernel_ms(&c.backend.reason));
             }
             row("GPU watchlist, 100 ms idle", ts, ks, String::new());
+            // Back to back again, after the idle runs: tells a slow start
+            // after the definition from a slow back-to-back mode.
+            let (mut ts, mut ks) = (Vec::new(), Vec::new());
+            for _ in 0..runs {
+                let t = Instant::now();
+                let c = session.count_watchlist(&w, &gpu).expect("gpu count");
+                ts.push(t.elapsed());
+                ks.extend(kernel_ms(&c.backend.reason));
+            }
+            if std::env::var_os("LOGSIEVE_BENCH_PER_RUN").is_some() {
+                let k: Vec<String> = ks.iter().map(|k| format!("{k:.2}")).collect();
+                println!("kernel ms per run, hot again: {}", k.join(" "));
+            }
+            row("GPU watchlist, hot again", ts, ks, String::new());
             // The routing point's share of the hot time.
             let mut ts = Vec::new();
             for _ in 0..runs {
