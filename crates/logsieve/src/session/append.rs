@@ -14,11 +14,15 @@ impl Session {
     /// returns, so the next request sees all of them (a caller that
     /// shares the session serialises this with requests: the server holds
     /// its write lock). Returns the document's number of its first new
-    /// line (0-based).
+    /// line (0-based, counting lines evicted before: the number in the
+    /// whole file, [`Document::first_line`]).
     pub fn append_lines(&mut self, doc: usize, bytes: &[u8]) -> Result<u64, Error> {
         let first = self.corpus.append(doc, bytes)?;
+        if !bytes.is_empty() {
+            self.last_appended = Some(doc);
+        }
         self.grown()?;
-        Ok(first)
+        Ok(first + self.corpus.docs()[doc].first_line())
     }
 
     /// Room in document `doc` for `bytes` more bytes and `lines` more
@@ -43,6 +47,7 @@ impl Session {
     /// `\n` ([`Document::appendable`]).
     pub fn push_document(&mut self, doc: Document) -> Result<usize, Error> {
         self.corpus.push(doc);
+        self.last_appended = Some(self.corpus.docs().len() - 1);
         self.grown()?;
         Ok(self.corpus.docs().len() - 1)
     }
