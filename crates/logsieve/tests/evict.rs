@@ -555,3 +555,45 @@ fn every_byte_bound_over_one_corpus() {
         assert_eq!(d.first_offset(), ends[want as usize - 1], "max {max}");
     }
 }
+
+/// What an eviction costs: 200k generated lines (~39 MB) in one
+/// document, a byte bound just under it (1/8 evicted): the preparation
+/// beside readers (the kept suffix copied, the columns cut, the GPU
+/// upload) and the swap under the lock, CPU and one GPU. Run with
+/// `cargo test --workspace --release --test evict -- --ignored
+/// eviction_time --nocapture`.
+#[test]
+#[ignore]
+fn eviction_time() {
+    let data = common::generated(200_000, 1);
+    let total = data.len() as u64;
+    for gpu in [false, true] {
+        let c = Corpus::from_bytes("g.log", data.clone());
+        let cols = Columns::build(&c, &copts());
+        let mut s = Session::new(c);
+        s.set_columns(cols);
+        if gpu {
+            let Some(ctx) = gpu_ctxs(1) else { continue };
+            s.attach_gpu_with(&ctx[0], UploadOptions::default())
+                .unwrap();
+        }
+        let r = Retention {
+            max_bytes: Some(total - 1),
+            ..Default::default()
+        };
+        let t = std::time::Instant::now();
+        let mut e = s.prepare_eviction(&r).unwrap().unwrap();
+        let prepare = t.elapsed();
+        let t = std::time::Instant::now();
+        let ev = s.apply_eviction(&mut e).unwrap();
+        let swap = t.elapsed();
+        let t = std::time::Instant::now();
+        drop(e);
+        let free = t.elapsed();
+        eprintln!(
+            "gpu {gpu}: {} of {total} bytes evicted; prepare {prepare:?}, swap under the lock {swap:?}, free after it {free:?}",
+            ev.bytes
+        );
+        assert_eq!(s.has_gpu(), gpu);
+    }
+}

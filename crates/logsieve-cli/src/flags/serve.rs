@@ -102,7 +102,10 @@ pub struct ServeArgs {
     /// K, M, G, T: powers of 1024). Past it the oldest lines are evicted
     /// down to 7/8 of it (as --retain: no longer searchable, numbers
     /// kept). The newest line is never evicted, so a single line larger
-    /// than the bound stays, alone.
+    /// than the bound stays, alone. An eviction copies the kept lines
+    /// (and uploads them to the GPU) beside the held ones: keep the bound
+    /// under half of the memory (and GPU memory) available, or the
+    /// corpus is searched on the CPU after the eviction.
     #[arg(long = "max-resident", value_name = "SIZE", requires = "follow_files",
           value_parser = logsieve::gpu::parse_size)]
     pub max_resident: Option<u64>,

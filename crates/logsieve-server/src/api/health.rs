@@ -91,7 +91,8 @@ pub struct Health {
     pub phase: String,
     /// Bytes held in memory (decompressed).
     pub bytes: u64,
-    /// Lines over all files (0 while loading).
+    /// Lines held over all files (0 while loading; after evictions,
+    /// `--retain`, the kept ones).
     pub lines: u64,
     /// Files loaded (while loading: read so far).
     pub files: u64,

@@ -167,7 +167,7 @@ impl Session {
                 let mut need = held - (max - max / 8);
                 let newest = self
                     .last_appended
-                    .or_else(|| (0..docs.len()).rev().find(|&d| docs[d].lines().len() > 0));
+                    .or_else(|| (0..docs.len()).rev().find(|&d| !docs[d].lines().is_empty()));
                 let key = |d: usize, l: u64| -> i64 {
                     self.columns
                         .as_ref()
