@@ -73,6 +73,12 @@ fn run(weak: Weak<Inner>, mut tracker: Tracker, paths: Vec<PathBuf>, s: FollowSe
         retention: s.retention.is_set().then_some(s.retention),
         ..Default::default()
     };
+    // What the load holds past the bound goes before the first batch.
+    if s.retention.is_set() {
+        if let Some(inner) = weak.upgrade() {
+            evict(&AppState(inner), &s.retention, &mut status);
+        }
+    }
     loop {
         // An event or the timer; a burst of events is one poll.
         let mut rescan = match rx.recv_timeout(s.interval) {
