@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use logsieve::corpus::follow::{Change, Tracker};
 use logsieve::corpus::Document;
-use logsieve::session::Retention;
+use logsieve::session::{Evicted, Retention};
 use notify::Watcher;
 
 use crate::live::Appended;
@@ -224,19 +224,31 @@ fn apply(state: &AppState, tracker: &mut Tracker, rescan: bool) -> bool {
 /// buffers are freed after the lock. Published batches and tails' cursors
 /// count lines of the whole file, so nothing is renumbered.
 fn evict(state: &AppState, retention: &Retention, status: &mut FollowStatus) {
-    let Some(lock) = state.ready_lock() else {
-        return;
-    };
+    if let Some((ev, prepare_ms, lock_ms)) = evict_now(state, retention) {
+        status.evictions += 1;
+        status.evicted_bytes += ev.bytes;
+        status.evicted_lines += ev.lines;
+        status.last_evict_prepare_ms = prepare_ms;
+        status.last_evict_lock_ms = lock_ms;
+    }
+}
+
+/// Evicts what `retention` asks for now from the served session, as the
+/// follower does after a batch (also for tests): returns what went, with
+/// the preparation's time beside queries and the time under the write
+/// lock (ms); `None` when nothing went.
+pub fn evict_now(state: &AppState, retention: &Retention) -> Option<(Evicted, f64, f64)> {
+    let lock = state.ready_lock()?;
     let t0 = Instant::now();
     // The follower is the only writer: what is prepared here still
     // matches the corpus when the write lock is taken (checked).
     let prepared = lock.read().session.prepare_eviction(retention);
     let mut e = match prepared {
         Ok(Some(e)) => e,
-        Ok(None) => return,
+        Ok(None) => return None,
         Err(err) => {
             tracing::warn!("follow: eviction: {err}");
-            return;
+            return None;
         }
     };
     if let Some(w) = e.warning() {
@@ -262,18 +274,13 @@ fn evict(state: &AppState, retention: &Retention, status: &mut FollowStatus) {
     let lock_ms = t1.elapsed().as_secs_f64() * 1e3;
     // The old corpus, columns and GPU buffers go here, outside the lock.
     drop(e);
-    if let Some(ev) = done {
-        status.evictions += 1;
-        status.evicted_bytes += ev.bytes;
-        status.evicted_lines += ev.lines;
-        status.last_evict_prepare_ms = prepare_ms;
-        status.last_evict_lock_ms = lock_ms;
-        tracing::info!(
-            "follow: evicted {} lines ({} bytes) past the retention bound",
-            ev.lines,
-            ev.bytes
-        );
-    }
+    let ev = done?;
+    tracing::info!(
+        "follow: evicted {} lines ({} bytes) past the retention bound",
+        ev.lines,
+        ev.bytes
+    );
+    Some((ev, prepare_ms, lock_ms))
 }
 
 fn memchr_count(b: &[u8]) -> u64 {
