@@ -556,16 +556,21 @@ fn every_byte_bound_over_one_corpus() {
     }
 }
 
-/// What an eviction costs: 200k generated lines (~39 MB) in one
-/// document, a byte bound just under it (1/8 evicted): the preparation
-/// beside readers (the kept suffix copied, the columns cut, the GPU
-/// upload) and the swap under the lock, CPU and one GPU. Run with
-/// `cargo test --workspace --release --test evict -- --ignored
-/// eviction_time --nocapture`.
+/// What an eviction costs: 200k generated lines (~39 MB;
+/// `LOGSIEVE_EVICT_LINES` sets another count) in one document, a byte
+/// bound just under it (1/8 evicted): the preparation beside readers
+/// (the kept suffix copied, the columns cut, the GPU upload) and the
+/// swap under the lock, CPU and one GPU. Run with `cargo test
+/// --workspace --release --test evict -- --ignored eviction_time
+/// --nocapture`.
 #[test]
 #[ignore]
 fn eviction_time() {
-    let data = common::generated(200_000, 1);
+    let lines = std::env::var("LOGSIEVE_EVICT_LINES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(200_000);
+    let data = common::generated(lines, 1);
     let total = data.len() as u64;
     for gpu in [false, true] {
         let c = Corpus::from_bytes("g.log", data.clone());

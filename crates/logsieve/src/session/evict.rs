@@ -139,6 +139,12 @@ impl Session {
                 if old < new.saturating_sub(age.saturating_add(age / 8)) {
                     let cutoff = new.saturating_sub(age);
                     for (d, dc) in cols.docs().iter().enumerate() {
+                        // No timestamp at all: nothing to scan (this runs
+                        // after every batch while an unsorted document
+                        // keeps an old line past its prefix).
+                        if dc.stamped == 0 {
+                            continue;
+                        }
                         let mut cut = 0;
                         for (l, &t) in dc.times.iter().enumerate() {
                             if t == NO_TIME {
