@@ -3,7 +3,7 @@
 //! line written — before, during and after the kill — is searchable once,
 //! a line cut by the kill included (issue 20). And an entry that cannot be
 //! read appearing in a followed directory: one warning naming it, the
-//! rest followed.
+//! rest followed. And `--max-resident` / `--retain` through the binary.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, Stdio};
@@ -194,4 +194,61 @@ fn an_unreadable_entry_in_a_followed_directory_is_one_warning() {
     assert_eq!(warned, 1, "{text}");
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_file(&err_path);
+}
+
+/// `--max-resident` reaches the follower: past the bound the oldest lines
+/// go, the kept ones keep their numbers in the file (`-n`); bad values
+/// and a bound without `--follow` are refused before the server starts.
+#[test]
+fn max_resident_through_the_binary() {
+    let dir = std::env::temp_dir().join(format!("logsieve-follow-bound-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("app.log");
+    append(&log, 0, 100);
+    let (mut s, url) = serve_with(&dir, &["--max-resident", "1K"], Stdio::null());
+    // The load (1,900 bytes) is past the bound: evicted at start.
+    let t = Instant::now();
+    // (0 while it loads.)
+    while !(1..=1024 / 19).contains(&count(&url, "MARK")) {
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "no eviction at start"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    append(&log, 100, 400);
+    wait_count(&url, "00000399 line", 1);
+    // 19 bytes a line: at most 1 KiB held.
+    let held = count(&url, "MARK");
+    assert!(held > 0 && held <= 1024 / 19, "{held} lines held");
+    assert_eq!(count(&url, "00000000 line"), 0, "the oldest line went");
+    let out = Command::new(env!("CARGO_BIN_EXE_logsieve"))
+        .args(["search", "--server", &url, "-n", "-F", "00000399 line"])
+        .env_remove("LOGSIEVE_SERVER")
+        .env_remove("LOGSIEVE_CONFIG_PATH")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("400:00000399 line MARK"), "{text}");
+    s.kill().unwrap();
+    s.wait().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    for args in [
+        &["serve", "--follow", "--retain", "7x"][..],
+        &["serve", "--retain", "7d"],
+        &["serve", "--follow", "--max-resident", "lots"],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_logsieve"))
+            .args(args)
+            .env_remove("LOGSIEVE_CONFIG_PATH")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("--retain") || err.contains("--max-resident"),
+            "{args:?}: {err}"
+        );
+    }
 }

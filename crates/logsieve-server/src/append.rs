@@ -56,7 +56,7 @@ pub fn append(state: &AppState, name: &str, text: &[u8]) -> Result<Appended, Str
             ready.session.push_document(d).map_err(|e| e.to_string())?;
             (1, 0)
         } else {
-            let offset = docs[doc].data().len() as u64;
+            let offset = docs[doc].first_offset() + docs[doc].data().len() as u64;
             let first = ready
                 .session
                 .append_lines(doc, &bytes)

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use logsieve::corpus::follow::{Change, Tracker};
 use logsieve::corpus::Document;
+use logsieve::session::{Evicted, Retention};
 use notify::Watcher;
 
 use crate::live::Appended;
@@ -31,6 +32,9 @@ pub struct FollowSettings {
     /// Directories are walked again for new files at least this often
     /// (and on every create/rename event).
     pub rescan: Duration,
+    /// `--retain` / `--max-resident`: the oldest lines are evicted past
+    /// it ([`logsieve::session::Retention`]); none by default.
+    pub retention: Retention,
 }
 
 impl Default for FollowSettings {
@@ -40,6 +44,7 @@ impl Default for FollowSettings {
             interval: Duration::from_millis(250),
             force_poll: false,
             rescan: Duration::from_secs(1),
+            retention: Retention::default(),
         }
     }
 }
@@ -65,8 +70,15 @@ fn run(weak: Weak<Inner>, mut tracker: Tracker, paths: Vec<PathBuf>, s: FollowSe
     let mut status = FollowStatus {
         events,
         stats: tracker.stats(),
+        retention: s.retention.is_set().then_some(s.retention),
         ..Default::default()
     };
+    // What the load holds past the bound goes before the first batch.
+    if s.retention.is_set() {
+        if let Some(inner) = weak.upgrade() {
+            evict(&AppState(inner), &s.retention, &mut status);
+        }
+    }
     loop {
         // An event or the timer; a burst of events is one poll.
         let mut rescan = match rx.recv_timeout(s.interval) {
@@ -92,6 +104,13 @@ fn run(weak: Weak<Inner>, mut tracker: Tracker, paths: Vec<PathBuf>, s: FollowSe
             status.batches += 1;
             status.last_batch_ms = ms;
             status.max_batch_ms = status.max_batch_ms.max(ms);
+            if s.retention.is_set() {
+                evict(&state, &s.retention, &mut status);
+            }
+        }
+        if let Some(r) = state.ready() {
+            status.held_bytes = r.session.corpus().total_bytes();
+            status.oldest_ms = r.session.columns().and_then(|c| c.oldest());
         }
         status.stats = tracker.stats();
         state.set_follow(status);
@@ -160,7 +179,7 @@ fn apply(state: &AppState, tracker: &mut Tracker, rescan: bool) -> bool {
                         .corpus()
                         .docs()
                         .get(doc)
-                        .map_or(0, |d| d.data().len() as u64);
+                        .map_or(0, |d| d.first_offset() + d.data().len() as u64);
                     let res = ready
                         .session
                         .append_lines(doc, &bytes)
@@ -197,6 +216,71 @@ fn apply(state: &AppState, tracker: &mut Tracker, rescan: bool) -> bool {
         state.live().publish(a);
     }
     true
+}
+
+/// After a batch: the oldest lines past the retention bound evicted.
+/// The kept suffix is copied (and uploaded to the GPUs) under the read
+/// lock, beside queries; the write lock only swaps it in. The old
+/// buffers are freed after the lock. Published batches and tails' cursors
+/// count lines of the whole file, so nothing is renumbered.
+fn evict(state: &AppState, retention: &Retention, status: &mut FollowStatus) {
+    if let Some((ev, prepare_ms, lock_ms)) = evict_now(state, retention) {
+        status.evictions += 1;
+        status.evicted_bytes += ev.bytes;
+        status.evicted_lines += ev.lines;
+        status.last_evict_prepare_ms = prepare_ms;
+        status.last_evict_lock_ms = lock_ms;
+    }
+}
+
+/// Evicts what `retention` asks for now from the served session, as the
+/// follower does after a batch (also for tests): returns what went, with
+/// the preparation's time beside queries and the time under the write
+/// lock (ms); `None` when nothing went.
+pub fn evict_now(state: &AppState, retention: &Retention) -> Option<(Evicted, f64, f64)> {
+    let lock = state.ready_lock()?;
+    let t0 = Instant::now();
+    // The follower is the only writer: what is prepared here still
+    // matches the corpus when the write lock is taken (checked).
+    let prepared = lock.read().session.prepare_eviction(retention);
+    let mut e = match prepared {
+        Ok(Some(e)) => e,
+        Ok(None) => return None,
+        Err(err) => {
+            tracing::warn!("follow: eviction: {err}");
+            return None;
+        }
+    };
+    if let Some(w) = e.warning() {
+        tracing::warn!("follow: eviction: {w}; searching on the CPU");
+    }
+    let prepare_ms = t0.elapsed().as_secs_f64() * 1e3;
+    let t1 = Instant::now();
+    let done = {
+        let mut w = lock.write();
+        let ready = &mut *w;
+        let done = ready.session.apply_eviction(&mut e);
+        if let Some(ev) = done {
+            ready.lines = ready.lines.saturating_sub(ev.lines);
+            ready.backend = if ready.session.has_gpu() {
+                "gpu"
+            } else {
+                "cpu"
+            }
+            .to_string();
+        }
+        done
+    };
+    let lock_ms = t1.elapsed().as_secs_f64() * 1e3;
+    // The old corpus, columns and GPU buffers go here, outside the lock.
+    drop(e);
+    let ev = done?;
+    tracing::info!(
+        "follow: evicted {} lines ({} bytes) past the retention bound",
+        ev.lines,
+        ev.bytes
+    );
+    Some((ev, prepare_ms, lock_ms))
 }
 
 fn memchr_count(b: &[u8]) -> u64 {

@@ -225,4 +225,21 @@ pub struct FollowStatus {
     pub max_batch_ms: f64,
     /// True when file events are watched (false: the timer only).
     pub events: bool,
+    /// The retention bound (`--retain`, `--max-resident`), when set.
+    pub retention: Option<logsieve::session::Retention>,
+    /// Bytes evicted by the retention bound since the load.
+    pub evicted_bytes: u64,
+    /// Lines evicted since the load.
+    pub evicted_lines: u64,
+    /// Evictions applied.
+    pub evictions: u64,
+    /// Wall time of the last eviction's preparation, beside queries (ms).
+    pub last_evict_prepare_ms: f64,
+    /// Wall time of the last eviction under the write lock (ms).
+    pub last_evict_lock_ms: f64,
+    /// Bytes held after the last batch.
+    pub held_bytes: u64,
+    /// The oldest time held (ms since the epoch, from the stats
+    /// columns), after the last batch.
+    pub oldest_ms: Option<i64>,
 }

@@ -137,16 +137,19 @@ fn end_of(ready: &Ready, doc: usize) -> Option<Cursor> {
     let data = d.data();
     let lines = d.lines();
     let n = lines.len();
+    // Cursors count from the start of the file, evicted lines included
+    // (`--retain`): they stay valid across an eviction.
+    let (base_off, base_line) = (d.first_offset(), d.first_line());
     Some(if data.last().is_some_and(|&b| b != b'\n') {
         // A last line without its `\n` is not whole yet: it is owed.
         Cursor {
-            offset: lines.line_range(n - 1).start,
-            line: n,
+            offset: base_off + lines.line_range(n - 1).start,
+            line: base_line + n,
         }
     } else {
         Cursor {
-            offset: data.len() as u64,
-            line: n + 1,
+            offset: base_off + data.len() as u64,
+            line: base_line + n + 1,
         }
     })
 }
@@ -333,17 +336,27 @@ impl Tail {
         if !self.wanted(d.name()) {
             return None;
         }
-        let cur = *self
+        let mut cur = *self
             .cursors
             .entry(doc)
             .or_insert(Cursor { offset: 0, line: 1 });
+        // Lines owed but evicted since (`--retain`; a tail that lagged
+        // behind the bound) are gone: the tail goes on from the oldest
+        // line held.
+        if cur.offset < d.first_offset() {
+            cur = Cursor {
+                offset: d.first_offset(),
+                line: d.first_line() + 1,
+            };
+        }
         let data = d.data();
         let whole = end_of(&ready, doc)?.offset;
         let end = until.map_or(whole, |u| u.min(whole));
         if end <= cur.offset {
             return None;
         }
-        let bytes = data[cur.offset as usize..end as usize].to_vec();
+        let base = d.first_offset();
+        let bytes = data[(cur.offset - base) as usize..(end - base) as usize].to_vec();
         let lines = memchr::memchr_iter(b'\n', &bytes).count() as u64;
         self.cursors.insert(
             doc,
@@ -384,9 +397,18 @@ fn chunk_times(state: &AppState, c: &Chunk) -> Vec<i64> {
         .columns()
         .and_then(|cols| cols.docs().get(c.doc))
         .map_or(&[][..], |d| &d.times[..]);
-    let from = c.first_line.saturating_sub(1) as usize;
+    // The columns hold the lines held: line numbers count evicted ones.
+    let evicted = ready
+        .session
+        .corpus()
+        .docs()
+        .get(c.doc)
+        .map_or(0, |d| d.first_line());
+    let Some(from) = c.first_line.saturating_sub(1).checked_sub(evicted) else {
+        return times;
+    };
     for (i, t) in times.iter_mut().enumerate() {
-        if let Some(&x) = col.get(from + i) {
+        if let Some(&x) = col.get(from as usize + i) {
             *t = x;
         }
     }

@@ -146,6 +146,7 @@ fn settings(force_poll: bool) -> FollowSettings {
         interval: Duration::from_millis(50),
         force_poll,
         rescan: Duration::from_millis(200),
+        retention: Default::default(),
     }
 }
 

@@ -62,6 +62,7 @@ fn start(dir: &Path) -> TestServer {
                 interval: Duration::from_millis(30),
                 force_poll: false,
                 rescan: Duration::from_millis(100),
+                retention: Default::default(),
             },
         },
         gpu: GpuMode::Off,

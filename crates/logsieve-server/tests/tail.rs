@@ -932,3 +932,51 @@ fn http_tail_time_window_equals_the_search_window() {
     );
     assert_eq!((r.status, r.error_kind()), (400, "invalid_time".into()));
 }
+
+/// A tail lagging behind an eviction (`serve --follow --max-resident`):
+/// the lines it owed that were evicted are gone, and it goes on from the
+/// oldest line held — each later line once, in order, numbered and
+/// placed as in the whole file.
+#[test]
+fn a_lagging_tail_across_an_eviction() {
+    let rt = rt();
+    let state = state_over(&[("a.log", b"start\n")]);
+    let q = oracle::build(&oracle::pats(&["hit"]), Syntax::Fixed, Flags::default()).unwrap();
+    let mut slow = Tail::start(
+        &state,
+        TailSpec {
+            query: Arc::new(q),
+            watchlist: None,
+            files: None,
+            tuning: Tuning::default(),
+            since: None,
+            until: None,
+        },
+    );
+    let line = |i: u64| format!("hit {i:05}\n");
+    for i in 0..1100 {
+        append(&state, "a.log", line(i).as_bytes()).unwrap();
+    }
+    let r = logsieve::session::Retention {
+        max_bytes: Some(1000),
+        ..Default::default()
+    };
+    let (ev, _, _) = logsieve_server::follow::evict_now(&state, &r).expect("an eviction");
+    assert!(ev.lines > 1000);
+    for i in 1100..1150 {
+        append(&state, "a.log", line(i).as_bytes()).unwrap();
+    }
+    let hits = drain(&rt, &mut slow, usize::MAX);
+    assert!(slow.catch_ups >= 1, "the tail never lagged");
+    let ready = state.ready().unwrap();
+    let d = &ready.session.corpus().docs()[0];
+    // Every line held, once, in order: line n of the file is "hit n - 2".
+    assert_eq!(hits.len() as u64, d.lines().len());
+    for (k, h) in hits.iter().enumerate() {
+        let n = d.first_line() + k as u64 + 1;
+        assert_eq!(h.line_number, n);
+        assert_eq!(h.text, line(n - 2).as_bytes());
+        assert_eq!(h.offset, 6 + (n - 2) * 10);
+    }
+    assert_eq!(hits.last().unwrap().text, line(1149).as_bytes());
+}

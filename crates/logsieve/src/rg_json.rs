@@ -262,13 +262,15 @@ impl<'a> RgJson<'a> {
         self.summary(out, elapsed_total)
     }
 
-    /// The line with its terminator, as rg prints it, and its offset.
+    /// The line with its terminator, as rg prints it, and its offset
+    /// in the whole file (bytes evicted before the held ones counted:
+    /// [`Document::first_offset`]).
     fn line_text(doc: &Document, id: u64) -> (&[u8], u64) {
         let r = doc.lines().line_range(id);
         let hay = doc.data();
         (
             &hay[r.start as usize..(r.end as usize + 1).min(hay.len())],
-            r.start,
+            doc.first_offset() + r.start,
         )
     }
 
@@ -280,7 +282,7 @@ impl<'a> RgJson<'a> {
             "data": {
                 "path": o.path,
                 "lines": data(text),
-                "line_number": id + 1,
+                "line_number": doc.first_line() + id + 1,
                 "absolute_offset": offset,
                 "submatches": [],
             }
@@ -322,7 +324,7 @@ impl<'a> RgJson<'a> {
             "data": {
                 "path": o.path,
                 "lines": data(text),
-                "line_number": id + 1,
+                "line_number": doc.first_line() + id + 1,
                 "absolute_offset": offset,
                 "submatches": subs,
             }

@@ -590,3 +590,68 @@ fn an_unreadable_entry_in_a_followed_directory_is_reported_once_and_the_rest_fol
     let _ = std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o644));
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// Polls and applies the changes to a session (the server's path).
+fn poll_session(t: &mut Tracker, s: &mut Session) {
+    let (changes, errors) = t.poll(s.corpus(), true);
+    assert!(errors.is_empty(), "{errors:?}");
+    for c in changes {
+        match c {
+            Change::NewDoc { doc, name, bytes } => {
+                let i = s.push_document(Document::from_bytes(name, bytes)).unwrap();
+                assert_eq!(i, doc);
+            }
+            Change::Append { doc, bytes } => {
+                s.append_lines(doc, &bytes).unwrap();
+            }
+        }
+    }
+}
+
+/// The tracker's offsets count the whole file (`--retain`): after the
+/// first lines were evicted, a copytruncate copy whose start is no
+/// longer held is still recognised as a copy (the fingerprint and the
+/// held part compared), and its lines the original lost are recovered
+/// once, numbered after the held ones.
+#[test]
+fn a_copy_of_partly_evicted_content_is_still_a_copy() {
+    let d = dir("evicted-copy");
+    let p = d.join("app.log");
+    append(&p, &lines(0, 100));
+    let (mut t, c, _) = Tracker::start(std::slice::from_ref(&d), opts(50));
+    let mut s = Session::new(c);
+    append(&p, &lines(100, 150));
+    poll_session(&mut t, &mut s);
+    let mut e = s.prepare_cuts(vec![120]).unwrap();
+    let ev = s.apply_eviction(&mut e).unwrap();
+    assert_eq!(ev.lines, 120);
+    append(&p, &lines(150, 160));
+    std::fs::copy(&p, d.join("app.log.1")).unwrap();
+    File::options()
+        .write(true)
+        .open(&p)
+        .unwrap()
+        .set_len(0)
+        .unwrap();
+    append(&p, &lines(160, 170));
+    for _ in 0..3 {
+        poll_session(&mut t, &mut s);
+    }
+    assert_eq!(s.corpus().docs().len(), 1, "the copy is no document");
+    assert_eq!(
+        sorted_lines(s.corpus().docs()[0].data()),
+        sorted_lines(&lines(120, 170))
+    );
+    assert_eq!(t.stats().copies, 1);
+    // A copy that differs in the held part is not a copy.
+    let mut other = lines(0, 130);
+    let at = other.len() - 20;
+    other[at] = b'#';
+    std::fs::write(d.join("other.log"), &other).unwrap();
+    std::thread::sleep(Duration::from_millis(60));
+    for _ in 0..3 {
+        poll_session(&mut t, &mut s);
+    }
+    assert_eq!(s.corpus().docs().len(), 2, "a different file is a document");
+    assert_eq!(s.corpus().docs()[1].data(), &other[..]);
+}

@@ -513,3 +513,110 @@ fn a_device_lost_mid_request_for_every_query_kind_and_kernel() {
     eprintln!("device lost mid-request: {answered} answered as the oracle, {refused} refused");
     assert!(answered > 0);
 }
+
+/// `serve --follow` over two devices and a host tier: lines appended to
+/// the last document continue the corpus's last part and go there in
+/// place (its device appends them; a host part needs nothing uploaded),
+/// the layout's other parts unchanged; lines appended to another
+/// document upload the shards again by the layout rule. Every answer
+/// equals the CPU's and the naive oracle's.
+#[test]
+fn appends_to_the_last_part_stay_in_place() {
+    let Some(ctx) = three() else { return };
+    let words = [
+        "ERROR one",
+        "ok",
+        "WARN x error",
+        "ERROR_503 y",
+        "",
+        "ok ok",
+    ];
+    for host_last in [false, true] {
+        let places = if host_last {
+            [Place::Device(0), Place::Device(1), Place::Host]
+        } else {
+            [Place::Host, Place::Device(0), Place::Device(1)]
+        };
+        let l = Layout {
+            parts: [0..3, 3..6, 6..9]
+                .into_iter()
+                .zip(places)
+                .map(|(lines, place)| LayoutPart {
+                    lines,
+                    bytes: 0,
+                    place,
+                })
+                .collect(),
+        };
+        let mut s = Session::new(small_corpus());
+        s.attach_gpus_with(&ctx[..2], small_segments(), Some(l.clone()))
+            .unwrap();
+        let mut seed = 7u64;
+        let mut end = 9;
+        for round in 0..6 {
+            let mut b = Vec::new();
+            let n = 1 + round % 5;
+            for _ in 0..n {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                b.extend_from_slice(words[(seed >> 33) as usize % words.len()].as_bytes());
+                b.push(b'\n');
+            }
+            let before: Vec<u64> = s
+                .gpus()
+                .iter()
+                .map(|g| g.appended_bytes_written())
+                .collect();
+            s.append_lines(3, &b).unwrap();
+            end += n as u64;
+            let what = format!("host last {host_last}, round {round}");
+            let now = s.layout().expect("still laid out").clone();
+            assert_eq!(now.parts.len(), 3, "{what}: {now:?}");
+            for (i, (p, q)) in now.parts.iter().zip(&l.parts).enumerate() {
+                assert_eq!(p.place, q.place, "{what}: part {i}");
+                let want = if i == 2 { 6..end } else { q.lines.clone() };
+                assert_eq!(p.lines, want, "{what}: part {i}");
+            }
+            let after: Vec<u64> = s
+                .gpus()
+                .iter()
+                .map(|g| g.appended_bytes_written())
+                .collect();
+            if host_last {
+                assert_eq!(after, before, "{what}: the host part uploads nothing");
+            } else {
+                assert_eq!(after[0], before[0], "{what}: device 0 holds older lines");
+                assert!(after[1] > before[1], "{what}: device 1 took the lines");
+            }
+            agrees(&s, &what);
+            for p in ["ERROR", "ok", "WARN"] {
+                let q =
+                    common::build(&common::pats(&[p]), Syntax::Fixed, Default::default()).unwrap();
+                let r = s.search(&q, &forced(None, Want::Lines, None)).unwrap();
+                for (di, d) in s.corpus().docs().iter().enumerate() {
+                    let want = common::naive(
+                        d.data(),
+                        &common::pats(&[p]),
+                        Syntax::Fixed,
+                        Default::default(),
+                    );
+                    assert_eq!(r.docs[di].lines, want, "{what}: {p} doc {di}");
+                }
+            }
+        }
+        // Another document grows: its lines are not the newest, the
+        // shards are uploaded again by the layout rule (no budget: no
+        // host part).
+        s.append_lines(0, b"ERROR late\n").unwrap();
+        let now = s.layout().expect("laid out").clone();
+        assert!(
+            now.parts.iter().all(|p| p.place != Place::Host),
+            "uploaded again by the rule: {now:?}"
+        );
+        agrees(
+            &s,
+            &format!("host last {host_last}, after another document grew"),
+        );
+    }
+}

@@ -49,6 +49,10 @@ pub fn run(a: &ServeArgs, tuning: &Tuning) -> i32 {
                 idle: Duration::from_secs_f64(a.follow_idle),
                 interval: Duration::from_secs_f64(a.follow_interval),
                 force_poll: a.follow_poll,
+                retention: logsieve::session::Retention {
+                    max_age_ms: a.retain,
+                    max_bytes: a.max_resident,
+                },
                 ..Default::default()
             },
         }

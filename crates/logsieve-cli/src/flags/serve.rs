@@ -87,6 +87,29 @@ pub struct ServeArgs {
     #[arg(long = "follow-poll")]
     pub follow_poll: bool,
 
+    /// With --follow: evict lines older than this before the newest line
+    /// (its time, the log's clock: 7d, 12h, 1h30m). Evicted lines are
+    /// dropped from memory and the GPU and no longer searchable; kept
+    /// lines keep their line numbers and offsets (those of the whole
+    /// file). Evicts once the oldest line is 1/8 older than the bound. A
+    /// line without a timestamp has the time of the stamped line before
+    /// it; a file without timestamps is bounded by --max-resident only.
+    #[arg(long = "retain", value_name = "DURATION", requires = "follow_files",
+          value_parser = parse_retain)]
+    pub retain: Option<i64>,
+
+    /// With --follow: hold at most this many bytes of lines (512M, 8G;
+    /// K, M, G, T: powers of 1024). Past it the oldest lines are evicted
+    /// down to 7/8 of it (as --retain: no longer searchable, numbers
+    /// kept). The newest line is never evicted, so a single line larger
+    /// than the bound stays, alone. An eviction copies the kept lines
+    /// (and uploads them to the GPU) beside the held ones: keep the bound
+    /// under half of the memory (and GPU memory) available, or the
+    /// corpus is searched on the CPU after the eviction.
+    #[arg(long = "max-resident", value_name = "SIZE", requires = "follow_files",
+          value_parser = logsieve::gpu::parse_size)]
+    pub max_resident: Option<u64>,
+
     /// Keep the corpus on the GPU: auto, on, off.
     #[arg(long, value_enum, default_value_t = GpuArg::Auto)]
     pub gpu: GpuArg,
@@ -127,4 +150,11 @@ pub struct ServeArgs {
     /// Which files a directory walk reads.
     #[command(flatten)]
     pub walk: WalkArgs,
+}
+
+/// `--retain`: a duration such as `7d` or `1h30m`, in ms.
+fn parse_retain(s: &str) -> Result<i64, String> {
+    logsieve::pipeline::time::parse_duration(s.trim())
+        .filter(|&ms| ms > 0)
+        .ok_or_else(|| format!("{s:?}: expected a duration such as 7d, 12h or 1h30m"))
 }

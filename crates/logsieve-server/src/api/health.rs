@@ -28,6 +28,30 @@ pub struct FollowHealth {
     pub max_batch_ms: f64,
     /// True when file events are watched; false: the poll timer only.
     pub events: bool,
+    /// `--retain` in ms, when set.
+    pub retain_ms: Option<i64>,
+    /// `--max-resident` in bytes, when set.
+    pub max_resident: Option<u64>,
+    /// Bytes of lines evicted by the retention bound since the load (no
+    /// longer searchable by any backend).
+    pub evicted_bytes: u64,
+    /// Lines evicted since the load. Line numbers stay those of the
+    /// whole file: a kept line keeps its number.
+    pub evicted_lines: u64,
+    /// Evictions applied.
+    pub evictions: u64,
+    /// The last eviction's preparation beside queries (ms): the kept
+    /// suffix copied and uploaded.
+    pub last_evict_prepare_ms: f64,
+    /// The last eviction's time under the write lock (ms).
+    pub last_evict_lock_ms: f64,
+    /// Bytes of lines held now.
+    pub held_bytes: u64,
+    /// The oldest time held (RFC 3339, UTC; null without timestamps): a
+    /// query or tail asking for earlier lines gets what is held.
+    pub oldest: Option<String>,
+    /// The same, in ms since the epoch.
+    pub oldest_ms: Option<i64>,
 }
 
 impl FollowHealth {
@@ -44,6 +68,16 @@ impl FollowHealth {
             last_batch_ms: f.last_batch_ms,
             max_batch_ms: f.max_batch_ms,
             events: f.events,
+            retain_ms: f.retention.and_then(|r| r.max_age_ms),
+            max_resident: f.retention.and_then(|r| r.max_bytes),
+            evicted_bytes: f.evicted_bytes,
+            evicted_lines: f.evicted_lines,
+            evictions: f.evictions,
+            last_evict_prepare_ms: f.last_evict_prepare_ms,
+            last_evict_lock_ms: f.last_evict_lock_ms,
+            held_bytes: f.held_bytes,
+            oldest: f.oldest_ms.map(logsieve::pipeline::format_ms),
+            oldest_ms: f.oldest_ms,
         }
     }
 }
@@ -57,7 +91,8 @@ pub struct Health {
     pub phase: String,
     /// Bytes held in memory (decompressed).
     pub bytes: u64,
-    /// Lines over all files (0 while loading).
+    /// Lines held over all files (0 while loading; after evictions,
+    /// `--retain`, the kept ones).
     pub lines: u64,
     /// Files loaded (while loading: read so far).
     pub files: u64,
@@ -184,7 +219,40 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
                 "The longest batch so far.",
                 f.max_batch_ms / 1e3,
             ),
-        ] {
+            (
+                "logsieve_follow_evicted_bytes_total",
+                "Bytes evicted by the retention bound.",
+                f.evicted_bytes as f64,
+            ),
+            (
+                "logsieve_follow_evicted_lines_total",
+                "Lines evicted by the retention bound.",
+                f.evicted_lines as f64,
+            ),
+            (
+                "logsieve_follow_evictions_total",
+                "Evictions applied.",
+                f.evictions as f64,
+            ),
+            (
+                "logsieve_follow_held_bytes",
+                "Bytes of lines held.",
+                f.held_bytes as f64,
+            ),
+            (
+                "logsieve_follow_last_evict_lock_seconds",
+                "The last eviction's time under the write lock.",
+                f.last_evict_lock_ms / 1e3,
+            ),
+        ]
+        .into_iter()
+        .chain(f.oldest_ms.map(|t| {
+            (
+                "logsieve_follow_oldest_retained_seconds",
+                "The oldest time held (seconds since the epoch).",
+                t as f64 / 1e3,
+            )
+        })) {
             let _ = writeln!(
                 text,
                 "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {v}"

@@ -410,13 +410,13 @@ fn write_only_matching(
     for &(d, l) in lines {
         let doc = &corpus.docs()[d];
         let path = rg_json::data(doc.name().as_bytes());
-        let start = doc.lines().line_range(l).start;
+        let start = doc.first_offset() + doc.lines().line_range(l).start;
         for m in enc.submatches(doc.line(l)) {
             let v = serde_json::json!({
                 "type": "only_match",
                 "data": {
                     "path": path,
-                    "line_number": l + 1,
+                    "line_number": doc.first_line() + l + 1,
                     "absolute_offset": start + m["start"].as_u64().unwrap_or(0),
                     "match": m["match"],
                     "patterns": m["patterns"],

@@ -214,8 +214,15 @@ fn stamps(state: &AppState, hits: &[Hit]) -> Vec<i64> {
     let cols = ready.as_ref().and_then(|r| r.session.columns());
     hits.iter()
         .map(|h| {
+            // Line numbers count evicted lines (`--retain`); the columns
+            // hold the lines held.
+            let evicted = ready
+                .as_ref()
+                .and_then(|r| r.session.corpus().docs().get(h.doc).map(|d| d.first_line()))
+                .unwrap_or(0);
+            let line = h.line_number.checked_sub(1 + evicted);
             cols.and_then(|c| c.docs().get(h.doc))
-                .and_then(|d| d.times.get(h.line_number.checked_sub(1)? as usize))
+                .and_then(|d| d.times.get(line? as usize))
                 .copied()
                 .filter(|&t| t != logsieve::pipeline::NO_TIME)
                 .map_or(now, |t| t.saturating_mul(1_000_000))

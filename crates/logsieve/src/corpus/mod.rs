@@ -236,6 +236,12 @@ pub struct Document {
     data: Bytes,
     lines: OnceLock<LineIndex>,
     warning: Option<Error>,
+    /// Lines evicted before `data` (`serve --follow --retain`): line `i`
+    /// of `data` is the document's line `first_line + i`.
+    first_line: u64,
+    /// Bytes evicted before `data`: byte `o` of `data` is the document's
+    /// byte `first_offset + o`.
+    first_offset: u64,
 }
 
 impl std::fmt::Debug for Document {
@@ -259,6 +265,8 @@ impl Document {
             data,
             lines: OnceLock::new(),
             warning: None,
+            first_line: 0,
+            first_offset: 0,
         }
     }
 
@@ -440,9 +448,59 @@ impl Document {
         &self.name
     }
 
-    /// The document's bytes.
+    /// The document's bytes (those held: after an eviction, from
+    /// [`Document::first_offset`] on).
     pub fn data(&self) -> &[u8] {
         &self.data
+    }
+
+    /// Lines evicted before the held ones (`serve --follow --retain`,
+    /// [`Document::without_prefix`]): line ids of searches and of
+    /// [`Document::lines`] count from the held bytes; add this for the
+    /// line's number in the whole file (0 when nothing was evicted).
+    pub fn first_line(&self) -> u64 {
+        self.first_line
+    }
+
+    /// Bytes evicted before the held ones: offsets into
+    /// [`Document::data`] plus this are offsets in the whole file.
+    pub fn first_offset(&self) -> u64 {
+        self.first_offset
+    }
+
+    /// A copy of this document without its first `lines` lines (all of
+    /// them when `lines` is larger): the kept suffix in a buffer with
+    /// room to grow by as much again, its line index shifted (not
+    /// rebuilt), and its first line number and byte offset advanced so
+    /// line numbers and offsets stay those of the whole file. The copy is
+    /// made beside readers (the server's read lock); the document itself
+    /// is unchanged.
+    pub fn without_prefix(&self, lines: u64) -> Document {
+        let idx = self.lines();
+        let lines = lines.min(idx.len());
+        let cut = (idx.starts()[lines as usize] as usize).min(self.data.len());
+        let kept = &self.data[cut..];
+        let data = copy_with_room(kept, kept.len() * 2);
+        let mut starts = Vec::with_capacity((idx.starts().len() - lines as usize) * 2);
+        if lines == idx.len() {
+            // Nothing kept (a last line without `\n`, virtual terminator
+            // included, went with the rest).
+            starts.push(0);
+        } else {
+            starts.extend(
+                idx.starts()[lines as usize..]
+                    .iter()
+                    .map(|&s| s - cut as u64),
+            );
+        }
+        Document {
+            name: self.name.clone(),
+            data: Bytes::Owned(data),
+            lines: OnceLock::from(LineIndex { starts }),
+            warning: None,
+            first_line: self.first_line + lines,
+            first_offset: self.first_offset + cut as u64,
+        }
     }
 
     /// The line index, built on first use.
@@ -686,6 +744,14 @@ impl Corpus {
         match self.docs.get_mut(doc) {
             Some(d) => d.take_room(room),
             None => room,
+        }
+    }
+
+    /// A corpus of `docs` (e.g. [`Document::without_prefix`] copies).
+    pub fn from_docs(docs: Vec<Document>) -> Corpus {
+        Corpus {
+            docs,
+            samples: Default::default(),
         }
     }
 

@@ -49,6 +49,58 @@ impl GpuCorpus {
         }))
     }
 
+    /// A shard ([`GpuCorpus::upload_lines`]) after lines were appended
+    /// to document `doc`, the only change to `corpus`: with `take`, this
+    /// shard holds the document's last lines and takes the new ones in
+    /// place, as [`GpuCorpus::append`] does (the lines are the corpus's
+    /// newest: they continue its last part); without, it only notes the
+    /// document's new size (the lines are another part's, or the host's).
+    /// Errors when another document changed, or when `take` is asked of
+    /// a shard whose lines do not end where the document ended; the
+    /// caller then uploads again. Returns the bytes written. Blocks.
+    pub fn append_shard(&mut self, corpus: &Corpus, doc: usize, take: bool) -> Result<u64, Error> {
+        let Some(holds) = &self.holds else {
+            return Err(Error::backend("not a shard: use GpuCorpus::append"));
+        };
+        let docs = corpus.docs();
+        if docs.len() != self.shape.len() || doc >= docs.len() {
+            return Err(Error::backend("a shard's corpus gained or lost documents"));
+        }
+        let changed = docs
+            .iter()
+            .zip(&self.shape)
+            .enumerate()
+            .any(|(i, (d, &(b, l)))| {
+                i != doc && (d.data().len() as u64, d.lines().len()) != (b, l)
+            });
+        if changed {
+            return Err(Error::backend("a shard's other documents changed"));
+        }
+        let (_, old_lines) = self.shape[doc];
+        if !take {
+            self.shape[doc] = (docs[doc].data().len() as u64, docs[doc].lines().len());
+            return Ok(0);
+        }
+        if !matches!(holds.last(), Some((d, r)) if *d == doc && r.end == old_lines) {
+            return Err(Error::backend(
+                "this shard does not hold the document's last lines",
+            ));
+        }
+        let ctx = self.ctx.clone();
+        let c = &*ctx.inner;
+        c.check_faults()?;
+        let n = pollster::block_on(c.scoped_as("appending lines", "append", async {
+            let n = self.append_inner(corpus)?;
+            c.queue.submit([]);
+            c.wait_async().await?;
+            Ok(n)
+        }))?;
+        if let Some((_, r)) = self.holds.as_mut().and_then(|h| h.last_mut()) {
+            r.end = docs[doc].lines().len();
+        }
+        Ok(n)
+    }
+
     fn append_inner(&mut self, corpus: &Corpus) -> Result<u64, Error> {
         let ctx = self.ctx.clone();
         let c = &*ctx.inner;

@@ -418,6 +418,113 @@ impl Columns {
         }
     }
 
+    /// The columns of `corpus` (the corpus these columns were built
+    /// over) without each document's first `cuts[d]` lines (an eviction,
+    /// `serve --follow --retain`; a missing entry cuts nothing). The
+    /// kept lines keep their times (a line without a timestamp keeps the
+    /// time it inherited from an evicted line) and their values;
+    /// dictionaries keep only the values still used, numbered in order
+    /// of first use (as a build over the kept lines numbers them);
+    /// order, disorder and the oldest/newest times are those of the kept
+    /// lines. O(kept lines + evicted lines): made beside readers, never
+    /// under a writer's lock.
+    pub fn without_prefix(&self, corpus: &Corpus, cuts: &[u64]) -> Columns {
+        let nf = self.fields.len();
+        let mut remap: Vec<Vec<u32>> = self
+            .fields
+            .iter()
+            .map(|f| {
+                let mut m = vec![u32::MAX; f.values.len() + 1];
+                m[0] = 0;
+                m
+            })
+            .collect();
+        let mut fields: Vec<FieldDict> = self
+            .fields
+            .iter()
+            .map(|f| FieldDict {
+                name: f.name.clone(),
+                values: Vec::new(),
+            })
+            .collect();
+        let mut docs = Vec::with_capacity(self.docs.len());
+        let (mut oldest, mut newest) = (None::<i64>, None::<i64>);
+        for (di, d) in self.docs.iter().enumerate() {
+            let cut = cuts.get(di).copied().unwrap_or(0).min(d.times.len() as u64) as usize;
+            let times = d.times[cut..].to_vec();
+            let mut codes = Vec::with_capacity(nf);
+            for (f, col) in d.codes.iter().enumerate() {
+                let mut out = Vec::with_capacity(col.len() - cut);
+                for &c in &col[cut..] {
+                    let m = &mut remap[f][c as usize];
+                    if *m == u32::MAX {
+                        fields[f]
+                            .values
+                            .push(self.fields[f].values[c as usize - 1].clone());
+                        *m = fields[f].values.len() as u32;
+                    }
+                    out.push(*m);
+                }
+                codes.push(out);
+            }
+            // Lines that carried their own timestamp among the evicted
+            // ones (the times do not say: an unstamped line inherits).
+            let gone_stamped = corpus.docs().get(di).map_or(0, |doc| {
+                (0..cut as u64)
+                    .filter(|&l| {
+                        let line = doc.line(l);
+                        let line = line.strip_suffix(b"\r").unwrap_or(line);
+                        d.rules.stamp(line, d.year).is_some()
+                    })
+                    .count() as u64
+            });
+            for &t in times.iter().filter(|&&t| t != NO_TIME) {
+                oldest = Some(oldest.map_or(t, |o| o.min(t)));
+                newest = Some(newest.map_or(t, |o| o.max(t)));
+            }
+            let sorted = times.windows(2).all(|w| w[0] <= w[1]);
+            let mut running_max = Vec::new();
+            let mut disorder = 0i64;
+            if !sorted {
+                running_max.reserve_exact(times.len());
+                let mut m = i64::MIN;
+                for &t in &times {
+                    m = m.max(t);
+                    disorder = disorder.max(m.saturating_sub(t));
+                    running_max.push(m);
+                }
+            }
+            docs.push(DocColumns {
+                times,
+                codes,
+                rules: d.rules.clone(),
+                stamped: d.stamped.saturating_sub(gone_stamped),
+                sorted,
+                disorder,
+                running_max,
+                year: d.year,
+            });
+        }
+        let lookup = fields
+            .iter()
+            .map(|f| {
+                f.values
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| (v.clone(), i as u32 + 1))
+                    .collect()
+            })
+            .collect();
+        Columns {
+            fields,
+            docs,
+            oldest,
+            newest,
+            opts: self.opts.clone(),
+            lookup,
+        }
+    }
+
     /// The field dictionaries, in [`ColumnOptions::fields`] order.
     pub fn fields(&self) -> &[FieldDict] {
         &self.fields

@@ -12,6 +12,7 @@
 //! and [`Session::stats`] do both steps.
 
 mod append;
+mod evict;
 mod exec;
 #[cfg(feature = "gpu")]
 mod fuse;
@@ -32,6 +33,7 @@ use crate::query::Query;
 use crate::results::{BackendReport, DocHits};
 use crate::watchlist::{Watchlist, WatchlistOptions};
 
+pub use evict::{Evicted, Eviction, Retention};
 #[cfg(feature = "gpu")]
 pub use fuse::FusionProfile;
 pub use route::{
@@ -99,6 +101,9 @@ pub struct Session {
     corpus: Corpus,
     tuning: Tuning,
     columns: Option<Columns>,
+    /// The document appended to last: its last line is the newest, never
+    /// evicted by a byte bound ([`Retention::max_bytes`]).
+    last_appended: Option<usize>,
     /// The watchlists defined, by name ([`Session::define_watchlist`]).
     watchlists: RwLock<BTreeMap<String, Arc<Watchlist>>>,
     calibration: Mutex<Calibration>,
@@ -159,6 +164,7 @@ impl Session {
             corpus,
             tuning,
             columns: None,
+            last_appended: None,
             watchlists: RwLock::new(BTreeMap::new()),
             calibration: Mutex::new(Calibration::defaults(DeviceClass::Other)),
             calibration_device: "cpu".to_string(),

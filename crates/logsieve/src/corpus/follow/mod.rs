@@ -710,20 +710,34 @@ impl Tracker {
             if n == 0 || g.head[..n] != data[..n] {
                 return None;
             }
-            let doc = corpus.docs().get(g.doc)?.data();
+            let d = corpus.docs().get(g.doc)?;
+            // Runs are offsets in the whole document; bytes evicted
+            // since (`--retain`) are not compared (the fingerprint was).
+            let (doc, base) = (d.data(), d.first_offset() as usize);
             if g.exact {
                 // Compare run by run, as far as both go.
                 let mut at = 0usize;
                 for &(off, len) in &g.runs {
                     let (off, len) = (off as usize, len as usize);
-                    let end = (off + len).min(doc.len());
+                    let gone = base.saturating_sub(off).min(len);
+                    let skip = gone.min(data.len() - at);
+                    at += skip;
+                    if at == data.len() {
+                        break;
+                    }
+                    if gone == len {
+                        continue;
+                    }
+                    let off = off + gone - base;
+                    let left = len - gone;
+                    let end = (off + left).min(doc.len());
                     let held = &doc[off.min(end)..end];
                     let m = held.len().min(data.len() - at);
                     if held[..m] != data[at..at + m] {
                         return None;
                     }
                     at += m;
-                    if at == data.len() || m < len {
+                    if at == data.len() || m < left {
                         break;
                     }
                 }
