@@ -12,6 +12,7 @@
 //! runs the bitap kernel ([`bitap_support`]).
 
 use crate::kernel::{Kernel, MultiKernel};
+use crate::query::literals::RequiredLiterals;
 use crate::query::{CaseMode, Query, QueryBuilder, QueryKind, Syntax};
 
 /// The longest single pattern the GPU kernels take: it lives in the query's
@@ -350,6 +351,29 @@ pub fn prefilter_plan(
 /// Fuzzy matching, and queries without required literals, stay on the
 /// CPU. A query [`kernel_support`] takes is not tier 1's (it runs directly).
 pub fn prefilter_support(q: &Query, asked: Option<Kernel>) -> Result<PrefilterPlan, Unsupported> {
+    match q.required_literals() {
+        Some(req) => prefilter_support_with(q, asked, req),
+        None => prefilter_support_with(q, asked, &RequiredLiterals::from_literals(Vec::new())),
+    }
+}
+
+/// At most this many required literals run as one `scan` each (their
+/// line bits OR-ed, one submission) with the automaton verifying the
+/// lines they marked on the GPU; a larger set runs on a many-literal
+/// kernel and the CPU verifies. Each `scan` pass costs about what the
+/// automaton costs over 2-5% of the lines on the H100 (0.1-0.2 ms against
+/// 2-9 ms for tier 2 over all lines, 194 MB), so a few passes for a set
+/// far rarer than one common literal pay.
+pub const MAX_SCANS: usize = 4;
+
+/// [`prefilter_support`] for one candidate set `req` of `q`'s required
+/// literals (`Query::literal_alternatives`; the routing point takes the
+/// one that finds the fewest lines, `planner::tier1_literals`).
+pub fn prefilter_support_with(
+    q: &Query,
+    asked: Option<Kernel>,
+    req: &RequiredLiterals,
+) -> Result<PrefilterPlan, Unsupported> {
     if let Some(why) = q.cpu_only() {
         return Err(Unsupported::categorical(why.to_string()));
     }
@@ -363,11 +387,11 @@ pub fn prefilter_support(q: &Query, asked: Option<Kernel>) -> Result<PrefilterPl
             "the GPU kernels run this query directly".to_string(),
         ));
     }
-    let Some(req) = q.required_literals() else {
+    if req.literals().is_empty() {
         return Err(Unsupported::categorical(
             "no required literal of 3+ bytes for the GPU prefilter".to_string(),
         ));
-    };
+    }
     // A literal holding `\n` cannot occur inside a line; the literal query
     // would split it on `\n` (grep's rule). Such a regex never matches.
     if req.literals().iter().any(|l| l.contains(&b'\n')) {
@@ -391,6 +415,17 @@ pub fn prefilter_support(q: &Query, asked: Option<Kernel>) -> Result<PrefilterPl
         .syntax(Syntax::Fixed)
         .build(&lits)
         .map_err(|e| Unsupported::categorical(format!("GPU prefilter literals: {e}")))?;
+    // A few literals, each on `scan` (OR-ed line bits), when the
+    // automaton verifies on the GPU and no other kernel is asked for.
+    let few = lits.len() > 1 && lits.len() <= MAX_SCANS;
+    if few && matches!(asked, None | Some(Kernel::Scan)) && shift_and_support(q).is_ok() {
+        return Ok(PrefilterPlan {
+            kernel: Kernel::Scan,
+            literals,
+            note: Some(format!("{} scan passes, line bits OR-ed", lits.len())),
+            verify: Verifier::Gpu,
+        });
+    }
     let plan = kernel_support(&literals, asked)?;
     // One literal on `scan` leaves its bits for the automaton; the
     // many-literal kernels' candidates are verified on the CPU (not

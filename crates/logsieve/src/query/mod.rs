@@ -379,6 +379,14 @@ impl Query {
         self.matcher.prefilter().map(|p| p.literals())
     }
 
+    /// Every candidate set of required literals (`query::literals::
+    /// alternatives`), [`Query::required_literals`] first: tier 1 takes
+    /// the one that finds the fewest lines of the corpus
+    /// (`planner::tier1_literals`). Empty without required literals.
+    pub fn literal_alternatives(&self) -> &[literals::RequiredLiterals] {
+        self.matcher.prefilter().map_or(&[], |p| p.alternatives())
+    }
+
     /// The CPU searcher for [`Query::required_literals`].
     pub(crate) fn prefilter(&self) -> Option<&literals::Prefilter> {
         self.matcher.prefilter()
