@@ -160,7 +160,7 @@ impl SampleStats {
 /// ~0.1 ms: memoised per corpus and query, emptied when a document is
 /// added).
 pub fn sample(corpus: &Corpus, query: &Query, windows: usize, histogram: bool) -> SampleStats {
-    let key = format!("{:?}", (query.shape_key(), windows, histogram)).into_bytes();
+    let key = memo_key("sample", query, windows, histogram);
     if let Some(&[lines, matching, rejected, candidates, cpu_bytes, cpu_ns, speed]) = corpus
         .samples
         .lock()
@@ -198,6 +198,21 @@ pub fn sample(corpus: &Corpus, query: &Query, windows: usize, histogram: bool) -
         );
     }
     st
+}
+
+/// The key of `query`'s memoised facts in the corpus's memo: `tag`, the
+/// query's shape (`Query::shape_key`: patterns, syntax, flags) and two
+/// parameters, as bytes (the patterns raw: formatting them with `Debug`
+/// cost more than the lookup).
+fn memo_key(tag: &str, query: &Query, n: usize, flag: bool) -> Vec<u8> {
+    let (pats, syntax, flags, case, kind, cpu_only) = query.shape_key();
+    let mut k = format!("{tag} {syntax:?} {flags:?} {case:?} {kind:?} {cpu_only:?} {n} {flag}")
+        .into_bytes();
+    for p in pats {
+        k.extend_from_slice(&(p.len() as u64).to_le_bytes());
+        k.extend_from_slice(&p);
+    }
+    k
 }
 
 /// [`SampleStats::cpu_speed`]: the finder chosen for the largest document.

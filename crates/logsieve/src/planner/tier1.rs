@@ -28,7 +28,7 @@ pub const WINDOWS: usize = 16;
 /// of its members. Memoised per corpus and query shape.
 pub fn literal_counts(corpus: &Corpus, q: &Query) -> (u64, Vec<u64>) {
     let alts = q.literal_alternatives();
-    let key = format!("{:?}", ("tier1", q.shape_key(), WINDOWS)).into_bytes();
+    let key = super::memo_key("tier1", q, WINDOWS, false);
     if let Some(v) = corpus.samples.lock().ok().and_then(|mut m| m.get(&key)) {
         if v.len() == alts.len() + 1 {
             return (v[0], v[1..].to_vec());
@@ -199,6 +199,9 @@ pub struct Tier1Input<'a> {
     pub threads: f64,
     /// Throughputs.
     pub calibration: &'a Calibration,
+    /// Count the sets on the sample; false (no GPU to run them) keeps the
+    /// static pick without touching the corpus.
+    pub sample: bool,
 }
 
 /// Tier 1's plan for `q`: the candidate set with the lowest estimated GPU
@@ -214,6 +217,7 @@ pub fn tier1_literals(q: &Query, input: &Tier1Input<'_>) -> Result<Tier1Literals
     };
     let first = first?;
     let (sample_lines, counts) = match alts.len() {
+        _ if !input.sample => (0, Vec::new()),
         0 | 1 => (0, Vec::new()),
         _ => literal_counts(input.corpus, q),
     };
@@ -315,6 +319,7 @@ mod tests {
                 lines: 4e6,
                 threads: 16.0,
                 calibration: &cal,
+                sample: true,
             },
         )
         .unwrap()

@@ -245,7 +245,7 @@ fn literal_of(hir: &regex_syntax::hir::Hir) -> Option<Vec<u8>> {
 }
 
 /// [`Query::shape_key`]: patterns, syntax, `-w`/`-x`/`-v`, case, kind.
-type QueryShape = (
+pub(crate) type QueryShape = (
     Vec<Vec<u8>>,
     Syntax,
     [bool; 3],

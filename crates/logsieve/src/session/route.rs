@@ -197,6 +197,8 @@ fn tier1(
             lines: corpus_lines(input.corpus).map_or(bytes / 200.0, |l| l as f64),
             threads: crate::cpu::resolve_threads(input.opts.threads) as f64,
             calibration: input.calibration,
+            // No GPU to run them: the static pick, the corpus untouched.
+            sample: input.gpu.is_some(),
         },
     ))
 }
