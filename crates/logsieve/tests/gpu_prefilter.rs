@@ -486,3 +486,65 @@ fn the_bench_suite_through_each_tier_on_generated_lines() {
     assert!(sets >= 15, "{sets}");
     assert!(multi >= 1, "{multi}");
 }
+
+/// Several scan passes (a literal set of 2-4) without scan's immediates
+/// (`GpuTuning::no_immediates`, as on adapters without them): each pass
+/// but the last in a submission of its own after its uniform write, then
+/// the automaton over the OR-ed line bits; against the naive oracle, and
+/// a literal count after it sees clean bits.
+#[test]
+fn several_scan_passes_with_uniform_parameters() {
+    let Ok(ctx) = GpuContext::new_with(&GpuTuning {
+        no_immediates: true,
+        ..Default::default()
+    }) else {
+        // `ctx()` says so loudly (and fails under LOGSIEVE_REQUIRE_GPU=1).
+        assert!(ctx().is_none(), "a GPU, but not without immediates");
+        return;
+    };
+    assert!(!ctx.info().scan_immediates);
+    let mut data = Vec::new();
+    for i in 0..3000u32 {
+        data.extend_from_slice(format!("web-{:02} ", i % 100).as_bytes());
+        data.extend_from_slice(match (i % 7, i % 11, i % 13) {
+            (0, _, _) => b"ERROR x".as_slice(),
+            (_, 0, _) => b"WARN y",
+            (_, _, 0) => b"FATAL z",
+            _ => b"INFO w",
+        });
+        data.extend_from_slice(if i % 5 == 0 { b"\r\n" } else { b"\n" });
+    }
+    data.extend_from_slice(b"web-42 WARN");
+    let gpu = SearchOptions {
+        backend: BackendChoice::Gpu,
+        ..Default::default()
+    };
+    let lit = build(&[b"web-".to_vec()], Syntax::Fixed, Flags::default()).unwrap();
+    for seg in [4096u64, 1 << 20] {
+        let s = session(&ctx, &data, seg);
+        for p in [
+            &br"web-\d\d (ERROR|WARN)"[..],
+            br"web-\d\d (ERROR|WARN|FATAL) [a-z]\r?$",
+            br"web-\d\d (ERROR|FATAL)",
+        ] {
+            let q = build(&[p.to_vec()], Syntax::Regex, Flags::default()).unwrap();
+            let route = s.route(&logsieve::Request::Search(&q), &gpu).unwrap();
+            let plan = route.prefilter.clone().unwrap();
+            assert!(plan.literals.patterns().len() > 1, "{}", route.reason);
+            assert_eq!(plan.verify, Verifier::Gpu);
+            let oracle = naive(&data, &[p.to_vec()], Syntax::Regex, Flags::default());
+            let what = format!("{} seg {seg}", String::from_utf8_lossy(p));
+            assert!(check(&s, &q, None, &oracle, &what));
+            let n = s
+                .search(
+                    &lit,
+                    &SearchOptions {
+                        want: Want::Count,
+                        ..gpu.clone()
+                    },
+                )
+                .unwrap();
+            assert_eq!(n.total(), 3001, "{what}, then web-");
+        }
+    }
+}

@@ -43,9 +43,10 @@ impl GpuCorpus {
     /// `support::prefilter_support`'s plan) on `scan`, one pass each with
     /// their line bits OR-ed, then `shift-and` over the lines they marked.
     /// Exact: what comes back is `q`'s matches, as
-    /// [`GpuCorpus::search_shift_and`] finds them. Several literals need
-    /// scan's immediates (each pass its own parameters in one submission);
-    /// without them it is an error. Blocks (natively only).
+    /// [`GpuCorpus::search_shift_and`] finds them. Several passes share one
+    /// submission with scan's immediates (each its own parameters); without
+    /// them each pass but the last has a submission of its own after its
+    /// uniform write. Blocks (natively only).
     pub(crate) fn search_verified(
         &self,
         corpus: &Corpus,
@@ -71,11 +72,6 @@ impl GpuCorpus {
                 crate::support::MAX_SCANS,
                 crate::support::MAX_PATTERN
             )));
-        } else if !self.ctx.inner.info.scan_immediates {
-            return Err(Error::backend(
-                "several prefilter literals need scan's immediates (push constants), \
-                 which this adapter lacks",
-            ));
         }
         pollster::block_on(self.shift_and_inner(corpus, q, Some(literal), want))
     }
@@ -111,7 +107,31 @@ impl GpuCorpus {
             .info
             .scan_immediates
             .then(|| prms.iter().map(scan::immediates).collect());
-        if let (Some(prm), None) = (prms.first(), &imms) {
+        // Without immediates the uniform holds one literal at a time: the
+        // passes before the last run in submissions of their own, each
+        // after its write (wgpu applies a buffer write before the next
+        // submission), the first clearing the line bits; the last pass
+        // runs with the automaton.
+        let mut inline = &prms[..];
+        let mut first_clears = true;
+        if imms.is_none() && prms.len() > 1 {
+            let (last, before) = prms.split_last().expect("several");
+            for (i, prm) in before.iter().enumerate() {
+                self.write_params(prm);
+                let pass = Scan {
+                    pipeline: c.pipes.scan.get(&c.device, scan::pipeline_of(prm)),
+                    immediates: None,
+                    clear_result: i == 0,
+                    count: None,
+                    grid: c.grid(),
+                };
+                let enc = self.encode(&pass, &st.binds, false);
+                c.queue.submit([enc.finish()]);
+            }
+            self.write_params(last);
+            inline = std::slice::from_ref(last);
+            first_clears = false;
+        } else if let (Some(prm), None) = (prms.first(), &imms) {
             self.write_params(prm);
         }
         let t_built = t0.elapsed();
@@ -121,7 +141,7 @@ impl GpuCorpus {
             .scoped(async {
                 let verify = ShiftAnd::new(c, &pipes, &resident);
                 let driver = Verified {
-                    scans: prms
+                    scans: inline
                         .iter()
                         .enumerate()
                         .map(|(i, prm)| Scan {
@@ -129,7 +149,7 @@ impl GpuCorpus {
                             immediates: imms.as_ref().map(|v| v[i].as_slice()),
                             // The first pass clears the line bits, the
                             // others OR theirs in.
-                            clear_result: i == 0,
+                            clear_result: i == 0 && first_clears,
                             count: None,
                             grid: c.grid(),
                         })
