@@ -9,6 +9,8 @@
 //!   phase-1 elimination, GPU memory, auto regret, cold one-shot).
 //! * [`demo`]: the shorter timing table of `logsieve demo`.
 //! * [`soak`]: the load soak of `logsieve serve` (the `serve-soak` binary).
+//! * [`regex_suite`]: issue 18's regexes (the `regex` and `regex-route`
+//!   binaries).
 //!
 //! The binaries in `src/bin/` measure narrower questions (the GPU kernels,
 //! many literals, the stats pipeline, the CPU against rg).
@@ -17,6 +19,7 @@
 
 pub mod demo;
 pub mod reference;
+pub mod regex_suite;
 pub mod soak;
 pub mod timing;
 

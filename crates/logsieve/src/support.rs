@@ -12,7 +12,71 @@
 //! runs the bitap kernel ([`bitap_support`]).
 
 use crate::kernel::{Kernel, MultiKernel};
-use crate::query::{CaseMode, Query, QueryBuilder, QueryKind, Syntax};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use crate::query::glushkov::Automaton;
+use crate::query::literals::RequiredLiterals;
+use crate::query::{CaseMode, Query, QueryBuilder, QueryKind, QueryShape, Syntax};
+
+/// The answers of this module that depend on the query alone — not on the
+/// corpus or the device — kept per query shape for the routing point,
+/// which asks them on every request: the position automaton (a regex
+/// parse and compile, 10-50 us on the build machine), the direct kernel
+/// per asked kernel, and tier 1's plan per candidate set (each builds a
+/// literal query). Without this, auto ran 0.07-0.34 ms behind the same
+/// route forced on the H100 (2026-11-25); `regex-route` in
+/// `logsieve-bench` times each step.
+#[derive(Default)]
+struct Answers {
+    shift_and: OnceLock<Result<Arc<Automaton>, Unsupported>>,
+    kernel: Mutex<Vec<KernelAnswer>>,
+    prefilter: Mutex<Vec<PrefilterAnswer>>,
+}
+
+type KernelAnswer = (Option<Kernel>, Result<GpuPlan, Unsupported>);
+
+type PrefilterAnswer = (
+    (Option<Kernel>, Vec<Vec<u8>>),
+    Result<PrefilterPlan, Unsupported>,
+);
+
+/// Query shapes whose answers are kept (least recently used dropped).
+const MEMO_CAPACITY: usize = 128;
+
+/// Only queries whose patterns hold at most this many bytes are kept: the
+/// key is a copy of them (a 100k-pattern list would cost more to compare
+/// than to answer, and its literal answers are cheap).
+const MEMO_MAX_BYTES: usize = 4096;
+
+static MEMO: Mutex<Vec<(QueryShape, Arc<Answers>)>> = Mutex::new(Vec::new());
+
+/// The kept answers of `q`'s shape (created empty on first use), for the
+/// queries the literal kernels cannot run as they are (regex, wildcard,
+/// `-w`, `-x`, Unicode `-i`): the others' answers are cheap.
+fn answers(q: &Query) -> Option<Arc<Answers>> {
+    let regexy = matches!(q.kind(), QueryKind::Regex | QueryKind::Wildcard)
+        || q.word()
+        || q.whole_line()
+        || q.case() == CaseMode::Unicode;
+    let bytes: usize = q.patterns().iter().map(Vec::len).sum();
+    if !regexy || bytes > MEMO_MAX_BYTES {
+        return None;
+    }
+    let key = q.shape_key();
+    let mut m = MEMO.lock().ok()?;
+    if let Some(i) = m.iter().position(|(k, _)| *k == key) {
+        let e = m.remove(i);
+        let a = e.1.clone();
+        m.push(e);
+        return Some(a);
+    }
+    if m.len() >= MEMO_CAPACITY {
+        m.remove(0);
+    }
+    let a = Arc::new(Answers::default());
+    m.push((key, a.clone()));
+    Some(a)
+}
 
 /// The longest single pattern the GPU kernels take: it lives in the query's
 /// parameters (512-byte uniform, or the immediates), packed in words.
@@ -93,6 +157,25 @@ pub fn gpu_support(q: &Query) -> Result<GpuPlan, Unsupported> {
 /// Fuzzy matching ([`bitap_support`]): `bitap` when asked for by name, and
 /// by default for `--fuzzy K` with K >= 1 (K = 0 is a literal).
 pub fn kernel_support(q: &Query, asked: Option<Kernel>) -> Result<GpuPlan, Unsupported> {
+    let Some(memo) = answers(q) else {
+        return kernel_support_uncached(q, asked);
+    };
+    if let Some(r) = memo
+        .kernel
+        .lock()
+        .ok()
+        .and_then(|m| m.iter().find(|(k, _)| *k == asked).map(|(_, r)| r.clone()))
+    {
+        return r;
+    }
+    let r = kernel_support_uncached(q, asked);
+    if let Ok(mut m) = memo.kernel.lock() {
+        m.push((asked, r.clone()));
+    }
+    r
+}
+
+fn kernel_support_uncached(q: &Query, asked: Option<Kernel>) -> Result<GpuPlan, Unsupported> {
     if let Some(why) = q.cpu_only() {
         return Err(Unsupported::categorical(why.to_string()));
     }
@@ -150,7 +233,14 @@ pub fn kernel_support(q: &Query, asked: Option<Kernel>) -> Result<GpuPlan, Unsup
 /// repetition is expanded, more than
 /// [`crate::query::glushkov::MAX_GROUPS`] look-around edge groups, and the
 /// browser build (its readback of undecided lines blocks).
-pub fn shift_and_support(q: &Query) -> Result<crate::query::glushkov::Automaton, Unsupported> {
+pub fn shift_and_support(q: &Query) -> Result<Arc<Automaton>, Unsupported> {
+    match answers(q) {
+        Some(memo) => memo.shift_and.get_or_init(|| shift_and_uncached(q)).clone(),
+        None => shift_and_uncached(q),
+    }
+}
+
+fn shift_and_uncached(q: &Query) -> Result<Arc<Automaton>, Unsupported> {
     if let Some(why) = q.cpu_only() {
         return Err(Unsupported::categorical(why.to_string()));
     }
@@ -164,7 +254,8 @@ pub fn shift_and_support(q: &Query) -> Result<crate::query::glushkov::Automaton,
             "the GPU regex automaton runs natively only".to_string(),
         ));
     }
-    crate::query::glushkov::Automaton::for_query(q)
+    Automaton::for_query(q)
+        .map(Arc::new)
         .map_err(|e| Unsupported::categorical(format!("GPU regex automaton: {e}")))
 }
 
@@ -350,6 +441,52 @@ pub fn prefilter_plan(
 /// Fuzzy matching, and queries without required literals, stay on the
 /// CPU. A query [`kernel_support`] takes is not tier 1's (it runs directly).
 pub fn prefilter_support(q: &Query, asked: Option<Kernel>) -> Result<PrefilterPlan, Unsupported> {
+    match q.required_literals() {
+        Some(req) => prefilter_support_with(q, asked, req),
+        None => prefilter_support_with(q, asked, &RequiredLiterals::from_literals(Vec::new())),
+    }
+}
+
+/// At most this many required literals run as one `scan` each (their
+/// line bits OR-ed, one submission) with the automaton verifying the
+/// lines they marked on the GPU; a larger set runs on a many-literal
+/// kernel and the CPU verifies. Each `scan` pass costs about what the
+/// automaton costs over 2-5% of the lines on the H100 (0.1-0.2 ms against
+/// 2-9 ms for tier 2 over all lines, 194 MB), so a few passes for a set
+/// far rarer than one common literal pay.
+pub const MAX_SCANS: usize = 4;
+
+/// [`prefilter_support`] for one candidate set `req` of `q`'s required
+/// literals (`Query::literal_alternatives`; the routing point takes the
+/// one that finds the fewest lines, `planner::tier1_literals`).
+pub fn prefilter_support_with(
+    q: &Query,
+    asked: Option<Kernel>,
+    req: &RequiredLiterals,
+) -> Result<PrefilterPlan, Unsupported> {
+    let Some(memo) = answers(q) else {
+        return prefilter_uncached(q, asked, req);
+    };
+    let found = memo.prefilter.lock().ok().and_then(|m| {
+        m.iter()
+            .find(|((k, l), _)| *k == asked && l == req.literals())
+            .map(|(_, r)| r.clone())
+    });
+    if let Some(r) = found {
+        return r;
+    }
+    let r = prefilter_uncached(q, asked, req);
+    if let Ok(mut m) = memo.prefilter.lock() {
+        m.push(((asked, req.literals().to_vec()), r.clone()));
+    }
+    r
+}
+
+fn prefilter_uncached(
+    q: &Query,
+    asked: Option<Kernel>,
+    req: &RequiredLiterals,
+) -> Result<PrefilterPlan, Unsupported> {
     if let Some(why) = q.cpu_only() {
         return Err(Unsupported::categorical(why.to_string()));
     }
@@ -363,11 +500,11 @@ pub fn prefilter_support(q: &Query, asked: Option<Kernel>) -> Result<PrefilterPl
             "the GPU kernels run this query directly".to_string(),
         ));
     }
-    let Some(req) = q.required_literals() else {
+    if req.literals().is_empty() {
         return Err(Unsupported::categorical(
             "no required literal of 3+ bytes for the GPU prefilter".to_string(),
         ));
-    };
+    }
     // A literal holding `\n` cannot occur inside a line; the literal query
     // would split it on `\n` (grep's rule). Such a regex never matches.
     if req.literals().iter().any(|l| l.contains(&b'\n')) {
@@ -391,6 +528,17 @@ pub fn prefilter_support(q: &Query, asked: Option<Kernel>) -> Result<PrefilterPl
         .syntax(Syntax::Fixed)
         .build(&lits)
         .map_err(|e| Unsupported::categorical(format!("GPU prefilter literals: {e}")))?;
+    // A few literals, each on `scan` (OR-ed line bits), when the
+    // automaton verifies on the GPU and no other kernel is asked for.
+    let few = lits.len() > 1 && lits.len() <= MAX_SCANS;
+    if few && matches!(asked, None | Some(Kernel::Scan)) && shift_and_support(q).is_ok() {
+        return Ok(PrefilterPlan {
+            kernel: Kernel::Scan,
+            literals,
+            note: Some(format!("{} scan passes, line bits OR-ed", lits.len())),
+            verify: Verifier::Gpu,
+        });
+    }
     let plan = kernel_support(&literals, asked)?;
     // One literal on `scan` leaves its bits for the automaton; the
     // many-literal kernels' candidates are verified on the CPU (not

@@ -80,9 +80,20 @@ fn every_regex_wildcard_w_x_case_through_tier1() {
                 )
                 .unwrap();
             assert!(r.backend.name.contains("+verify"), "{}", r.backend);
-            // One literal on scan, an automaton tier 2 takes: verified on
-            // the GPU; else on the CPU.
-            let plan = prefilter_support(&q, None).unwrap();
+            // One literal (or a few, a scan each) on scan, an automaton
+            // tier 2 takes: verified on the GPU; else on the CPU. The
+            // plan is the route's: the set of required literals that finds
+            // the fewest lines of this corpus.
+            let route = s
+                .route(
+                    &logsieve::Request::Search(&q),
+                    &SearchOptions {
+                        backend: BackendChoice::Gpu,
+                        ..Default::default()
+                    },
+                )
+                .unwrap();
+            let plan = route.prefilter.expect("a tier 1 route carries its plan");
             let gpu_verify =
                 plan.kernel == Kernel::Scan && logsieve::support::shift_and_support(&q).is_ok();
             assert_eq!(plan.verify == Verifier::Gpu, gpu_verify, "{}", case.name);
@@ -287,6 +298,20 @@ fn compacted_candidate_lists() {
                 r.backend
             );
             assert_eq!(r.docs[0].lines, oracle, "{what}");
+            // `web-` is on every line: the route takes the rarer set of
+            // the alternation, one scan pass per literal.
+            if p.starts_with(b"web-") && !p.starts_with(br"web-\d\d\d") {
+                let route = s.route(&logsieve::Request::Search(&q), &gpu).unwrap();
+                let chosen = route.prefilter.unwrap();
+                let lits = chosen.literals.patterns();
+                assert_eq!(lits.len(), 2, "{what}: {}", route.reason);
+                assert!(
+                    lits.iter().all(|l| !l.starts_with(b"web-")),
+                    "{what}: {}",
+                    route.reason
+                );
+                assert!(route.reason.contains("rejected"), "{}", route.reason);
+            }
             let n = s.search(&lit, &count).unwrap();
             assert_eq!(n.total(), 20_001, "{what}, then web-");
         }
@@ -382,5 +407,144 @@ proptest! {
         let oracle = naive(&corpus, &p, Syntax::Regex, f);
         let s = session(c, &corpus, 64);
         check(&s, &q, None, &oracle, &format!("{p:?} {f:?}"));
+    }
+}
+
+/// The regex bench's suite (`logsieve-bench`'s `regex` binary, copied:
+/// a test cannot import a binary) over generated lines, through tier 1 as
+/// the route chooses its literals (GPU default), tier 1 on `ac` and tier 2
+/// forced, against the naive oracle. The route's literal sets must each
+/// be necessary: every matching line holds one.
+#[test]
+fn the_bench_suite_through_each_tier_on_generated_lines() {
+    const SUITE: &[&str] = &[
+        r"\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b",
+        r"192\.168\.1\.\d+",
+        r"[a-zA-Z0-9._%+-]+@[a-zA-Z0-9.-]+\.[a-zA-Z]{2,}",
+        r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
+        r"trace=[0-9a-f]{32}",
+        r"[0-9a-f]{32}",
+        r"ERROR_5\d\d",
+        r"latency_ms=\d{4,}",
+        r"(?i)timeout|refused",
+        r"\b(GET|POST) /api/v\d/",
+        r"user=u1\d*7 ",
+        r"at [\w.$]+\(\w+\.java:\d+\)",
+        r"Exception: .*(reset|exhausted)",
+        r#"HTTP/1\.[01]" [45]\d\d"#,
+        r"\d{4}-\d\d-\d\dT\d\d:\d\d",
+        r"sshd\[\d+\]: Failed password",
+        r"port \d{5} ssh2",
+        r"web-\d\d (ERROR|WARN)",
+        r"\bu\d{5}\b",
+        r"bytes=\d{6,}$",
+        r"\[svc-(payments|billing)\]",
+        r"[A-Z][a-z]+Exception",
+        r"client=10\.\d+\.\d+\.\d+",
+        r"latency_ms=1\d{3} ",
+    ];
+    let Some(c) = ctx() else { return };
+    let data = common::generated(3000, 42);
+    let s = session(c, &data, 1 << 18);
+    let gpu = SearchOptions {
+        backend: BackendChoice::Gpu,
+        ..Default::default()
+    };
+    let (mut sets, mut multi) = (0, 0);
+    for p in SUITE {
+        let pats = vec![p.as_bytes().to_vec()];
+        let q = build(&pats, Syntax::Regex, Flags::default()).unwrap();
+        let oracle = naive(&data, &pats, Syntax::Regex, Flags::default());
+        let route = s.route(&logsieve::Request::Search(&q), &gpu).unwrap();
+        if let Some(plan) = &route.prefilter {
+            sets += 1;
+            multi += (plan.literals.patterns().len() > 1) as usize;
+            let lits = plan.literals.patterns();
+            for (i, line) in common::naive_lines(&data).iter().enumerate() {
+                if oracle.binary_search(&(i as u64)).is_ok() {
+                    assert!(
+                        lits.iter()
+                            .any(|l| line.windows(l.len()).any(|w| w == &l[..])),
+                        "{p}: line {i} matches but holds none of {}",
+                        plan.describe()
+                    );
+                }
+            }
+        }
+        for kernel in [None, Some(Kernel::Ac)] {
+            check(&s, &q, kernel, &oracle, p);
+        }
+        // Tier 2 where its automaton fits (the forced route refuses the
+        // rest with the reason).
+        if logsieve::support::shift_and_support(&q).is_ok() {
+            common::gpu::check_forced(&s, &q, Some(Kernel::ShiftAnd), &oracle, p).unwrap();
+        }
+        let r = s.search(&q, &gpu).unwrap();
+        assert_eq!(r.docs[0].lines, oracle, "{p}: {}", r.backend);
+    }
+    eprintln!("suite: {sets} tier 1 routes, {multi} on several scans");
+    assert!(sets >= 15, "{sets}");
+    assert!(multi >= 1, "{multi}");
+}
+
+/// Several scan passes (a literal set of 2-4) without scan's immediates
+/// (`GpuTuning::no_immediates`, as on adapters without them): each pass
+/// but the last in a submission of its own after its uniform write, then
+/// the automaton over the OR-ed line bits; against the naive oracle, and
+/// a literal count after it sees clean bits.
+#[test]
+fn several_scan_passes_with_uniform_parameters() {
+    let Ok(ctx) = GpuContext::new_with(&GpuTuning {
+        no_immediates: true,
+        ..Default::default()
+    }) else {
+        // `ctx()` says so loudly (and fails under LOGSIEVE_REQUIRE_GPU=1).
+        assert!(ctx().is_none(), "a GPU, but not without immediates");
+        return;
+    };
+    assert!(!ctx.info().scan_immediates);
+    let mut data = Vec::new();
+    for i in 0..3000u32 {
+        data.extend_from_slice(format!("web-{:02} ", i % 100).as_bytes());
+        data.extend_from_slice(match (i % 7, i % 11, i % 13) {
+            (0, _, _) => b"ERROR x".as_slice(),
+            (_, 0, _) => b"WARN y",
+            (_, _, 0) => b"FATAL z",
+            _ => b"INFO w",
+        });
+        data.extend_from_slice(if i % 5 == 0 { b"\r\n" } else { b"\n" });
+    }
+    data.extend_from_slice(b"web-42 WARN");
+    let gpu = SearchOptions {
+        backend: BackendChoice::Gpu,
+        ..Default::default()
+    };
+    let lit = build(&[b"web-".to_vec()], Syntax::Fixed, Flags::default()).unwrap();
+    for seg in [4096u64, 1 << 20] {
+        let s = session(&ctx, &data, seg);
+        for p in [
+            &br"web-\d\d (ERROR|WARN)"[..],
+            br"web-\d\d (ERROR|WARN|FATAL) [a-z]\r?$",
+            br"web-\d\d (ERROR|FATAL)",
+        ] {
+            let q = build(&[p.to_vec()], Syntax::Regex, Flags::default()).unwrap();
+            let route = s.route(&logsieve::Request::Search(&q), &gpu).unwrap();
+            let plan = route.prefilter.clone().unwrap();
+            assert!(plan.literals.patterns().len() > 1, "{}", route.reason);
+            assert_eq!(plan.verify, Verifier::Gpu);
+            let oracle = naive(&data, &[p.to_vec()], Syntax::Regex, Flags::default());
+            let what = format!("{} seg {seg}", String::from_utf8_lossy(p));
+            assert!(check(&s, &q, None, &oracle, &what));
+            let n = s
+                .search(
+                    &lit,
+                    &SearchOptions {
+                        want: Want::Count,
+                        ..gpu.clone()
+                    },
+                )
+                .unwrap();
+            assert_eq!(n.total(), 3001, "{what}, then web-");
+        }
     }
 }

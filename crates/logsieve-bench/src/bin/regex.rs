@@ -3,7 +3,9 @@
 //! auto, the GPU's default tier (tier 1: required literals on the literal
 //! kernels + CPU verification; tier 2: the `shift-and` automaton), tier 2
 //! forced, the single-literal scan of the required literals (tier 1's
-//! floor), the CPU engine on 1 thread and on all cores, and `rg -c` as a
+//! floor: the static pick, `Query::required_literals`, as in the runs
+//! before; the literals the route chose on this corpus are named in their
+//! own column), the CPU engine on 1 thread and on all cores, and `rg -c` as a
 //! process (when `rg` is on the PATH). Every row's count must agree: the
 //! exit status is 1 on a mismatch.
 //!
@@ -19,36 +21,9 @@ use std::time::{Duration, Instant};
 
 use logsieve::gen::{generate, GenOptions};
 use logsieve::support::{prefilter_support, shift_and_support};
-use logsieve::{BackendChoice, Corpus, Kernel, Query, QueryBuilder, Session};
+use logsieve::{BackendChoice, Corpus, Kernel, Query, QueryBuilder, Request, Session};
+use logsieve_bench::regex_suite::SUITE;
 use logsieve_bench::timing::{count_opts, timed};
-
-/// The suite: what people type when they hunt through logs.
-const SUITE: &[&str] = &[
-    r"\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b",
-    r"192\.168\.1\.\d+",
-    r"[a-zA-Z0-9._%+-]+@[a-zA-Z0-9.-]+\.[a-zA-Z]{2,}",
-    r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
-    r"trace=[0-9a-f]{32}",
-    r"[0-9a-f]{32}",
-    r"ERROR_5\d\d",
-    r"latency_ms=\d{4,}",
-    r"(?i)timeout|refused",
-    r"\b(GET|POST) /api/v\d/",
-    r"user=u1\d*7 ",
-    r"at [\w.$]+\(\w+\.java:\d+\)",
-    r"Exception: .*(reset|exhausted)",
-    r#"HTTP/1\.[01]" [45]\d\d"#,
-    r"\d{4}-\d\d-\d\dT\d\d:\d\d",
-    r"sshd\[\d+\]: Failed password",
-    r"port \d{5} ssh2",
-    r"web-\d\d (ERROR|WARN)",
-    r"\bu\d{5}\b",
-    r"bytes=\d{6,}$",
-    r"\[svc-(payments|billing)\]",
-    r"[A-Z][a-z]+Exception",
-    r"client=10\.\d+\.\d+\.\d+",
-    r"latency_ms=1\d{3} ",
-];
 
 fn cell(v: Option<f64>) -> String {
     v.map_or("—".to_string(), |x| format!("{x:.3}"))
@@ -108,11 +83,11 @@ fn main() {
     // best row.
     let (mut best_gpu_x16, mut default_lit, mut auto_best) = (Vec::new(), Vec::new(), Vec::new());
     println!(
-        "| regex | tier (auto) | GPU default tier | auto ms | auto repeated ms | auto interactive ms | GPU default ms | tier 2 ms | \
+        "| regex | tier (auto) | GPU default tier | tier 1 literals (GPU default) | auto ms | auto repeated ms | auto interactive ms | GPU default ms | tier 2 ms | \
          literal scan ms | CPU x1 ms | CPU x16 ms | rg -c ms | count | CPU x16 / auto | \
          auto / best | GPU default / literal scan |"
     );
-    println!("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for p in SUITE {
         let q: Query = QueryBuilder::new().build(&[*p]).expect("query");
         let mut counts = Vec::new();
@@ -193,6 +168,15 @@ fn main() {
             _ => None,
         };
         let gpu_tier = gpu.as_ref().map_or("—".to_string(), |g| g.2.clone());
+        // The literals the forced route's tier 1 chose on this corpus.
+        let chosen = session
+            .route(
+                &Request::Search(&q),
+                &count_opts(BackendChoice::Gpu, None, 0),
+            )
+            .ok()
+            .and_then(|r| r.prefilter)
+            .map_or("—".to_string(), |p| p.describe().replace('|', "\\|"));
         let gpu = gpu.map(|g| (g.0, g.1));
         counts.extend(gpu.map(|g| g.1));
         let t2 = med(tt);
@@ -245,7 +229,7 @@ fn main() {
         }
         auto_best.push(auto / best);
         println!(
-            "| `{}` | {tier} | {gpu_tier} | {auto:.3} | {auto_rep:.3} | {auto_idle:.3} | {} | {} | {} | {x1:.3} | {x16:.3} | {} | {}{} | {:.1} | {:.2} | {} |",
+            "| `{}` | {tier} | {gpu_tier} | {chosen} | {auto:.3} | {auto_rep:.3} | {auto_idle:.3} | {} | {} | {} | {x1:.3} | {x16:.3} | {} | {}{} | {:.1} | {:.2} | {} |",
             p.replace('|', "\\|"),
             cell(gpu.map(|g| g.0)),
             cell(t2),

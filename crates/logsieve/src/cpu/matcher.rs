@@ -129,9 +129,10 @@ fn with_prefilter(pattern: &str, ci: bool, inner: Matcher) -> Matcher {
         .case_insensitive(ci)
         .build()
         .parse(pattern);
-    match hir.ok().as_ref().and_then(RequiredLiterals::from_hir) {
+    let Ok(hir) = hir else { return inner };
+    match RequiredLiterals::from_hir(&hir) {
         Some(lits) => Matcher::Prefiltered {
-            pre: Prefilter::new(lits),
+            pre: Prefilter::with_hir(lits, hir),
             inner: Box::new(inner),
         },
         None => inner,

@@ -38,6 +38,7 @@ mod tests {
                 resident: true,
                 gpu_unsupported: crate::gpu::unsupported_reason(query),
                 prefilter: None,
+                tier1_rejected: None,
                 sample: SampleStats::default(),
                 calibration: &cal,
             })

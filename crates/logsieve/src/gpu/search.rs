@@ -350,11 +350,15 @@ impl GpuCorpus {
     /// The query uniform.
     pub(crate) fn params_for(&self, q: &Query) -> ([u32; P::WORDS], Vec<u8>) {
         let lit = &q.literals().expect("checked by unsupported_reason")[0];
-        let fold = q.case() == CaseMode::Ascii;
+        self.params_for_literal(lit, q.case() == CaseMode::Ascii)
+    }
+
+    /// The query uniform of one literal (`fold`: ASCII `-i`).
+    pub(crate) fn params_for_literal(&self, lit: &[u8], fold: bool) -> ([u32; P::WORDS], Vec<u8>) {
         let folded = if fold {
             lit.to_ascii_lowercase()
         } else {
-            lit.clone()
+            lit.to_vec()
         };
         let mut p = [0u32; P::WORDS];
         for (i, &b) in folded.iter().enumerate() {

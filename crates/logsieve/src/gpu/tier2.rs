@@ -38,11 +38,15 @@ impl GpuCorpus {
         self.shift_and_inner(corpus, q, None, want).await
     }
 
-    /// Tier 1 verified on the GPU: `literal` (one literal, every match of
-    /// `q` contains it: `support::prefilter_support`'s plan) on `scan`,
-    /// then `shift-and` over the lines it marked. Exact: what comes back is
-    /// `q`'s matches, as [`GpuCorpus::search_shift_and`] finds them.
-    /// Blocks (natively only).
+    /// Tier 1 verified on the GPU: `literal` (one literal, or up to
+    /// `support::MAX_SCANS`, every match of `q` contains one of them:
+    /// `support::prefilter_support`'s plan) on `scan`, one pass each with
+    /// their line bits OR-ed, then `shift-and` over the lines they marked.
+    /// Exact: what comes back is `q`'s matches, as
+    /// [`GpuCorpus::search_shift_and`] finds them. Several passes share one
+    /// submission with scan's immediates (each its own parameters); without
+    /// them each pass but the last has a submission of its own after its
+    /// uniform write. Blocks (natively only).
     pub(crate) fn search_verified(
         &self,
         corpus: &Corpus,
@@ -50,9 +54,23 @@ impl GpuCorpus {
         q: &Query,
         want: Want,
     ) -> Result<(RawHits, GpuSearch), Error> {
-        if let Err(r) = crate::support::kernel_support(literal, Some(crate::Kernel::Scan)) {
+        let pats = literal.patterns();
+        let one_ok = |p: &Vec<u8>| !p.is_empty() && p.len() <= crate::support::MAX_PATTERN;
+        if pats.len() == 1 {
+            if let Err(r) = crate::support::kernel_support(literal, Some(crate::Kernel::Scan)) {
+                return Err(Error::backend(format!(
+                    "the GPU cannot run the prefilter's literal: {r}"
+                )));
+            }
+        } else if pats.len() > crate::support::MAX_SCANS
+            || !pats.iter().all(one_ok)
+            || literal.case() != crate::query::CaseMode::Sensitive
+        {
             return Err(Error::backend(format!(
-                "the GPU cannot run the prefilter's literal: {r}"
+                "the prefilter's {} literals are not {} or fewer case-sensitive ones of 1-{} bytes",
+                pats.len(),
+                crate::support::MAX_SCANS,
+                crate::support::MAX_PATTERN
             )));
         }
         pollster::block_on(self.shift_and_inner(corpus, q, Some(literal), want))
@@ -76,30 +94,66 @@ impl GpuCorpus {
         let pipes = shift_and::pipes(&self.ctx)?;
         let lines = want == Want::Lines;
         let mut st = self.lock_state()?;
-        // The literal's parameters (the state lock keeps another search
+        // The literals' parameters (the state lock keeps another search
         // from overwriting the uniform before the submission).
-        let prm = literal.map(|l| self.params_for(l).0);
-        let imm = prm
-            .as_ref()
-            .filter(|_| c.info.scan_immediates)
-            .map(scan::immediates);
-        if let (Some(prm), None) = (&prm, &imm) {
+        let prms: Vec<_> = literal.map_or(Vec::new(), |l| {
+            let fold = l.case() == crate::query::CaseMode::Ascii;
+            l.patterns()
+                .iter()
+                .map(|p| self.params_for_literal(p, fold).0)
+                .collect()
+        });
+        let imms: Option<Vec<Vec<u8>>> = c
+            .info
+            .scan_immediates
+            .then(|| prms.iter().map(scan::immediates).collect());
+        // Without immediates the uniform holds one literal at a time: the
+        // passes before the last run in submissions of their own, each
+        // after its write (wgpu applies a buffer write before the next
+        // submission), the first clearing the line bits; the last pass
+        // runs with the automaton.
+        let mut inline = &prms[..];
+        let mut first_clears = true;
+        if imms.is_none() && prms.len() > 1 {
+            let (last, before) = prms.split_last().expect("several");
+            for (i, prm) in before.iter().enumerate() {
+                self.write_params(prm);
+                let pass = Scan {
+                    pipeline: c.pipes.scan.get(&c.device, scan::pipeline_of(prm)),
+                    immediates: None,
+                    clear_result: i == 0,
+                    count: None,
+                    grid: c.grid(),
+                };
+                let enc = self.encode(&pass, &st.binds, false);
+                c.queue.submit([enc.finish()]);
+            }
+            self.write_params(last);
+            inline = std::slice::from_ref(last);
+            first_clears = false;
+        } else if let (Some(prm), None) = (prms.first(), &imms) {
             self.write_params(prm);
         }
         let t_built = t0.elapsed();
-        let resident = st.automata.get(c, &pipes, &a, &self.segs, prm.is_some());
+        let resident = st.automata.get(c, &pipes, &a, &self.segs, !prms.is_empty());
         let t_resident = t0.elapsed();
         let (counts, seg_lines, undecided, kernel_time) = c
             .scoped(async {
                 let verify = ShiftAnd::new(c, &pipes, &resident);
                 let driver = Verified {
-                    scan: prm.as_ref().map(|prm| Scan {
-                        pipeline: c.pipes.scan.get(&c.device, scan::pipeline_of(prm)),
-                        immediates: imm.as_deref(),
-                        clear_result: true,
-                        count: None,
-                        grid: c.grid(),
-                    }),
+                    scans: inline
+                        .iter()
+                        .enumerate()
+                        .map(|(i, prm)| Scan {
+                            pipeline: c.pipes.scan.get(&c.device, scan::pipeline_of(prm)),
+                            immediates: imms.as_ref().map(|v| v[i].as_slice()),
+                            // The first pass clears the line bits, the
+                            // others OR theirs in.
+                            clear_result: i == 0 && first_clears,
+                            count: None,
+                            grid: c.grid(),
+                        })
+                        .collect(),
                     verify,
                 };
                 let use_ts = self.timestamps_on();
@@ -118,7 +172,7 @@ impl GpuCorpus {
                     eprintln!(
                         "logsieve: shift-and{} query: automaton at {:.1} us, resident at {:.1} us \
                          ({} built so far), mapped at {:.1} us, kernel {}",
-                        if prm.is_some() { " (verify)" } else { "" },
+                        if prms.is_empty() { "" } else { " (verify)" },
                         t_built.as_secs_f64() * 1e6,
                         t_resident.as_secs_f64() * 1e6,
                         st.automata.built,
@@ -185,10 +239,11 @@ impl GpuCorpus {
     }
 }
 
-/// `scan` (when tier 1) then `shift-and` on each segment, in one pass: the
-/// automaton reads the bits `scan` set (wgpu orders the dispatches).
+/// `scan` once per literal (when tier 1) then `shift-and` on each segment,
+/// in one pass: the automaton reads the bits the scans set (wgpu orders
+/// the dispatches).
 struct Verified<'a> {
-    scan: Option<Scan<'a>>,
+    scans: Vec<Scan<'a>>,
     verify: ShiftAnd<'a>,
 }
 
@@ -198,21 +253,21 @@ impl KernelDriver for Verified<'_> {
     }
 
     fn prepare(&self, enc: &mut wgpu::CommandEncoder) {
-        if let Some(s) = &self.scan {
+        for s in &self.scans {
             s.prepare(enc);
         }
         self.verify.prepare(enc);
     }
 
     fn clear(&self, enc: &mut wgpu::CommandEncoder, seg: &crate::gpu::segment::ResidentSegment) {
-        if let Some(s) = &self.scan {
+        for s in &self.scans {
             s.clear(enc, seg);
         }
         self.verify.clear(enc, seg);
     }
 
     fn record(&self, pass: &mut wgpu::ComputePass<'_>, run: SegmentRun<'_>) {
-        if let Some(s) = &self.scan {
+        for s in &self.scans {
             s.record(
                 pass,
                 SegmentRun {

@@ -28,7 +28,12 @@ use crate::results::Want;
 use crate::support::{gpu_support, PrefilterPlan, Unsupported};
 
 mod calibration;
+mod tier1;
 pub use calibration::{Calibration, MeasuredBackend, Measurement};
+pub use tier1::{
+    kernel_gbps, literal_counts, passes, tier1_gpu_ms, tier1_literals, Tier1Input, Tier1Literals,
+    Tier1Option,
+};
 
 /// CPU time to verify one candidate line of tier 1 with the query's own
 /// matcher, ms: the per-line cost `cpu_estimate` uses for a line a regex
@@ -155,9 +160,13 @@ impl SampleStats {
 /// ~0.1 ms: memoised per corpus and query, emptied when a document is
 /// added).
 pub fn sample(corpus: &Corpus, query: &Query, windows: usize, histogram: bool) -> SampleStats {
-    let key = format!("{:?}", (query.shape_key(), windows, histogram)).into_bytes();
-    if let Some([lines, matching, rejected, candidates, cpu_bytes, cpu_ns, speed]) =
-        corpus.samples.lock().ok().and_then(|mut m| m.get(&key))
+    let key = memo_key("sample", query, windows, histogram);
+    if let Some(&[lines, matching, rejected, candidates, cpu_bytes, cpu_ns, speed]) = corpus
+        .samples
+        .lock()
+        .ok()
+        .and_then(|mut m| m.get(&key))
+        .as_deref()
     {
         // The finder's speed is memoised too: choosing it reads 64 KiB of
         // the largest document each time. Unmemoised, auto ran 0.07-0.37
@@ -177,7 +186,7 @@ pub fn sample(corpus: &Corpus, query: &Query, windows: usize, histogram: bool) -
     if let Ok(mut m) = corpus.samples.lock() {
         m.put(
             key,
-            [
+            vec![
                 st.lines,
                 st.matching,
                 st.rejected,
@@ -189,6 +198,21 @@ pub fn sample(corpus: &Corpus, query: &Query, windows: usize, histogram: bool) -
         );
     }
     st
+}
+
+/// The key of `query`'s memoised facts in the corpus's memo: `tag`, the
+/// query's shape (`Query::shape_key`: patterns, syntax, flags) and two
+/// parameters, as bytes (the patterns raw: formatting them with `Debug`
+/// cost more than the lookup).
+fn memo_key(tag: &str, query: &Query, n: usize, flag: bool) -> Vec<u8> {
+    let (pats, syntax, flags, case, kind, cpu_only) = query.shape_key();
+    let mut k = format!("{tag} {syntax:?} {flags:?} {case:?} {kind:?} {cpu_only:?} {n} {flag}")
+        .into_bytes();
+    for p in pats {
+        k.extend_from_slice(&(p.len() as u64).to_le_bytes());
+        k.extend_from_slice(&p);
+    }
+    k
 }
 
 /// [`SampleStats::cpu_speed`]: the finder chosen for the largest document.
@@ -207,20 +231,11 @@ fn sample_uncached(corpus: &Corpus, query: &Query, windows: usize, histogram: bo
     }
 }
 
-/// [`sample_uncached`] but the CPU finder's speed.
-fn sample_lines(corpus: &Corpus, query: &Query, windows: usize, histogram: bool) -> SampleStats {
+/// The sample's windows of about 4 KiB, spread over the corpus and cut at
+/// line boundaries: (document, start, end).
+fn sample_windows(corpus: &Corpus, windows: usize) -> Vec<(usize, usize, usize)> {
     const WINDOW: usize = 4096;
-    const HIST_LINES: u64 = 256;
-    let mut st = SampleStats::default();
-    let need = if histogram {
-        query
-            .literals()
-            .and_then(|l| (l.len() == 1).then(|| required_counts(&l[0], query.case())))
-    } else {
-        None
-    };
-    let mut hist_lines = 0u64;
-    let mut hist_rejected = 0u64;
+    let mut out = Vec::new();
     let docs = corpus
         .docs()
         .iter()
@@ -228,7 +243,7 @@ fn sample_lines(corpus: &Corpus, query: &Query, windows: usize, histogram: bool)
         .count()
         .max(1);
     let per_doc = windows.div_ceil(docs).max(1);
-    for doc in corpus.docs() {
+    for (d, doc) in corpus.docs().iter().enumerate() {
         let hay = doc.data();
         if hay.is_empty() {
             continue;
@@ -251,35 +266,55 @@ fn sample_lines(corpus: &Corpus, query: &Query, windows: usize, histogram: bool)
                 Some(i) => e + i,
                 None => hay.len(),
             };
-            st.lines += crate::cpu::count_lines(&hay[s..e]);
-            // Not timed in a browser (`std::time::Instant` panics there).
-            let t = (!cfg!(target_arch = "wasm32")).then(std::time::Instant::now);
-            crate::cpu::for_each_match(query, hay, s, e, |_, _| {
-                st.matching += 1;
-                true
-            });
-            if let Some(t) = t {
-                st.cpu_ns += t.elapsed().as_nanos() as u64;
-                st.cpu_bytes += (e - s) as u64;
+            out.push((d, s, e));
+        }
+    }
+    out
+}
+
+/// [`sample_uncached`] but the CPU finder's speed.
+fn sample_lines(corpus: &Corpus, query: &Query, windows: usize, histogram: bool) -> SampleStats {
+    const HIST_LINES: u64 = 256;
+    let mut st = SampleStats::default();
+    let need = if histogram {
+        query
+            .literals()
+            .and_then(|l| (l.len() == 1).then(|| required_counts(&l[0], query.case())))
+    } else {
+        None
+    };
+    let mut hist_lines = 0u64;
+    let mut hist_rejected = 0u64;
+    for (d, s, e) in sample_windows(corpus, windows) {
+        let hay = corpus.docs()[d].data();
+        st.lines += crate::cpu::count_lines(&hay[s..e]);
+        // Not timed in a browser (`std::time::Instant` panics there).
+        let t = (!cfg!(target_arch = "wasm32")).then(std::time::Instant::now);
+        crate::cpu::for_each_match(query, hay, s, e, |_, _| {
+            st.matching += 1;
+            true
+        });
+        if let Some(t) = t {
+            st.cpu_ns += t.elapsed().as_nanos() as u64;
+            st.cpu_bytes += (e - s) as u64;
+        }
+        if let Some(pre) = query.prefilter() {
+            // Lines holding a required literal: one find per line.
+            let mut pos = s;
+            while let Some(p) = pre.find(hay, pos, e) {
+                st.candidates += 1;
+                pos = memchr::memchr(b'\n', &hay[p..e]).map_or(e, |i| p + i + 1);
             }
-            if let Some(pre) = query.prefilter() {
-                // Lines holding a required literal: one find per line.
-                let mut pos = s;
-                while let Some(p) = pre.find(hay, pos, e) {
-                    st.candidates += 1;
-                    pos = memchr::memchr(b'\n', &hay[p..e]).map_or(e, |i| p + i + 1);
+        }
+        if let Some(need) = &need {
+            let mut pos = s;
+            while pos < e && hist_lines < HIST_LINES {
+                let end = memchr::memchr(b'\n', &hay[pos..e]).map_or(e, |i| pos + i);
+                hist_lines += 1;
+                if !histogram_admits(&hay[pos..end], need, query.case()) {
+                    hist_rejected += 1;
                 }
-            }
-            if let Some(need) = &need {
-                let mut pos = s;
-                while pos < e && hist_lines < HIST_LINES {
-                    let end = memchr::memchr(b'\n', &hay[pos..e]).map_or(e, |i| pos + i);
-                    hist_lines += 1;
-                    if !histogram_admits(&hay[pos..end], need, query.case()) {
-                        hist_rejected += 1;
-                    }
-                    pos = end + 1;
-                }
+                pos = end + 1;
             }
         }
     }
@@ -375,6 +410,10 @@ pub struct PlanInput<'a> {
     /// when not considered (the kernels run it, or not a search),
     /// `Some(Err(_))` when it cannot run ([`crate::support::prefilter_support`]).
     pub prefilter: Option<Result<PrefilterPlan, Unsupported>>,
+    /// Tier 1's other candidate sets, with their shares and estimates,
+    /// when the routing point chose among several
+    /// ([`Tier1Literals::rejected`]): for `--explain`.
+    pub tier1_rejected: Option<String>,
     /// Sample statistics.
     pub sample: SampleStats,
     /// Throughputs and latencies.
@@ -579,6 +618,22 @@ pub(crate) fn bitap_default_gbps(c: &Calibration) -> f64 {
     c.best_kernel().1 / 2.0
 }
 
+/// ` x2` when `scan` runs once per literal of a set, else nothing.
+fn passes_note(t: &PrefilterPlan) -> String {
+    match passes(t) {
+        1 => String::new(),
+        n => format!(" x{n}"),
+    }
+}
+
+/// `; rejected: ...` when the routing point chose among several sets.
+fn rejected_note(input: &PlanInput<'_>) -> String {
+    match &input.tier1_rejected {
+        Some(r) if !r.is_empty() => format!("; rejected: {r}"),
+        _ => String::new(),
+    }
+}
+
 /// Decides where `input.query` runs.
 pub fn plan(input: &PlanInput<'_>) -> Decision {
     let mut inhib = inhibitors(input.query, input.want, &input.sample);
@@ -647,14 +702,15 @@ pub fn plan(input: &PlanInput<'_>) -> Decision {
             value: format!("{} ({})", t.describe(), t.kernel.name()),
             ms: (0.0, 0.0),
         });
-        let best = c.best_kernel().1;
-        let g = c.gpu_gbps.get(&t.kernel).copied();
-        let g = g.unwrap_or(if t.kernel.multi().is_some() {
-            best / 10.0
-        } else {
-            best
-        });
-        (t.kernel, g)
+        if let Some(r) = &input.tier1_rejected {
+            f.push(Factor {
+                name: "tier 1 sets rejected",
+                value: r.clone(),
+                ms: (0.0, 0.0),
+            });
+        }
+        // One scan pass per literal when a few run on scan.
+        (t.kernel, kernel_gbps(t, c))
     } else if multi {
         // Many literals: the multi-literal kernel, at its calibrated speed
         // (before any run, a tenth of the single-literal kernels').
@@ -772,10 +828,12 @@ pub fn plan(input: &PlanInput<'_>) -> Decision {
                 ms: (0.0, verify),
             });
             d.tier1 = Some(format!(
-                "tier 1: GPU prefilter on {} ({}), candidates {:.2}% of lines, GPU verify (shift-and) est. {verify:.3} ms",
+                "tier 1: GPU prefilter on {} ({}{}), candidates {:.2}% of lines, GPU verify (shift-and) est. {verify:.3} ms{}",
                 t.describe(),
                 t.kernel.name(),
-                share * 100.0
+                passes_note(t),
+                share * 100.0,
+                rejected_note(input)
             ));
         } else {
             // Candidates come back as line ids (the bit sets, decoded),
@@ -793,10 +851,12 @@ pub fn plan(input: &PlanInput<'_>) -> Decision {
                 ms: (0.0, verify),
             });
             d.tier1 = Some(format!(
-                "tier 1: GPU prefilter on {} ({}), candidates {:.2}% of lines, CPU verify est. {verify:.3} ms",
+                "tier 1: GPU prefilter on {} ({}{}), candidates {:.2}% of lines, CPU verify est. {verify:.3} ms{}",
                 t.describe(),
                 t.kernel.name(),
-                share * 100.0
+                passes_note(t),
+                share * 100.0,
+                rejected_note(input)
             ));
         }
     }
@@ -896,6 +956,7 @@ mod tests {
             prefilter: gpu_support(query)
                 .is_err()
                 .then(|| crate::support::prefilter_support(query, None)),
+            tier1_rejected: None,
             sample: SampleStats {
                 lines: 1000,
                 matching: 1,
@@ -966,10 +1027,28 @@ mod tests {
         let d = plan(&inp);
         assert_eq!(d.choice, Choice::GpuPrefilter(Kernel::Scan));
         assert!(d.explain().contains("verify on GPU"), "{}", d.explain());
-        // Verified on the CPU (two literals: a many-literal kernel),
+        // Two literals: a scan pass each, verified on the GPU; the
+        // estimate counts both passes.
+        let query = q(r"(ERROR|WARN)_5\d\d", Syntax::Regex, false);
+        let mut inp = input(&query, &cal, 1 << 30, true);
+        inp.sample.candidates = 900;
+        inp.sample.matching = 50;
+        let d = plan(&inp);
+        assert_eq!(d.choice, Choice::GpuPrefilter(Kernel::Scan));
+        assert!(d.explain().contains("(scan x2)"), "{}", d.explain());
+        let one = plan(&input(
+            &q(r"ERROR_5\d\d", Syntax::Regex, false),
+            &cal,
+            1 << 30,
+            true,
+        ));
+        let two = plan(&input(&query, &cal, 1 << 30, true));
+        let (g1, g2) = (one.estimate_ms.unwrap().1, two.estimate_ms.unwrap().1);
+        assert!(g2 > g1, "two passes {g2} vs one {g1}");
+        // Verified on the CPU (five literals: a many-literal kernel),
         // verifying them costs more than tier 2's whole scan (and than
         // the CPU's).
-        let query = q(r"(ERROR|WARN)_5\d\d", Syntax::Regex, false);
+        let query = q(r"(AAAA|BBBB|CCCC|DDDD|EEEE)_5\d\d", Syntax::Regex, false);
         let mut inp = input(&query, &cal, 1 << 30, true);
         inp.sample.candidates = 900;
         inp.sample.matching = 50;

@@ -54,6 +54,13 @@ impl RequiredLiterals {
         Some(RequiredLiterals { literals: set })
     }
 
+    /// A set given by hand (tests, the planner's tables): deduplicated.
+    pub fn from_literals(mut literals: Vec<Vec<u8>>) -> RequiredLiterals {
+        literals.sort();
+        literals.dedup();
+        RequiredLiterals { literals }
+    }
+
     /// The literals, deduplicated (byte-exact: case variants are listed).
     pub fn literals(&self) -> &[Vec<u8>] {
         &self.literals
@@ -201,6 +208,68 @@ fn required(hir: &Hir) -> Option<Vec<Vec<u8>>> {
     }
 }
 
+/// Every candidate necessary set of `hir` that [`RequiredLiterals::from_hir`]
+/// weighs, not only its pick: the prefix set of each tail of each
+/// concatenation (an inner or suffix literal), what each part holds inside
+/// (a group's literal or alternation), the union over an alternation's
+/// branches. Every match contains a member of each set; which one finds
+/// the fewest candidate lines depends on the corpus
+/// (`planner::tier1_literals` measures them on its sample: in
+/// `web-\d\d (ERROR|WARN)`, `web-` is on 69% of generated lines, one of
+/// `ERROR`, `WARN` on far fewer). Deduplicated; the static pick first.
+pub fn alternatives(hir: &Hir) -> Vec<RequiredLiterals> {
+    let mut out: Vec<Vec<Vec<u8>>> = Vec::new();
+    if let Some(best) = RequiredLiterals::from_hir(hir) {
+        out.push(best.literals);
+    }
+    collect(hir, &mut out, 0);
+    out.into_iter()
+        .map(|literals| RequiredLiterals { literals })
+        .collect()
+}
+
+/// At most this many candidate sets: each costs a pass over the planner's
+/// sample.
+pub const MAX_ALTERNATIVES: usize = 16;
+
+fn push_set(out: &mut Vec<Vec<Vec<u8>>>, set: Option<Vec<Vec<u8>>>) {
+    let Some(mut set) = set else { return };
+    set.sort();
+    set.dedup();
+    let ok = !set.is_empty() && set.len() <= MAX_SET && set.iter().all(|l| l.len() >= MIN_LEN);
+    if ok && out.len() < MAX_ALTERNATIVES && !out.contains(&set) {
+        out.push(set);
+    }
+}
+
+/// [`required`]'s walk, keeping every candidate set it weighs.
+fn collect(hir: &Hir, out: &mut Vec<Vec<Vec<u8>>>, depth: usize) {
+    if depth > 8 {
+        return;
+    }
+    match hir.kind() {
+        HirKind::Capture(c) => collect(&c.sub, out, depth + 1),
+        HirKind::Repetition(r) if r.min >= 1 => collect(&r.sub, out, depth + 1),
+        HirKind::Concat(parts) => {
+            for i in 0..parts.len().min(32) {
+                let tail = Hir::concat(parts[i..].to_vec());
+                push_set(out, best_window(prefixes(&tail)));
+                collect(&parts[i], out, depth + 1);
+            }
+        }
+        _ => push_set(out, required(hir)),
+    }
+}
+
+/// The static rank of a set when no sample tells (higher is better):
+/// [`score`] (length against set size), then the rarer weakest byte.
+pub fn static_rank(set: &RequiredLiterals) -> (i64, i16) {
+    (
+        score(&set.literals),
+        -i16::from(set_commonness(&set.literals)),
+    )
+}
+
 enum Searcher {
     One(memmem::Finder<'static>),
     Teddy(packed::Searcher),
@@ -214,6 +283,10 @@ enum Searcher {
 pub struct Prefilter {
     searcher: Searcher,
     literals: RequiredLiterals,
+    /// The HIR the literals came from, for [`Prefilter::alternatives`].
+    hir: Option<Hir>,
+    /// [`alternatives`] of `hir`, on first use (tier 1 only asks).
+    alternatives: std::sync::OnceLock<Vec<RequiredLiterals>>,
 }
 
 impl std::fmt::Debug for Prefilter {
@@ -242,7 +315,35 @@ impl Prefilter {
                     .expect("a few short literals always build"),
             )
         };
-        Prefilter { searcher, literals }
+        Prefilter {
+            searcher,
+            literals,
+            hir: None,
+            alternatives: Default::default(),
+        }
+    }
+
+    /// [`Prefilter::new`] for the literals of `hir`, which
+    /// [`Prefilter::alternatives`] then walks again on first use.
+    pub fn with_hir(literals: RequiredLiterals, hir: Hir) -> Prefilter {
+        Prefilter {
+            hir: Some(hir),
+            ..Prefilter::new(literals)
+        }
+    }
+
+    /// Every candidate necessary set ([`alternatives`]), this prefilter's
+    /// own first; computed once.
+    pub fn alternatives(&self) -> &[RequiredLiterals] {
+        self.alternatives.get_or_init(|| {
+            let mut v = match &self.hir {
+                Some(h) => alternatives(h),
+                None => Vec::new(),
+            };
+            v.retain(|a| a != &self.literals);
+            v.insert(0, self.literals.clone());
+            v
+        })
     }
 
     /// The literals searched for.
@@ -355,6 +456,50 @@ mod tests {
                 .all(|l| l.len() == 3 && l.to_ascii_lowercase().contains('x')),
             "{got:?}"
         );
+    }
+
+    fn alts(re: &str) -> Vec<Vec<String>> {
+        let hir = regex_syntax::ParserBuilder::new()
+            .multi_line(true)
+            .utf8(false)
+            .build()
+            .parse(re)
+            .unwrap();
+        alternatives(&hir)
+            .iter()
+            .map(|r| {
+                r.literals()
+                    .iter()
+                    .map(|l| String::from_utf8_lossy(l).into_owned())
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn alternatives_list_every_necessary_set_the_static_pick_first() {
+        let a = alts(r"web-\d\d (ERROR|WARN)");
+        assert_eq!(a[0], vec!["web-".to_string()], "{a:?}");
+        for want in [&["ERROR", "WARN"][..], &[" ERROR", " WARN"]] {
+            let want: Vec<String> = want.iter().map(|s| s.to_string()).collect();
+            assert!(a.contains(&want), "{a:?}");
+        }
+        // Prefix, inner and suffix literals of a concatenation.
+        let a = alts(r"start=\d+ middle \w+ endmark$");
+        for want in ["start=", " middle ", " endmark"] {
+            assert!(
+                a.iter().any(|s| s == &vec![want.to_string()]),
+                "{want}: {a:?}"
+            );
+        }
+        // No literal: none; an optional part contributes nothing.
+        assert!(alts(r"\d{4}-\d\d").is_empty());
+        assert!(alts(r"(?:opt)?barbaz").iter().all(|s| s[0] != "opt"));
+        // Every set is one of 1-32 literals of 3+ bytes.
+        for s in alts(r"(?i)timeout|refused") {
+            assert!(!s.is_empty() && s.len() <= MAX_SET, "{s:?}");
+            assert!(s.iter().all(|l| l.len() >= MIN_LEN), "{s:?}");
+        }
     }
 
     #[test]

@@ -245,7 +245,7 @@ fn literal_of(hir: &regex_syntax::hir::Hir) -> Option<Vec<u8>> {
 }
 
 /// [`Query::shape_key`]: patterns, syntax, `-w`/`-x`/`-v`, case, kind.
-type QueryShape = (
+pub(crate) type QueryShape = (
     Vec<Vec<u8>>,
     Syntax,
     [bool; 3],
@@ -377,6 +377,14 @@ impl Query {
     /// (`support::prefilter_support`).
     pub fn required_literals(&self) -> Option<&literals::RequiredLiterals> {
         self.matcher.prefilter().map(|p| p.literals())
+    }
+
+    /// Every candidate set of required literals (`query::literals::
+    /// alternatives`), [`Query::required_literals`] first: tier 1 takes
+    /// the one that finds the fewest lines of the corpus
+    /// (`planner::tier1_literals`). Empty without required literals.
+    pub fn literal_alternatives(&self) -> &[literals::RequiredLiterals] {
+        self.matcher.prefilter().map_or(&[], |p| p.alternatives())
     }
 
     /// The CPU searcher for [`Query::required_literals`].

@@ -100,7 +100,7 @@ impl Session {
                 ),
             },
             Backend::GpuPrefilter(kernel) => {
-                match self.search_gpu_prefilter(q, opts, kernel, &route.reason, cancel) {
+                match self.search_gpu_prefilter(q, opts, kernel, route, cancel) {
                     // Tier 1's time is the literal kernel's plus the
                     // verification: not that kernel's throughput, so it is
                     // not recorded.
@@ -210,15 +210,15 @@ impl Session {
         q: &Query,
         opts: &SearchOptions,
         kernel: Kernel,
-        reason: &str,
+        route: &Route,
         cancel: &Cancel,
     ) -> Result<SearchResult, Error> {
         use crate::gpu::readback::Candidates;
         let Some(g) = self.gpu() else {
             return Err(Error::backend("no GPU attached"));
         };
-        let plan = crate::support::prefilter_plan(q, opts.gpu_kernel, kernel)
-            .map_err(|u| Error::backend(format!("GPU prefilter: {u}")))?;
+        let reason = &route.reason;
+        let plan = route_prefilter(q, opts, kernel, route)?;
         let t = Instant::now();
         if plan.verify == crate::support::Verifier::Gpu {
             // scan + shift-and over its candidates, one submission: exact.
@@ -277,7 +277,7 @@ impl Session {
         _q: &Query,
         _opts: &SearchOptions,
         _kernel: Kernel,
-        _reason: &str,
+        _route: &Route,
         _cancel: &Cancel,
     ) -> Result<SearchResult, Error> {
         Err(Error::backend("built without the GPU backend"))
@@ -524,5 +524,28 @@ impl Session {
         _route: &super::Route,
     ) -> Result<Result<(Stats, BackendReport), String>, Error> {
         Err(Error::backend("built without the GPU backend"))
+    }
+}
+
+/// Tier 1's plan for a [`Backend::GpuPrefilter`] route: the one the route
+/// chose (`Route::prefilter`), else derived again with the kernel the
+/// caller asked for (a route made without it), which must name the
+/// route's kernel.
+#[cfg_attr(not(feature = "gpu"), allow(dead_code))]
+pub(super) fn route_prefilter(
+    q: &Query,
+    opts: &SearchOptions,
+    kernel: Kernel,
+    route: &Route,
+) -> Result<crate::support::PrefilterPlan, Error> {
+    match &route.prefilter {
+        Some(p) if p.kernel == kernel => Ok(p.clone()),
+        Some(p) => Err(Error::backend(format!(
+            "GPU prefilter: the route chose {} for tier 1, its plan {}",
+            kernel.name(),
+            p.kernel.name()
+        ))),
+        None => crate::support::prefilter_plan(q, opts.gpu_kernel, kernel)
+            .map_err(|u| Error::backend(format!("GPU prefilter: {u}"))),
     }
 }

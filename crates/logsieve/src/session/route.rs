@@ -14,9 +14,7 @@ use crate::options::{BackendChoice, SearchOptions};
 use crate::planner::{self, Calibration, Choice, Decision, DeviceClass};
 use crate::query::Query;
 use crate::results::Want;
-use crate::support::{
-    kernel_support, prefilter_support, stats_support, PrefilterPlan, Unsupported,
-};
+use crate::support::{kernel_support, stats_support, PrefilterPlan, Unsupported};
 use crate::Error;
 
 /// What is asked, without the data it is asked of.
@@ -124,6 +122,10 @@ pub struct Route {
     pub forced: bool,
     /// The planner's decision, when the planner decided.
     pub decision: Option<Decision>,
+    /// Tier 1's plan on a [`Backend::GpuPrefilter`] route: the literals
+    /// chosen here (`planner::tier1_literals`, the set that finds the
+    /// fewest lines of this corpus), which the executor runs as they are.
+    pub prefilter: Option<PrefilterPlan>,
     /// On a GPU route over a corpus spread over several places (GPU
     /// shards, the host tier): who searches each part ([`split`]).
     /// `None`: one device holds the whole corpus.
@@ -138,6 +140,7 @@ impl Route {
             split: None,
             forced: false,
             decision,
+            prefilter: None,
         }
     }
 
@@ -174,16 +177,39 @@ fn gpu_kernel(
 }
 
 /// Tier 1 for `request` when the GPU kernels cannot run it directly
-/// (`None`: they can, or the request is not a search).
+/// (`None`: they can, or the request is not a search): the candidate set
+/// of required literals with the lowest estimated cost on this corpus
+/// (`planner::tier1_literals`).
 fn tier1(
-    request: &RequestKind<'_>,
+    input: &RouteInput<'_>,
     direct: &Result<(Kernel, Option<String>), String>,
-    asked: Option<Kernel>,
-) -> Option<Result<PrefilterPlan, Unsupported>> {
-    match (request, direct) {
-        (RequestKind::Search(q), Err(_)) => Some(prefilter_support(q, asked)),
-        _ => None,
-    }
+) -> Option<Result<planner::Tier1Literals, Unsupported>> {
+    let (RequestKind::Search(q), Err(_)) = (&input.request, direct) else {
+        return None;
+    };
+    let bytes = input.corpus.total_bytes() as f64;
+    Some(planner::tier1_literals(
+        q,
+        &planner::Tier1Input {
+            corpus: input.corpus,
+            asked: input.opts.gpu_kernel,
+            bytes,
+            lines: corpus_lines(input.corpus).map_or(bytes / 200.0, |l| l as f64),
+            threads: crate::cpu::resolve_threads(input.opts.threads) as f64,
+            calibration: input.calibration,
+            // No GPU to run them: the static pick, the corpus untouched.
+            sample: input.gpu.is_some(),
+        },
+    ))
+}
+
+/// The corpus's lines, when every document's line index is built.
+fn corpus_lines(corpus: &Corpus) -> Option<u64> {
+    corpus
+        .docs()
+        .iter()
+        .map(|d| d.has_line_index().then(|| d.lines().len()))
+        .sum::<Option<u64>>()
 }
 
 fn with_note(reason: String, note: Option<String>) -> String {
@@ -215,25 +241,38 @@ pub fn route(input: &RouteInput<'_>) -> Result<Route, Error> {
                 ));
             }
             let direct = gpu_kernel(&input.request, opts.gpu_kernel);
-            let (backend, reason) = match (&direct, tier1(&input.request, &direct, opts.gpu_kernel))
-            {
+            let mut prefilter = None;
+            let (backend, reason) = match (&direct, tier1(input, &direct)) {
                 (Ok((kernel, note)), _) => (
                     Backend::Gpu(*kernel),
                     with_note("forced with --backend gpu".to_string(), note.clone()),
                 ),
-                (Err(_), Some(Ok(p))) => (
-                    Backend::GpuPrefilter(p.kernel),
-                    with_note(
-                        format!(
-                            "forced with --backend gpu; tier 1: GPU prefilter on {} ({}), \
-                             candidates verified by {}",
-                            p.describe(),
-                            p.kernel.name(),
-                            p.verify.name()
+                (Err(_), Some(Ok(t))) => {
+                    let p = t.best().plan.clone();
+                    let r = (
+                        Backend::GpuPrefilter(p.kernel),
+                        with_note(
+                            format!(
+                                "forced with --backend gpu; tier 1: GPU prefilter on {} ({}){}, \
+                                 candidates verified by {}{}",
+                                p.describe(),
+                                p.kernel.name(),
+                                t.best().share.map_or(String::new(), |s| format!(
+                                    ", candidates {:.2}% of lines (sample)",
+                                    s * 100.0
+                                )),
+                                p.verify.name(),
+                                match t.rejected() {
+                                    r if r.is_empty() => String::new(),
+                                    r => format!("; rejected: {r}"),
+                                }
+                            ),
+                            p.note.clone(),
                         ),
-                        p.note.clone(),
-                    ),
-                ),
+                    );
+                    prefilter = Some(p);
+                    r
+                }
                 (Err(r), Some(Err(t))) => {
                     return Err(Error::backend(format!(
                         "--backend gpu: {r}; GPU prefilter: {t}"
@@ -247,6 +286,7 @@ pub fn route(input: &RouteInput<'_>) -> Result<Route, Error> {
                 forced: true,
                 decision: None,
                 split: None,
+                prefilter,
             })
         }
         BackendChoice::Auto => Ok(route_auto(input)),
@@ -264,31 +304,43 @@ fn route_auto(input: &RouteInput<'_>) -> Route {
                 forced: false,
                 decision: None,
                 split: None,
+                prefilter: None,
             },
             _ => Route::cpu("no search: the CPU scans the columns", None),
         };
     };
     let want = input.request.want(opts);
     let supported = gpu_kernel(&input.request, opts.gpu_kernel);
-    let prefilter = tier1(&input.request, &supported, opts.gpu_kernel);
+    let tier1 = tier1(input, &supported);
+    let prefilter = tier1.as_ref().map(|r| {
+        r.as_ref()
+            .map(|t| t.best().plan.clone())
+            .map_err(Clone::clone)
+    });
     // Density only decides for line output (the inhibitor); for counts
     // the sample is informational, so it is taken only for --explain.
     // Tier 1 needs its candidate share.
     // Fuzzy needs the CPU's speed on this corpus (the sample's timing:
     // `planner::cpu_estimate`).
     let fuzzy = matches!(query.syntax(), crate::query::Syntax::Fuzzy(_));
-    let sample = if want == Want::Lines || opts.explain || fuzzy || matches!(prefilter, Some(Ok(_)))
-    {
-        planner::sample(input.corpus, query, 16, opts.explain)
-    } else {
-        planner::SampleStats::default()
+    let mut sample =
+        if want == Want::Lines || opts.explain || fuzzy || matches!(prefilter, Some(Ok(_))) {
+            planner::sample(input.corpus, query, 16, opts.explain)
+        } else {
+            planner::SampleStats::default()
+        };
+    // Tier 1's candidates are the chosen set's, counted on the same
+    // windows.
+    if let Some(Ok(t)) = &tier1 {
+        if let Some(share) = t.best().share {
+            sample.candidates = (share * sample.lines as f64).round() as u64;
+        }
+    }
+    let rejected = match &tier1 {
+        Some(Ok(t)) if t.options.len() > 1 => Some(t.rejected()),
+        _ => None,
     };
-    let lines = input
-        .corpus
-        .docs()
-        .iter()
-        .map(|d| d.has_line_index().then(|| d.lines().len()))
-        .sum::<Option<u64>>();
+    let lines = corpus_lines(input.corpus);
     let decision = planner::plan(&planner::PlanInput {
         query,
         want,
@@ -300,6 +352,7 @@ fn route_auto(input: &RouteInput<'_>) -> Route {
         gpu: input.gpu.as_ref().map(|g| (g.class, g.name.clone())),
         gpu_unsupported: supported.as_ref().err().cloned(),
         prefilter: prefilter.clone(),
+        tier1_rejected: rejected,
         sample,
         calibration: input.calibration,
     });
@@ -311,6 +364,7 @@ fn route_auto(input: &RouteInput<'_>) -> Route {
             forced: false,
             decision: Some(decision),
             split: None,
+            prefilter: None,
         },
         (Choice::Gpu(_), Ok((kernel, note)), _) => Route {
             backend: Backend::Gpu(kernel),
@@ -318,13 +372,15 @@ fn route_auto(input: &RouteInput<'_>) -> Route {
             forced: false,
             decision: Some(decision),
             split: None,
+            prefilter: None,
         },
         (Choice::GpuPrefilter(_), _, Some(Ok(p))) => Route {
             backend: Backend::GpuPrefilter(p.kernel),
-            reason: with_note(decision.summary(), p.note),
+            reason: with_note(decision.summary(), p.note.clone()),
             forced: false,
             decision: Some(decision),
             split: None,
+            prefilter: Some(p),
         },
         _ => Route::cpu(decision.summary(), Some(decision)),
     }

@@ -460,10 +460,7 @@ impl Session {
         let lines = opts.want == Want::Lines;
         let (devs, cpu_lines) = Self::fan_out(split);
         let plan = match tier1 {
-            true => Some(
-                crate::support::prefilter_plan(q, opts.gpu_kernel, kernel)
-                    .map_err(|u| Error::backend(format!("GPU prefilter: {u}")))?,
-            ),
+            true => Some(super::exec::route_prefilter(q, opts, kernel, route)?),
             false => None,
         };
         let (results, mut raw) = self.run_devices(

@@ -1,0 +1,408 @@
+//! Tier 1's literals: which of a query's candidate sets of required
+//! literals (`Query::literal_alternatives`: prefix sets, inner literals and
+//! alternations, suffix sets) finds the fewest candidate lines on this
+//! corpus, at the lowest estimated GPU cost.
+//!
+//! The static pick (`RequiredLiterals::from_hir`: longer literals, fewer of
+//! them, rarer bytes by a fixed log-text ranking) cannot know the corpus:
+//! in `web-\d\d (ERROR|WARN)` it takes `web-` (one literal of 4 bytes),
+//! which is on ~69% of generated lines; the set {`ERROR`, `WARN`} is on
+//! far fewer. Here each candidate set is counted on the planner's sample
+//! windows (the lines holding one of its members), memoised per corpus and
+//! query shape like the sample, and the set with the lowest estimated GPU
+//! time (`tier1_gpu_ms`: the literal passes plus verifying its share)
+//! wins. Without a sample (an empty corpus) the static pick stands.
+
+use super::{sample_windows, Calibration, VERIFY_MS_PER_LINE};
+use crate::corpus::Corpus;
+use crate::kernel::Kernel;
+use crate::query::literals::Prefilter;
+use crate::query::Query;
+use crate::support::{prefilter_support_with, PrefilterPlan, Unsupported, Verifier};
+
+/// Sample windows the shares are counted on (the planner's sample's).
+pub const WINDOWS: usize = 16;
+
+/// Lines in the sample windows and, per candidate set of `q`
+/// (`Query::literal_alternatives`, in order), the sampled lines holding one
+/// of its members. Memoised per corpus and query shape.
+pub fn literal_counts(corpus: &Corpus, q: &Query) -> (u64, Vec<u64>) {
+    let alts = q.literal_alternatives();
+    let key = super::memo_key("tier1", q, WINDOWS, false);
+    if let Some(v) = corpus.samples.lock().ok().and_then(|mut m| m.get(&key)) {
+        if v.len() == alts.len() + 1 {
+            return (v[0], v[1..].to_vec());
+        }
+    }
+    let windows = sample_windows(corpus, WINDOWS);
+    let mut lines = 0;
+    for &(d, s, e) in &windows {
+        lines += crate::cpu::count_lines(&corpus.docs()[d].data()[s..e]);
+    }
+    let counts: Vec<u64> = alts
+        .iter()
+        .map(|alt| {
+            let pre = Prefilter::new(alt.clone());
+            let mut n = 0;
+            for &(d, s, e) in &windows {
+                let hay = corpus.docs()[d].data();
+                let mut pos = s;
+                while let Some(p) = pre.find(hay, pos, e) {
+                    n += 1;
+                    pos = memchr::memchr(b'\n', &hay[p..e]).map_or(e, |i| p + i + 1);
+                }
+            }
+            n
+        })
+        .collect();
+    if let Ok(mut m) = corpus.samples.lock() {
+        let mut v = vec![lines];
+        v.extend(&counts);
+        m.put(key, v);
+    }
+    (lines, counts)
+}
+
+/// Estimated GPU time of tier 1 with `plan` whose candidates are `share`
+/// of the lines, ms, without the fixed dispatch latency (the same for
+/// every plan): the literal kernel's passes over `bytes` (one `scan` per
+/// literal when the set runs that way) plus the verification — the
+/// automaton over the candidates' share of the bytes at tier 2's speed, or
+/// the candidates read back and checked by the CPU on `threads` threads.
+/// The planner's score uses the same terms (`plan`).
+pub fn tier1_gpu_ms(
+    plan: &PrefilterPlan,
+    share: f64,
+    bytes: f64,
+    lines: f64,
+    threads: f64,
+    c: &Calibration,
+) -> f64 {
+    let scan = bytes / (kernel_gbps(plan, c) * 1e9) * 1e3;
+    let n = share * lines;
+    match plan.verify {
+        Verifier::Gpu => {
+            let g2 = c.gpu_gbps.get(&Kernel::ShiftAnd).copied();
+            let g2 = g2.unwrap_or_else(|| c.best_kernel().1 / 8.0);
+            scan + share * bytes / (g2 * 1e9) * 1e3
+        }
+        Verifier::Cpu => {
+            scan + lines / 8.0 / 10e9 * 1e3 + n * 2e-6 + n * VERIFY_MS_PER_LINE / threads.max(1.0)
+        }
+    }
+}
+
+/// The literal kernel's speed for `plan`, GB/s of corpus: calibrated (a
+/// many-literal kernel before any run at a tenth of the best
+/// single-literal kernel), divided by the passes when `scan` runs once per
+/// literal.
+pub fn kernel_gbps(plan: &PrefilterPlan, c: &Calibration) -> f64 {
+    let best = c.best_kernel().1;
+    let g = c.gpu_gbps.get(&plan.kernel).copied();
+    let g = g.unwrap_or(if plan.kernel.multi().is_some() {
+        best / 10.0
+    } else {
+        best
+    });
+    g / passes(plan) as f64
+}
+
+/// Passes of the literal kernel: one per literal when `scan` runs several.
+pub fn passes(plan: &PrefilterPlan) -> usize {
+    match plan.kernel {
+        Kernel::Scan => plan.literals.patterns().len().max(1),
+        _ => 1,
+    }
+}
+
+/// One candidate set as tier 1 would run it.
+#[derive(Clone, Debug)]
+pub struct Tier1Option {
+    /// The plan (kernel, literals, verifier).
+    pub plan: PrefilterPlan,
+    /// Sampled lines holding one of its literals.
+    pub count: u64,
+    /// Its share of the sampled lines (`None`: no sample).
+    pub share: Option<f64>,
+    /// [`tier1_gpu_ms`] at that share.
+    pub gpu_ms: f64,
+}
+
+/// Tier 1's choice among a query's candidate sets.
+#[derive(Clone, Debug)]
+pub struct Tier1Literals {
+    /// Every set tier 1 can run, in `Query::literal_alternatives` order
+    /// (the static pick first).
+    pub options: Vec<Tier1Option>,
+    /// The index of the chosen one.
+    pub chosen: usize,
+    /// Lines in the sample windows (0: no sample; the static pick stands).
+    pub sample_lines: u64,
+}
+
+impl Tier1Literals {
+    /// The chosen set.
+    pub fn best(&self) -> &Tier1Option {
+        &self.options[self.chosen]
+    }
+
+    /// The sets not chosen, with their shares and estimates, for
+    /// `--explain` (at most four, the cheapest first).
+    pub fn rejected(&self) -> String {
+        let mut others: Vec<&Tier1Option> = self
+            .options
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| i != self.chosen)
+            .map(|(_, o)| o)
+            .collect();
+        others.sort_by(|a, b| a.gpu_ms.total_cmp(&b.gpu_ms));
+        let mut parts: Vec<String> = others
+            .iter()
+            .take(4)
+            .map(|o| {
+                format!(
+                    "{} ({}{}) {} est. {:.3} ms",
+                    o.plan.describe(),
+                    o.plan.kernel.name(),
+                    match passes(&o.plan) {
+                        1 => String::new(),
+                        n => format!(" x{n}"),
+                    },
+                    o.share.map_or("share unknown".to_string(), |s| format!(
+                        "{:.2}% of lines",
+                        s * 100.0
+                    )),
+                    o.gpu_ms
+                )
+            })
+            .collect();
+        if others.len() > 4 {
+            parts.push(format!("+{} more", others.len() - 4));
+        }
+        parts.join("; ")
+    }
+}
+
+/// What the routing point asks of [`tier1_literals`].
+#[derive(Clone, Copy, Debug)]
+pub struct Tier1Input<'a> {
+    /// The corpus (its sample windows).
+    pub corpus: &'a Corpus,
+    /// The kernel asked for (`--gpu-kernel`), if any.
+    pub asked: Option<Kernel>,
+    /// Corpus bytes and lines (estimated when not indexed).
+    pub bytes: f64,
+    /// See `bytes`.
+    pub lines: f64,
+    /// CPU threads that verify candidates.
+    pub threads: f64,
+    /// Throughputs.
+    pub calibration: &'a Calibration,
+    /// Count the sets on the sample; false (no GPU to run them) keeps the
+    /// static pick without touching the corpus.
+    pub sample: bool,
+}
+
+/// Tier 1's plan for `q`: the candidate set with the lowest estimated GPU
+/// time on this corpus ([`tier1_gpu_ms`] at its sampled share; the static
+/// pick on a tie or without a sample). An error when tier 1 cannot run
+/// any set (the reason is the static pick's, as
+/// [`crate::support::prefilter_support`] gives it).
+pub fn tier1_literals(q: &Query, input: &Tier1Input<'_>) -> Result<Tier1Literals, Unsupported> {
+    let alts = q.literal_alternatives();
+    let first = match alts.first() {
+        Some(a) => prefilter_support_with(q, input.asked, a),
+        None => crate::support::prefilter_support(q, input.asked),
+    };
+    let first = first?;
+    let (sample_lines, counts) = match alts.len() {
+        _ if !input.sample => (0, Vec::new()),
+        0 | 1 => (0, Vec::new()),
+        _ => literal_counts(input.corpus, q),
+    };
+    let mut options = Vec::new();
+    for (i, alt) in alts.iter().enumerate() {
+        let plan = match i {
+            0 => first.clone(),
+            _ => match prefilter_support_with(q, input.asked, alt) {
+                Ok(p) => p,
+                Err(_) => continue,
+            },
+        };
+        let count = counts.get(i).copied().unwrap_or(0);
+        let share = (sample_lines > 0).then(|| count as f64 / sample_lines as f64);
+        let gpu_ms = tier1_gpu_ms(
+            &plan,
+            share.unwrap_or(0.0),
+            input.bytes,
+            input.lines,
+            input.threads,
+            input.calibration,
+        );
+        options.push(Tier1Option {
+            plan,
+            count,
+            share,
+            gpu_ms,
+        });
+    }
+    if options.is_empty() {
+        options.push(Tier1Option {
+            plan: first,
+            count: 0,
+            share: None,
+            gpu_ms: 0.0,
+        });
+    }
+    let chosen = match sample_lines {
+        0 => 0,
+        _ => (0..options.len())
+            .min_by(|&a, &b| {
+                options[a]
+                    .gpu_ms
+                    .total_cmp(&options[b].gpu_ms)
+                    .then(a.cmp(&b))
+            })
+            .unwrap_or(0),
+    };
+    Ok(Tier1Literals {
+        options,
+        chosen,
+        sample_lines,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::planner::DeviceClass;
+    use crate::{QueryBuilder, Syntax};
+
+    /// 4,000 lines with known frequencies: `web-NN` and `common=` on every
+    /// line, ` ERROR` on every 20th, ` WARN` on every 50th (the 7% hold
+    /// one), `rare7` on every 100th, `prefixq` on every 25th.
+    fn corpus() -> Corpus {
+        let mut data = Vec::new();
+        for i in 0..4000u32 {
+            data.extend_from_slice(format!("web-{:02} common={i}", i % 100).as_bytes());
+            if i % 20 == 0 {
+                data.extend_from_slice(b" ERROR x");
+            } else if i % 50 == 1 {
+                data.extend_from_slice(b" WARN y");
+            } else {
+                data.extend_from_slice(b" INFO z");
+            }
+            if i % 100 == 3 {
+                data.extend_from_slice(b" rare7 xx common=1");
+            }
+            if i % 25 == 4 {
+                data.extend_from_slice(b" prefixq42 common");
+            }
+            data.push(b'\n');
+        }
+        Corpus::from_bytes("t", data)
+    }
+
+    fn choose(c: &Corpus, p: &str) -> Tier1Literals {
+        let q = QueryBuilder::new()
+            .syntax(Syntax::Regex)
+            .build(&[p])
+            .unwrap();
+        let cal = Calibration::defaults(DeviceClass::Discrete);
+        tier1_literals(
+            &q,
+            &Tier1Input {
+                corpus: c,
+                asked: None,
+                bytes: c.total_bytes() as f64 * 1000.0,
+                lines: 4e6,
+                threads: 16.0,
+                calibration: &cal,
+                sample: true,
+            },
+        )
+        .unwrap()
+    }
+
+    fn lits(t: &Tier1Literals) -> Vec<String> {
+        t.best()
+            .plan
+            .literals
+            .patterns()
+            .iter()
+            .map(|l| String::from_utf8_lossy(l).into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn the_rarest_set_wins_on_a_corpus_with_known_frequencies() {
+        let c = corpus();
+        // (regex, a substring every chosen literal holds, its share).
+        let table: &[(&str, &[&str], f64)] = &[
+            // The static pick ` common=` (the longest) is on every line,
+            // so is `web-`; {ERROR, WARN} on 7%.
+            (
+                r"web-\d\d common=\d+ (ERROR|WARN)",
+                &["ERROR", "WARN"],
+                0.07,
+            ),
+            // A rare prefix literal, a common (and longer) suffix one.
+            (r"rare7 \w+ common=\d+", &["rare7"], 0.01),
+            // A rare prefix, a common suffix.
+            (r"prefixq\d+ common", &["prefixq"], 0.04),
+        ];
+        for &(p, want, share) in table {
+            let t = choose(&c, p);
+            let got = lits(&t);
+            assert!(
+                got.iter().all(|l| want.iter().any(|w| l.contains(w))),
+                "{p}: chose {got:?}; rejected {}",
+                t.rejected()
+            );
+            let s = t.best().share.unwrap();
+            assert!((s - share).abs() < 0.02, "{p}: share {s}, known {share}");
+            // Every other set is estimated at least as dear.
+            for o in &t.options {
+                assert!(o.gpu_ms >= t.best().gpu_ms, "{p}: {}", t.rejected());
+            }
+            assert!(!t.rejected().is_empty(), "{p}");
+        }
+        // A set of two runs as two scan passes, verified on the GPU.
+        let t = choose(&c, r"web-\d\d common=\d+ (ERROR|WARN)");
+        assert_eq!(t.best().plan.kernel, Kernel::Scan);
+        assert_eq!(passes(&t.best().plan), 2);
+        assert_eq!(t.best().plan.verify, Verifier::Gpu);
+    }
+
+    #[test]
+    fn ties_and_no_sample_keep_the_static_pick() {
+        // Neither literal is in the corpus: both shares 0, the static pick
+        // (the longer literal) stands.
+        let c = corpus();
+        let t = choose(&c, r"absentlong\d+ nothere");
+        assert_eq!(t.chosen, 0);
+        assert_eq!(lits(&t), vec!["absentlong".to_string()]);
+        // No sample (an empty corpus): the static pick, shares unknown.
+        let empty = Corpus::from_bytes("e", Vec::new());
+        let t = choose(&empty, r"web-\d\d common=\d+ (ERROR|WARN)");
+        assert_eq!(t.chosen, 0);
+        assert_eq!(t.sample_lines, 0);
+        assert!(t.best().share.is_none());
+        assert!(t.rejected().contains("share unknown"), "{}", t.rejected());
+    }
+
+    #[test]
+    fn shares_are_memoised() {
+        let c = corpus();
+        let q = QueryBuilder::new()
+            .build(&[r"web-\d\d common=\d+ (ERROR|WARN)"])
+            .unwrap();
+        let a = literal_counts(&c, &q);
+        let n = c.samples.lock().unwrap().entries_len();
+        let b = literal_counts(&c, &q);
+        assert_eq!(a, b);
+        assert_eq!(c.samples.lock().unwrap().entries_len(), n);
+        assert_eq!(a.1.len(), q.literal_alternatives().len());
+    }
+}
