@@ -534,12 +534,12 @@ mod gpu {
             assert_eq!(g.backend.name, "gpu/bloom (watchlist)");
             let c = s.count_watchlist(&w, &cpu()).unwrap();
             assert!(c.lines.iter().filter(|&&l| l > 0).count() >= 1900);
-            for i in 0..pats.len() {
+            for (i, p) in pats.iter().enumerate() {
                 assert_eq!(
                     (g.lines[i], g.occurrences[i]),
                     (c.lines[i], c.occurrences[i]),
                     "{parts} parts: pattern {i} {:?}",
-                    String::from_utf8_lossy(&pats[i])
+                    String::from_utf8_lossy(p)
                 );
             }
             let gl = s.search(w.query(), &gpu(MultiKernel::Bloom)).unwrap();
