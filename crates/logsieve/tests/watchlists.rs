@@ -371,8 +371,196 @@ mod gpu {
         }
     }
 
+    /// A context whose bloom filter is split into `parts` parts
+    /// (`GpuTuning::bloom_parts`), with `groups` workgroups per part (few:
+    /// the grid-stride loop walks many strides), one per value and test
+    /// binary.
+    fn parts_ctx(parts: u32, groups: Option<u32>) -> Option<&'static GpuContext> {
+        use std::sync::Mutex;
+        static CTXS: Mutex<Vec<(u32, Option<u32>, &'static GpuContext)>> = Mutex::new(Vec::new());
+        ctx()?;
+        let mut v = CTXS.lock().unwrap();
+        if let Some(&(.., c)) = v.iter().find(|(p, g, _)| (*p, *g) == (parts, groups)) {
+            return Some(c);
+        }
+        let c = GpuContext::new_with(&logsieve::gpu::GpuTuning {
+            bloom_parts: Some(parts),
+            bloom_groups: groups,
+            ..Default::default()
+        })
+        .expect("a context with bloom parts");
+        let c: &'static GpuContext = Box::leak(Box::new(c));
+        v.push((parts, groups, c));
+        Some(c)
+    }
+
+    /// `check`, and the lines that hold any pattern (a search of the same
+    /// patterns on bloom) against the CPU's.
+    fn check_with_lines(s: &Session, pats: &[Vec<u8>], fold: bool, what: &str) {
+        check(s, pats, fold, &gpu(MultiKernel::Bloom), what);
+        let q = QueryBuilder::new()
+            .syntax(Syntax::Fixed)
+            .case_insensitive(fold)
+            .build(pats)
+            .unwrap();
+        let g = s.search(&q, &gpu(MultiKernel::Bloom)).unwrap();
+        assert_eq!(g.backend.name, "gpu/bloom", "{what}");
+        let c = s.search(&q, &cpu()).unwrap();
+        assert_eq!(g.docs[0].lines, c.docs[0].lines, "{what}: lines");
+    }
+
+    /// bloom's filter split into 2, 3 and 7 parts (and 1, the default):
+    /// every count equals the oracle's on the small sets, the table of
+    /// cases, segment edges (16-byte segments), -i, keys of 4 to 7 bytes,
+    /// and a walk of many grid strides.
+    #[test]
+    fn filter_parts_small_cases() {
+        let corpus =
+            b"abcd abcdef ABCD\nxabcdefx\n\nabcdabcd\nzzzz\r\nab 1.2.3.4 10.1.2.3x\n".to_vec();
+        let sets: Vec<Vec<&[u8]>> = vec![
+            vec![b"abcd", b"abcd", b"ABCD", b"zzzz", b"abcd"],
+            vec![b"abcd", b"abcdef", b"bcdef", b"abcdefx"],
+            vec![b"1.2.3.4", b"10.1.2.3", b"0.1.2.3x", b"abcdabcd"],
+            vec![b"abcde", b"bcdab", b"cdabcd", b"dabcdabc"],
+        ];
+        for (parts, groups) in [(1, None), (2, None), (3, Some(1)), (7, None), (7, Some(2))] {
+            let Some(ctx) = parts_ctx(parts, groups) else {
+                return;
+            };
+            for seg in [None, Some(16)] {
+                let s = session(ctx, corpus.clone(), seg);
+                for (n, set) in sets.iter().enumerate() {
+                    let pats: Vec<Vec<u8>> = set.iter().map(|p| p.to_vec()).collect();
+                    for fold in [false, true] {
+                        let what = format!(
+                            "parts {parts} groups {groups:?} set {n} fold {fold} seg {seg:?}"
+                        );
+                        check_with_lines(&s, &pats, fold, &what);
+                    }
+                }
+            }
+            let mut ran = 0;
+            for case in CASES {
+                let f = case.flags();
+                let pats = case.patterns();
+                if case.syntax != Syntax::Fixed
+                    || f.w
+                    || f.x
+                    || f.v
+                    || pats
+                        .iter()
+                        .any(|p| p.len() < 4 || p.contains(&b'\n') || p.contains(&b'\r'))
+                    || (f.i && pats.iter().any(|p| !p.is_ascii()))
+                {
+                    continue;
+                }
+                for seg in [None, Some(16)] {
+                    let s = session(ctx, case.corpus.to_vec(), seg);
+                    check_with_lines(&s, &pats, f.i, &format!("parts {parts}: {}", case.name));
+                }
+                ran += 1;
+            }
+            assert!(ran >= 5, "{ran} cases ran");
+        }
+    }
+
+    /// Thousands of keys that collide (IPs sharing their first bytes,
+    /// patterns sharing their 8-byte key and differing after it, keys
+    /// that are prefixes of each other) over lines holding them, their
+    /// keys alone and near misses, cut into segments at odd sizes: split
+    /// into 2, 3 and 7 parts, every pattern's count equals the oracle's.
+    #[test]
+    fn filter_parts_colliding_keys() {
+        let mut pats: Vec<Vec<u8>> = Vec::new();
+        for i in 0..1500u32 {
+            pats.push(format!("192.168.{}.{}", i % 7, i / 7).into_bytes());
+            pats.push(format!("deadbeef{:04x}", i.wrapping_mul(40503) & 0xffff).into_bytes());
+            if i % 3 == 0 {
+                pats.push(format!("evil{:03}.example", i % 1000).into_bytes());
+                pats.push(format!("Evil{:03}", i % 1000).into_bytes());
+            }
+        }
+        let mut corpus = Vec::new();
+        for i in 0..900usize {
+            corpus.extend_from_slice(format!("l{i} src=").as_bytes());
+            corpus.extend_from_slice(&pats[(i * 37) % pats.len()]);
+            corpus.extend_from_slice(b" key=");
+            // The key (first 8 bytes) without the rest, or a near miss.
+            let p = &pats[(i * 53) % pats.len()];
+            corpus.extend_from_slice(&p[..p.len().min(8)]);
+            corpus.extend_from_slice(if i % 2 == 0 { b"Z" } else { b"" });
+            corpus.extend_from_slice(format!(" 192.168.{}.{}9", i % 9, i % 300).as_bytes());
+            corpus.extend_from_slice(b"\n");
+        }
+        for parts in [2, 3, 7] {
+            let Some(ctx) = parts_ctx(parts, None) else {
+                return;
+            };
+            for seg in [None, Some(4099)] {
+                let s = session(ctx, corpus.clone(), seg);
+                for fold in [false, true] {
+                    let what = format!("parts {parts} seg {seg:?} fold {fold}");
+                    check_with_lines(&s, &pats, fold, &what);
+                }
+            }
+        }
+    }
+
+    /// 100,000 patterns (a watchlist's limit) in 2 and 3 parts: each
+    /// part's filter is dense (~45% and ~33% of its bits set), so a
+    /// position tested outside its own part would often pass there by
+    /// chance and count twice. Every count equals the CPU counter's (the
+    /// oracle above checks it), and the lines the CPU's.
+    #[test]
+    fn filter_parts_hundred_thousand_patterns() {
+        let pats: Vec<Vec<u8>> = (0..100_000u32)
+            .map(|i| format!("{:08x}-ioc{i}", i.wrapping_mul(2_654_435_761)).into_bytes())
+            .collect();
+        let mut corpus = Vec::new();
+        for i in 0..2000usize {
+            corpus.extend_from_slice(format!("line {i} ").as_bytes());
+            corpus.extend_from_slice(&pats[(i * 47) % pats.len()]);
+            corpus.extend_from_slice(b" key=");
+            corpus.extend_from_slice(&pats[(i * 89) % pats.len()][..9]);
+            corpus.extend_from_slice(b"x tail\n");
+        }
+        for parts in [2, 3] {
+            let Some(ctx) = parts_ctx(parts, None) else {
+                return;
+            };
+            let s = session(ctx, corpus.clone(), None);
+            let (w, _) = s.define_watchlist("w", &pats, wl_opts(false)).unwrap();
+            let g = s.count_watchlist(&w, &gpu(MultiKernel::Bloom)).unwrap();
+            assert_eq!(g.backend.name, "gpu/bloom (watchlist)");
+            let c = s.count_watchlist(&w, &cpu()).unwrap();
+            assert!(c.lines.iter().filter(|&&l| l > 0).count() >= 1900);
+            for (i, p) in pats.iter().enumerate() {
+                assert_eq!(
+                    (g.lines[i], g.occurrences[i]),
+                    (c.lines[i], c.occurrences[i]),
+                    "{parts} parts: pattern {i} {:?}",
+                    String::from_utf8_lossy(p)
+                );
+            }
+            let gl = s.search(w.query(), &gpu(MultiKernel::Bloom)).unwrap();
+            let cl = s.search(w.query(), &cpu()).unwrap();
+            assert_eq!(gl.docs[0].lines, cl.docs[0].lines, "{parts} parts: lines");
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+        /// Random corpora and patterns with bloom's filter in 2, 3 or 7
+        /// parts, against the oracle.
+        #[test]
+        fn random_filter_parts(corpus in corpus_strategy(), pats in patterns_strategy(), fold in any::<bool>(), pi in 0..3usize, seg in prop_oneof![Just(None), Just(Some(16u64)), Just(Some(40u64))]) {
+            prop_assume!(!fold || pats.iter().all(|p| p.is_ascii()));
+            let parts = [2, 3, 7][pi];
+            let Some(ctx) = parts_ctx(parts, Some(1)) else { return Ok(()) };
+            let s = session(ctx, corpus, seg);
+            check(&s, &pats, fold, &gpu(MultiKernel::Bloom), &format!("random, {parts} parts, seg {seg:?}"));
+        }
 
         #[test]
         fn random_every_kernel(corpus in corpus_strategy(), pats in patterns_strategy(), fold in any::<bool>()) {

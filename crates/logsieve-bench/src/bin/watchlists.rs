@@ -9,6 +9,9 @@
 //! Usage: `watchlists --file LOG [--sizes 10000,100000] [--runs N]
 //!         [--idle-runs N] [--rg PATH] [--out FILE.md]`
 //! `LOGSIEVE_BLOOM_DIAG=8` keeps bloom's workgroup filter (the comparison).
+//! `--stages P1,P2,..` also counts, on the host, the positions passing each
+//! stage of bloom's filters with its filter in each number of parts
+//! (`LOGSIEVE_BLOOM_PARTS` sets the parts the GPU rows run with).
 
 use std::collections::HashMap;
 use std::process::Command;
@@ -107,6 +110,29 @@ fn kernel_ms(reason: &str) -> Option<f64> {
     reason[at..].split(' ').next()?.parse().ok()
 }
 
+/// bloom's stage counts for `pats` over `data` with its filter (at most
+/// 32 KiB a part, the H100's) in `parts` parts, as a row.
+fn stage_row(n: usize, pats: &[Vec<u8>], data: &[u8], parts: u32, md: &mut String) {
+    let q = logsieve::QueryBuilder::new()
+        .syntax(logsieve::Syntax::Fixed)
+        .build(pats)
+        .expect("literals");
+    let st = logsieve::gpu::bloom_stages(&q, data, 8192, parts).expect("bloom tables");
+    let pc = |k: u64| 100.0 * k as f64 / st.positions.max(1) as f64;
+    let r = format!(
+        "| {n} | bloom stages, {} part(s) of {} KiB ({:.1} bits a key) | - | - | - | \
+         positions passing: filter {:.3}%, verification filter {:.4}%, key {:.4}% |\n",
+        st.parts,
+        st.part_bits / 8192,
+        st.parts as f64 * st.part_bits as f64 / st.keys.max(1) as f64,
+        pc(st.filter),
+        pc(st.verify_filter),
+        pc(st.key_hits)
+    );
+    print!("{r}");
+    md.push_str(&r);
+}
+
 fn main() {
     let mut file = None;
     let mut sizes = vec![10_000usize, 100_000];
@@ -114,6 +140,7 @@ fn main() {
     let mut idle_runs = 20usize;
     let mut rg = "rg".to_string();
     let mut out = None;
+    let mut stages: Vec<u32> = Vec::new();
     let mut it = std::env::args().skip(1);
     while let Some(f) = it.next() {
         let mut v = || it.next().unwrap_or_default();
@@ -124,6 +151,7 @@ fn main() {
             "--idle-runs" => idle_runs = v().parse().unwrap_or(20).max(1),
             "--rg" => rg = v(),
             "--out" => out = Some(v()),
+            "--stages" => stages = v().split(',').filter_map(|s| s.parse().ok()).collect(),
             _ => {
                 eprintln!("watchlists: unknown flag {f}");
                 std::process::exit(2)
@@ -174,6 +202,9 @@ fn main() {
     let dir = std::env::temp_dir();
     for &n in &sizes {
         let pats = pattern_set(n, lines, &freq, &mut rng);
+        for &parts in &stages {
+            stage_row(n, &pats, &data, parts, &mut md);
+        }
         let tdef = Instant::now();
         let (w, _) = session
             .define_watchlist(&format!("w{n}"), &pats, WatchlistOptions::default())

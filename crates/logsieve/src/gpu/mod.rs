@@ -47,6 +47,9 @@ mod upload;
 pub use context::list_adapters;
 pub use context::{AdapterProbe, GpuContext, GpuInfo};
 pub use corpus::GpuCorpus;
+/// bloom's stage counts on the host (benchmarks: the work per stage).
+#[doc(hidden)]
+pub use kernels::bloom::{bloom_stages, BloomStages};
 pub use pattern_set::PreparedTables;
 pub use search::GpuSearch;
 pub use upload::{UploadOptions, UploadStats};
@@ -82,8 +85,17 @@ pub struct GpuTuning {
     /// (`LOGSIEVE_BLOOM_DIAG`: 1 skips verification, 4 every probe; 0 off).
     /// It prices the kernel's steps; results are not exact with 1 or 4.
     /// 8 moves the filter of sets past 32k keys to global memory (exact;
-    /// measured slower on the H100, kept for the comparison).
+    /// measured slower on the H100, kept for the comparison). 16 builds
+    /// the pipeline with verification compiled out (wrong results; against
+    /// 1 it prices the verification code's presence in the kernel).
     pub bloom_diag: u32,
+    /// The parts `bloom`'s workgroup filter is split into
+    /// (`LOGSIEVE_BLOOM_PARTS`, 1..=8; `None` or 0: one). Each part is a
+    /// full-size filter in its own workgroups, which read the corpus again
+    /// and test only the positions whose key falls in their part: P times
+    /// the filter bits a key for P passes over the corpus (the 100k
+    /// comparison on the H100; tests force 2, 3 and 7).
+    pub bloom_parts: Option<u32>,
     /// Which adapters a session opens, one device each (`--gpus`,
     /// `LOGSIEVE_GPUS`).
     pub gpus: GpuSelection,
@@ -189,6 +201,9 @@ impl GpuTuning {
             bloom_diag: var("LOGSIEVE_BLOOM_DIAG")
                 .and_then(|s| s.parse().ok())
                 .unwrap_or(0),
+            bloom_parts: var("LOGSIEVE_BLOOM_PARTS")
+                .and_then(|s| s.trim().parse().ok())
+                .filter(|&n| n > 0),
             gpus: var("LOGSIEVE_GPUS")
                 .and_then(|s| GpuSelection::parse(&s).ok())
                 .unwrap_or_default(),

@@ -347,7 +347,7 @@ impl GpuCorpus {
     ) -> Result<Run, Error> {
         let c = &*self.ctx.inner;
         let t0 = Instant::now();
-        let driver = LiteralSet::new(c, pipes, up, kernel, &self.segs, per_pattern);
+        let driver = LiteralSet::new(c, pipes, up, kernel, &self.segs, per_pattern)?;
         // The many-literal kernels always measure their pass.
         let mut enc = self.encode(&driver, &st.binds, true);
         self.encode_readback(&mut enc, &driver, lines, true);

@@ -180,6 +180,9 @@ pub(crate) struct LiteralSetPipes {
     /// The layout of their bind groups (`multi_common.wgsl`).
     pub(crate) layout: wgpu::BindGroupLayout,
     pipes: Vec<wgpu::ComputePipeline>,
+    /// `bloom` for filters in parts (`SPLIT`), built when the context's
+    /// tuning asks for parts (the only way tables get them).
+    bloom_split: Option<wgpu::ComputePipeline>,
     /// Words of the bloom pipeline's filter.
     pub(crate) bloom_words: u32,
 }
@@ -190,10 +193,26 @@ impl LiteralSetPipes {
         &self.pipes[k as usize]
     }
 
+    /// The `bloom` pipeline for tables of `parts` parts (`None`: more than
+    /// one and no split pipeline was built).
+    pub(crate) fn bloom(&self, parts: u32) -> Option<&wgpu::ComputePipeline> {
+        match parts {
+            0 | 1 => Some(self.pipe(super::MultiKernel::Bloom)),
+            _ => self.bloom_split.as_ref(),
+        }
+    }
+
     /// Compiles them for a device allowing `workgroup_storage` bytes of
-    /// workgroup memory (the size of `bloom`'s filter). The caller holds a
-    /// validation error scope around it.
-    pub(crate) fn build(dev: &wgpu::Device, workgroup_storage: u32) -> LiteralSetPipes {
+    /// workgroup memory (the size of `bloom`'s filter), `bloom` with the
+    /// constants of the diagnostic switch `bloom_diag`, and when `split`
+    /// also for filters in parts. The caller holds a validation error
+    /// scope around it.
+    pub(crate) fn build(
+        dev: &wgpu::Device,
+        workgroup_storage: u32,
+        bloom_diag: u32,
+        split: bool,
+    ) -> LiteralSetPipes {
         let entry = buffer_entry;
         let storage = |read_only| wgpu::BufferBindingType::Storage { read_only };
         let uniform = wgpu::BufferBindingType::Uniform;
@@ -216,6 +235,7 @@ impl LiteralSetPipes {
             immediate_size: 0,
         });
         let mut pipes = Vec::new();
+        let mut bloom_split = None;
         let bloom_words = kernels::bloom::filter_words(workgroup_storage);
         // In the order of MultiKernel's variants (`pipe` indexes by them).
         for (m, entry) in [
@@ -233,11 +253,21 @@ impl LiteralSetPipes {
                 label: Some(m.label),
                 source: wgpu::ShaderSource::Wgsl(source.into()),
             });
-            pipes.push(compute_pipeline(dev, &pl, &module, entry, &[]));
+            if entry == "bloom" {
+                let c = kernels::bloom::constants(bloom_diag, false);
+                pipes.push(compute_pipeline(dev, &pl, &module, entry, &c));
+                if split {
+                    let c = kernels::bloom::constants(bloom_diag, true);
+                    bloom_split = Some(compute_pipeline(dev, &pl, &module, entry, &c));
+                }
+            } else {
+                pipes.push(compute_pipeline(dev, &pl, &module, entry, &[]));
+            }
         }
         LiteralSetPipes {
             layout,
             pipes,
+            bloom_split,
             bloom_words,
         }
     }

@@ -69,6 +69,22 @@ pub(crate) const GLOBAL_BELOW_BITS_PER_KEY: u64 = 8;
 /// and 4; measured slower, hence not the default).
 pub(crate) const DIAG_GLOBAL_FILTER: u32 = 8;
 
+/// [`crate::gpu::GpuTuning::bloom_diag`]'s bit that builds the bloom
+/// pipeline with verification compiled out (`VERIFY = false`): results are
+/// wrong; against bit 1 (verification skipped at run time, its code
+/// still in the kernel) it prices what the code's presence costs.
+pub(crate) const DIAG_NO_VERIFY_CODE: u32 = 16;
+
+/// The pipeline constants of bloom for the diagnostic switch `diag`, and
+/// for filters in parts when `split`.
+pub(crate) fn constants(diag: u32, split: bool) -> Vec<(&'static str, f64)> {
+    let mut c = vec![("SPLIT", f64::from(u8::from(split)))];
+    if diag & DIAG_NO_VERIFY_CODE != 0 {
+        c.push(("VERIFY", 0.0));
+    }
+    c
+}
+
 /// bloom's key of a pattern (or of a corpus position): the little-endian
 /// words of bytes [0, 4) and [l - 4, l).
 pub(crate) fn bloom_key(p: &[u8], l: usize) -> (u32, u32) {
@@ -84,11 +100,36 @@ pub(crate) fn bloom_hash(a: u32, b: u32) -> (u32, u32) {
     (x, (x ^ b).wrapping_mul(0x85EB_CA77))
 }
 
-/// bloom's workgroup filter for a key (`lb` bits in all): the word (from
-/// the first probe's hash, of bytes [0, 4)) and its three bits, one from
-/// the first hash and two from the second. All in one word: one
-/// workgroup-memory load a position.
-pub(crate) fn bloom_bits(a: u32, b: u32, lb: u32) -> (u32, u32, u32, u32) {
+/// At most this many parts (`parts * 2^(lb - 5)` words must stay within
+/// 65,536 for the kernel's 32-bit word index, and 8 parts of 32 KiB give
+/// 100k keys ~21 bits each).
+pub(crate) const MAX_PARTS: u32 = 8;
+
+/// bloom's filter for a key (`parts` parts of `lb` bits each): the word
+/// over all parts (its part is the word index >> (lb - 5)) and its three
+/// bits, the word and one bit from the first hash (of bytes [0, 4)), two
+/// bits from the second. All in one word: one workgroup-memory load a
+/// position. One part: [`plain_bits`]; more: the word from the first
+/// hash's top 16 bits scaled to the parts' words (the `SPLIT` pipeline).
+pub(crate) fn bloom_bits(a: u32, b: u32, lb: u32, parts: u32) -> (u32, u32, u32, u32) {
+    if parts <= 1 {
+        return plain_bits(a, b, lb);
+    }
+    let (x, y) = bloom_hash(a, b);
+    let words = parts << (lb - 5);
+    debug_assert!(words <= 1 << 16);
+    (
+        ((x >> 16) * words) >> 16,
+        (x >> 11) & 31,
+        y >> 27,
+        (y >> 22) & 31,
+    )
+}
+
+/// The filter of one part (in workgroup memory, or the global filter of
+/// up to 2^24 bits): the word from the first hash's top lb - 5 bits, the
+/// first bit from its next five.
+pub(crate) fn plain_bits(a: u32, b: u32, lb: u32) -> (u32, u32, u32, u32) {
     let (x, y) = bloom_hash(a, b);
     (
         x >> (32 - (lb - 5)),
@@ -96,6 +137,19 @@ pub(crate) fn bloom_bits(a: u32, b: u32, lb: u32) -> (u32, u32, u32, u32) {
         y >> 27,
         (y >> 22) & 31,
     )
+}
+
+/// The parts of a filter of 2^`lb` bits a part: `asked` (from
+/// [`crate::gpu::GpuTuning::bloom_parts`]; 0: one) within 1..=[`MAX_PARTS`]
+/// and the kernel's word index. One part is the default until the H100
+/// shows more parts pay: each part reads the corpus and runs every
+/// position's hash again, and the pass's fixed work (~1.2 ms of the 10k
+/// count's kernel) is most of its time.
+pub(crate) fn parts_for(asked: u32, lb: u32) -> u32 {
+    asked
+        .clamp(1, MAX_PARTS)
+        .min((1u32 << 16).checked_shr(lb - 5).unwrap_or(0))
+        .max(1)
 }
 
 /// bloom's third hash of a key (from the second), whose top bits index the
@@ -111,6 +165,7 @@ pub(crate) fn table(
     mpw: &mut [u32; SP::WORDS],
     filter_words: u32,
     global_ok: bool,
+    asked_parts: u32,
 ) -> Result<(), Error> {
     let min = set.min_len();
     if min < MultiKernel::BLOOM_MIN_LEN {
@@ -151,9 +206,17 @@ pub(crate) fn table(
         (n * 256).next_power_of_two().ilog2().max(12).min(max_lb)
     };
     mpw[SP::GLOBAL] = u32::from(global);
-    let mut filter = vec![0u32; 1 << (lb - 5)];
+    // Parts: each a workgroup filter of 2^lb bits, keys split by their
+    // word (the global filter is one).
+    let parts = if global {
+        1
+    } else {
+        parts_for(asked_parts, lb)
+    };
+    mpw[SP::PARTS] = parts;
+    let mut filter = vec![0u32; (parts as usize) << (lb - 5)];
     for &(a, b) in &distinct {
-        let (w, b1, b2, b3) = bloom_bits(a, b, lb);
+        let (w, b1, b2, b3) = bloom_bits(a, b, lb, parts);
         filter[w as usize] |= (1 << b1) | (1 << b2) | (1 << b3);
     }
     // About two buckets per key.
@@ -208,11 +271,92 @@ pub(crate) fn table(
     Ok(())
 }
 
+/// Positions of a corpus passing each stage of `bloom`'s filters, counted
+/// on the host with the kernel's own tables and hashes
+/// ([`bloom_stages`]): device independent, the work the kernel does per
+/// stage.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BloomStages {
+    /// Start positions tested (the corpus's bytes).
+    pub positions: u64,
+    /// The filter's parts.
+    pub parts: u32,
+    /// The filter's bits a part.
+    pub part_bits: u64,
+    /// Distinct keys of the set.
+    pub keys: u64,
+    /// Positions passing the workgroup filter (in their part): each is
+    /// verified (the divergent loop of `verify`).
+    pub filter: u64,
+    /// Of those, positions passing the verification filter (read from
+    /// L2): each walks its bucket.
+    pub verify_filter: u64,
+    /// Of those, positions whose key is a pattern's key.
+    pub key_hits: u64,
+}
+
+/// [`BloomStages`] of literal set `q` over `data`, with a workgroup
+/// filter of `filter_words` words a part (8192 on the H100) split into
+/// `parts` parts (0: one). Positions past the end read `\n`, as the
+/// kernel's padding.
+pub fn bloom_stages(
+    q: &crate::query::Query,
+    data: &[u8],
+    filter_words: u32,
+    parts: u32,
+) -> Result<BloomStages, Error> {
+    use super::multi_common::Tables;
+    let t = Tables::build(q, MultiKernel::Bloom, u64::MAX, filter_words, 0, parts)?;
+    let m = &t.mp;
+    let (l, lb, vb) = (m[SP::F] as usize, m[SP::B], m[SP::H]);
+    let parts = m[SP::PARTS];
+    let keys: std::collections::HashSet<(u32, u32)> =
+        t.set.uniq.iter().map(|p| bloom_key(p, l)).collect();
+    let mut st = BloomStages {
+        positions: data.len() as u64,
+        parts,
+        part_bits: 1 << lb,
+        keys: keys.len() as u64,
+        ..Default::default()
+    };
+    let mut hay: Vec<u8> = data.to_vec();
+    if t.set.fold {
+        hay.make_ascii_lowercase();
+    }
+    hay.extend_from_slice(&[b'\n'; 8]);
+    for p in 0..data.len() {
+        let (a, b) = bloom_key(&hay[p..], l);
+        let (w, b1, b2, b3) = bloom_bits(a, b, lb, parts);
+        let word = t.words[m[SP::A] as usize + w as usize];
+        if (word >> b1) & (word >> b2) & (word >> b3) & 1 == 0 {
+            continue;
+        }
+        st.filter += 1;
+        let z = bloom_hash3(bloom_hash(a, b).1) >> (32 - vb);
+        if (t.words[m[SP::G] as usize + (z >> 5) as usize] >> (z & 31)) & 1 == 0 {
+            continue;
+        }
+        st.verify_filter += 1;
+        st.key_hits += u64::from(keys.contains(&(a, b)));
+    }
+    Ok(st)
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::multi_common::Tables;
     use super::*;
     use crate::query::{QueryBuilder, Syntax};
+
+    /// True when the key (a, b) passes `t`'s filter, as bloom.wgsl tests
+    /// it (in whichever part holds its word).
+    fn filter_passes(t: &Tables, a: u32, b: u32) -> bool {
+        let m = &t.mp;
+        let lb = m[SP::B];
+        let (w, b1, b2, b3) = bloom_bits(a, b, lb, m[SP::PARTS]);
+        let word = t.words[m[SP::A] as usize + w as usize];
+        (word >> b1) & (word >> b2) & (word >> b3) & 1 == 1
+    }
 
     #[test]
     fn filter_sizes() {
@@ -237,6 +381,22 @@ mod tests {
             )
             .validate(&module)
             .unwrap_or_else(|e| panic!("{words}: {}", e.emit_to_string(&src)));
+        }
+        // And the constants of every diagnostic switch evaluate, as wgpu
+        // evaluates them when it builds the pipeline.
+        let src = source(8192);
+        let (module, info) =
+            super::super::tests::validated("bloom", &src, naga::valid::Capabilities::empty());
+        for diag in [0, 1, 4, DIAG_GLOBAL_FILTER, DIAG_NO_VERIFY_CODE] {
+            for split in [false, true] {
+                let mut consts = naga::back::PipelineConstants::default();
+                for (k, v) in constants(diag, split) {
+                    consts.insert(k.to_string(), v);
+                }
+                let ep = Some((naga::ShaderStage::Compute, "bloom"));
+                naga::back::pipeline_constants::process_overrides(&module, &info, ep, &consts)
+                    .unwrap_or_else(|e| panic!("bloom, diag {diag}, split {split}: {e:?}"));
+            }
         }
     }
 
@@ -267,6 +427,7 @@ mod tests {
                 1 << 30,
                 words,
                 DIAG_GLOBAL_FILTER,
+                0,
             )
             .unwrap();
             let m = &t.mp;
@@ -281,11 +442,8 @@ mod tests {
             } else {
                 assert!(lb <= (words * 32).ilog2() && lb >= 5);
             }
-            let passes = |a: u32, b: u32| {
-                let (w, b1, b2, b3) = bloom_bits(a, b, lb);
-                let word = t.words[m[SP::A] as usize + w as usize];
-                (word >> b1) & (word >> b2) & (word >> b3) & 1 == 1
-            };
+            assert_eq!(m[SP::PARTS], 1);
+            let passes = |a: u32, b: u32| filter_passes(&t, a, b);
             let vbit = |a: u32, b: u32| {
                 let z = bloom_hash3(bloom_hash(a, b).1) >> (32 - m[SP::H]);
                 t.words[m[SP::G] as usize + (z >> 5) as usize] >> (z & 31) & 1
@@ -340,34 +498,113 @@ mod tests {
             .build(&many)
             .unwrap();
         let pass_rate = |t: &Tables| {
-            let m = &t.mp;
-            let lb = m[SP::B];
             let mut x = 7u32;
             let mut pass = 0;
             for _ in 0..100_000 {
                 x ^= x << 13;
                 x ^= x >> 17;
                 x ^= x << 5;
-                let (w, b1, b2, b3) = bloom_bits(x, x.rotate_left(11), lb);
-                let word = t.words[m[SP::A] as usize + w as usize];
-                pass += (word >> b1) & (word >> b2) & (word >> b3) & 1;
+                pass += u32::from(filter_passes(t, x, x.rotate_left(11)));
             }
             for p in &t.set.uniq {
-                let (a, b) = bloom_key(p, m[SP::F] as usize);
-                let (w, b1, b2, b3) = bloom_bits(a, b, lb);
-                let word = t.words[m[SP::A] as usize + w as usize];
-                assert_eq!((word >> b1) & (word >> b2) & (word >> b3) & 1, 1);
+                let (a, b) = bloom_key(p, t.mp[SP::F] as usize);
+                assert!(filter_passes(t, a, b), "{:?}", String::from_utf8_lossy(p));
             }
             pass
         };
-        let t = Tables::build(&q, MultiKernel::Bloom, 1 << 30, 8192, DIAG_GLOBAL_FILTER).unwrap();
+        let t =
+            Tables::build(&q, MultiKernel::Bloom, 1 << 30, 8192, DIAG_GLOBAL_FILTER, 0).unwrap();
         assert_eq!(t.mp[SP::GLOBAL], 1);
         assert_eq!(t.mp[SP::B], 22, "2^22 bits: 32 a key or more");
         let global = pass_rate(&t);
         assert!(global < 500, "{global} of 100000 random keys pass");
-        let t = Tables::build(&q, MultiKernel::Bloom, 1 << 30, 8192, 0).unwrap();
-        assert_eq!((t.mp[SP::GLOBAL], t.mp[SP::B]), (0, 18));
+        let t = Tables::build(&q, MultiKernel::Bloom, 1 << 30, 8192, 0, 0).unwrap();
+        assert_eq!((t.mp[SP::GLOBAL], t.mp[SP::B], t.mp[SP::PARTS]), (0, 18, 1));
         let wg = pass_rate(&t);
         assert!(wg > 20_000, "the saturated filter passes {wg} of 100000");
+        // Four parts of 2^18 bits (~10 bits a key): every key passes in
+        // its part, few random keys do.
+        let t = Tables::build(&q, MultiKernel::Bloom, 1 << 30, 8192, 0, 4).unwrap();
+        assert_eq!((t.mp[SP::GLOBAL], t.mp[SP::B], t.mp[SP::PARTS]), (0, 18, 4));
+        assert_eq!(t.mp[SP::C] - t.mp[SP::A], 4 * 8192, "four parts' words");
+        let four = pass_rate(&t);
+        assert!(four * 5 < wg, "four parts pass {four}, one {wg} of 100000");
+        // Asked for more than the word index allows: clamped.
+        assert_eq!(parts_for(100, 18), MAX_PARTS);
+        assert_eq!(parts_for(0, 18), 1);
+        assert_eq!(parts_for(8, 21), 1, "2^16 words a part: one");
+        assert_eq!(parts_for(8, 20), 2, "2^15 words a part: two");
+        // The global filter is one part whatever is asked.
+        let t =
+            Tables::build(&q, MultiKernel::Bloom, 1 << 30, 8192, DIAG_GLOBAL_FILTER, 4).unwrap();
+        assert_eq!((t.mp[SP::GLOBAL], t.mp[SP::PARTS]), (1, 1));
+    }
+
+    /// The stage counts never lose an occurrence: every position where a
+    /// pattern starts passes every stage, for 1 to 8 parts and under -i;
+    /// each stage passes no more than the one before.
+    #[test]
+    fn stages_keep_every_occurrence() {
+        let pats: Vec<Vec<u8>> = (0..2000u32)
+            .map(|i| format!("ioc{:06x}.x{i}", i.wrapping_mul(2_654_435_761) >> 8).into_bytes())
+            .collect();
+        let mut corpus = Vec::new();
+        for i in 0..400usize {
+            corpus.extend_from_slice(format!("line {i} ").as_bytes());
+            corpus.extend_from_slice(&pats[(i * 7) % pats.len()].to_ascii_uppercase());
+            corpus.extend_from_slice(b" ioc0000 tail\n");
+        }
+        for fold in [false, true] {
+            let q = QueryBuilder::new()
+                .syntax(Syntax::Fixed)
+                .case_insensitive(fold)
+                .build(&pats)
+                .unwrap();
+            for parts in [1, 2, 3, 8] {
+                let st = bloom_stages(&q, &corpus, 8192, parts).unwrap();
+                assert_eq!((st.parts, st.positions), (parts, corpus.len() as u64));
+                assert!(st.filter >= st.verify_filter && st.verify_filter >= st.key_hits);
+                // One key a line, in upper case: -i finds all 400 (each
+                // through both filters), exact case none ("ioc0000 " is
+                // no pattern's key).
+                assert_eq!(st.key_hits, if fold { 400 } else { 0 }, "{st:?}");
+            }
+        }
+    }
+
+    /// Every key passes the filter in exactly the part its word names,
+    /// for any number of parts (also not a power of two) and filter size.
+    #[test]
+    fn every_key_passes_in_its_part() {
+        let many: Vec<Vec<u8>> = (0..3000u32)
+            .map(|i| format!("k{:07x}.{i}", i.wrapping_mul(2_654_435_761) >> 4).into_bytes())
+            .collect();
+        let q = QueryBuilder::new()
+            .syntax(Syntax::Fixed)
+            .build(&many)
+            .unwrap();
+        for parts in [1, 2, 3, 7, 8] {
+            for words in [128, 8192] {
+                let t = Tables::build(&q, MultiKernel::Bloom, 1 << 30, words, 0, parts).unwrap();
+                let m = &t.mp;
+                assert_eq!(m[SP::PARTS], parts);
+                let per_part = 1u32 << (m[SP::B] - 5);
+                let mut used = vec![0u32; parts as usize];
+                for p in &t.set.uniq {
+                    let (a, b) = bloom_key(p, m[SP::F] as usize);
+                    assert!(filter_passes(&t, a, b));
+                    let (w, ..) = bloom_bits(a, b, m[SP::B], parts);
+                    used[(w / per_part) as usize] += 1;
+                }
+                // The split is even: each part holds half to twice its
+                // share.
+                let n = t.set.uniq.len() as u32;
+                assert!(
+                    used.iter()
+                        .all(|&u| u * 2 * parts >= n && u * parts <= 2 * n),
+                    "{parts} parts: {used:?}"
+                );
+            }
+        }
     }
 }

@@ -12,16 +12,24 @@
 // L bytes). Both are ASCII-folded by SWAR under -i (patterns are folded on
 // the host).
 //
-// Filter (mp.a: 2^(mp.b - 5) words, copied to `wbits` at workgroup start,
-// or read from `tables` when mp.global_filter is set, for sets too large
-// for workgroup memory):
-// x = A * K1 and y = (x ^ B) * K2; the top mp.b - 5 bits of x pick a word,
-// and a position passes when three bits of that word are set: the one the
-// next five bits of x name and the two the top ten bits of y name. One
-// workgroup-memory load a position (a blocked Bloom filter). The first
-// bit is a 4-gram filter; the second is keyed by all L bytes, so patterns
-// that share a 4-byte prefix (IP lists: "192.") do not let every
-// occurrence of that prefix through.
+// Filter (mp.a: P = mp.parts parts of 2^(mp.b - 5) words each, part p's
+// copied to `wbits` at workgroup start; or, P = 1, read from `tables` when
+// mp.global_filter is set):
+// x = A * K1 and y = (x ^ B) * K2. With one part, the top mp.b - 5 bits
+// of x pick a word and the next five one bit of it; over P > 1 parts as
+// one array of W = P * 2^(mp.b - 5) words (pipeline constant SPLIT), word
+// ((x >> 16) * W) >> 16 (W <= 65536) and bits [11, 16) of x. A position
+// passes when three bits of that word are set: that one and the two the
+// top ten bits of y name. One workgroup-memory load a position (a
+// blocked Bloom filter).
+// The first bit is a 4-gram filter; the second is keyed by all L bytes, so
+// patterns that share a 4-byte prefix (IP lists: "192.") do not let every
+// occurrence of that prefix through. The word's part is the key's part:
+// workgroup (g, p) tests only the positions whose word lies in part p
+// (a compare in registers), so each position is verified in one
+// workgroup at most, and P parts give the filter P times the bits a key
+// for P reads of the corpus (100k keys in one 32 KiB part: ~20% of the
+// generated corpus's positions pass; in 4 parts, ~4.6%).
 //
 // Verification filter (mp.g: 2^mp.h bits, read from L2): one bit per key
 // from a third hash of y, tested before the buckets.
@@ -44,6 +52,23 @@
 const BLOOM_WORDS: u32 = 4096u;
 
 var<workgroup> wbits: array<u32, BLOOM_WORDS>;
+
+// This workgroup's part of the filter, and the filter's shape (set once
+// at the kernel's start): words a part (a power of two) less one, log2 of
+// it, and words over all parts.
+var<private> fpart: u32;
+var<private> fmask: u32;
+var<private> fbits: u32;
+var<private> fwords: u32;
+
+// false only in the diagnostic pipeline of LOGSIEVE_BLOOM_DIAG=16
+// (kernels/bloom.rs): verification compiled out, so that the pass's cost
+// without its code (registers, occupancy) is measured; results are wrong.
+override VERIFY: bool = true;
+
+// true in the pipeline for filters split into parts (mp.parts > 1): the
+// plain pipeline keeps the one-part arithmetic (a shift for the word).
+override SPLIT: bool = false;
 
 const K1: u32 = 0x9E3779B1u;
 const K2: u32 = 0x85EBCA77u;
@@ -70,9 +95,9 @@ fn mfold4(x: u32) -> u32 {
 // 1 when the key at a position passes the filter, else 0: `a` is its
 // first 4 bytes, and its last 4 are bytes [s/8, s/8 + 4) of the word pair
 // (blo, bhi) (s is a constant at every call). One word of the filter holds
-// all three bits (sh = 32 - its word index bits): the word from the first
-// hash's top bits, one bit from its next five, two from the second hash's
-// top ten.
+// all three bits: the word and one bit from the first hash, two from the
+// second hash's top ten; 0 when the word is in another workgroup's part.
+// sh = 32 - the word index bits (one part).
 fn probe(a: u32, blo: u32, bhi: u32, s: u32, sh: u32) -> u32 {
     let x = a * K1;
     if (mp.diag & 4u) != 0u {
@@ -87,12 +112,21 @@ fn probe(a: u32, blo: u32, bhi: u32, s: u32, sh: u32) -> u32 {
     // bits a key there, with LOGSIEVE_BLOOM_DIAG=8) a larger one in global
     // memory, through L1/L2 (measured slower: kernels/bloom.rs).
     var w: u32;
+    var own = 1u;
+    var b1: u32;
     if mp.global_filter != 0u {
         w = tables[mp.a + (x >> sh)];
+        b1 = (x >> (sh - 5u)) & 31u;
+    } else if SPLIT {
+        let wi = ((x >> 16u) * fwords) >> 16u;
+        own = u32((wi >> fbits) == fpart);
+        w = wbits[wi & fmask];
+        b1 = (x >> 11u) & 31u;
     } else {
         w = wbits[x >> sh];
+        b1 = (x >> (sh - 5u)) & 31u;
     }
-    return (w >> ((x >> (sh - 5u)) & 31u)) & (w >> (y >> 27u)) & (w >> ((y >> 22u) & 31u)) & 1u;
+    return own & (w >> b1) & (w >> (y >> 27u)) & (w >> ((y >> 22u) & 31u)) & 1u;
 }
 
 // The four positions of word `lo` (the next word is `hi`; `blo`, `bhi`
@@ -192,20 +226,37 @@ fn verify(base: u32, mask: u32) {
 
 @compute @workgroup_size(256)
 fn bloom(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    // Workgroup (g, p): the P workgroups of one stride are neighbours, so
+    // they run together and read the corpus through L2 once.
+    var parts = 1u;
+    if SPLIT {
+        parts = max(mp.parts, 1u);
+    }
+    let gid = group_id(wid, nwg);
+    let groups = (nwg.x * nwg.y) / parts;
+    if gid >= groups * parts {
+        // Padding of a 2-D grid (uniform in the workgroup).
+        return;
+    }
+    fpart = gid % parts;
+    fbits = mp.b - 5u;
+    fmask = (1u << fbits) - 1u;
+    fwords = parts << fbits;
     if mp.global_filter == 0u {
-        let n_words = 1u << (mp.b - 5u);
+        let n_words = 1u << fbits;
+        let base = mp.a + fpart * n_words;
         for (var i = lid; i < n_words; i += WG) {
-            wbits[i] = tables[mp.a + i];
+            wbits[i] = tables[base + i];
         }
     }
     workgroupBarrier();
     let sh = 32u - (mp.b - 5u);
     let d = mp.f - 4u;
     let n_vec = (seg.n_bytes + 15u) / 16u;
-    let stride = nwg.x * nwg.y * WG;
+    let stride = groups * WG;
     // Two vec4s (a grid stride apart) an iteration, all four loads issued
     // before either is tested: twice the loads in flight per thread.
-    for (var c = group_id(wid, nwg) * WG + lid; c < n_vec; c += 2u * stride) {
+    for (var c = (gid / parts) * WG + lid; c < n_vec; c += 2u * stride) {
         let c2 = c + stride;
         let v = data[c];
         // Bytes 16..24 for the windows that run past this vec4: in bounds
@@ -258,7 +309,7 @@ fn test16(v: vec4<u32>, nx: vec4<u32>, c: u32, sh: u32, d: u32) {
         | (test4(w1, w2, b1, b2, sh) << 4u)
         | (test4(w2, w3, b2, b3, sh) << 8u)
         | (test4(w3, w4, b3, b4, sh) << 12u);
-    if m != 0u && (mp.diag & 1u) == 0u {
+    if VERIFY && m != 0u && (mp.diag & 1u) == 0u {
         verify(c * 16u, m);
     }
 }

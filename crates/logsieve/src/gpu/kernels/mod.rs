@@ -127,6 +127,8 @@ pub(crate) mod set_params {
     pub(crate) const H: usize = 13;
     /// bloom: 1 when its filter is read from the tables (global memory).
     pub(crate) const GLOBAL: usize = 14;
+    /// bloom: the parts of its workgroup filter.
+    pub(crate) const PARTS: usize = 15;
     /// Size in u32 words.
     pub(crate) const WORDS: usize = 16;
 }

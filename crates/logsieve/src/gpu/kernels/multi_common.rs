@@ -53,13 +53,16 @@ impl Tables {
     /// asked for patterns shorter than 4 bytes (callers resolve the kernel
     /// with [`MultiKernel::for_query`] first). `bloom_words`: the words of
     /// the bloom pipeline's filter; `diag`: bloom's diagnostic switch
-    /// ([`bloom::DIAG_GLOBAL_FILTER`] allows the global filter).
+    /// ([`bloom::DIAG_GLOBAL_FILTER`] allows the global filter);
+    /// `bloom_parts`: the parts of bloom's filter (0: one;
+    /// [`crate::gpu::GpuTuning::bloom_parts`]).
     pub(crate) fn build(
         q: &Query,
         kernel: MultiKernel,
         max_binding: u64,
         bloom_words: u32,
         diag: u32,
+        bloom_parts: u32,
     ) -> Result<Tables, Error> {
         if let Err(r) = crate::support::kernel_support(q, Some(kernel.into())) {
             return Err(Error::backend(format!(
@@ -106,6 +109,7 @@ impl Tables {
                 &mut mpw,
                 bloom_words,
                 diag & bloom::DIAG_GLOBAL_FILTER != 0,
+                bloom_parts,
             )?,
         }
         let size = words.len() as u64 * 4;
@@ -205,6 +209,7 @@ impl MultiPipes {
             max_binding,
             self.pipes.bloom_words,
             c.tuning.bloom_diag,
+            c.tuning.bloom_parts.unwrap_or(0),
         )?;
         let words: Vec<u8> = tables.words.iter().flat_map(|w| w.to_le_bytes()).collect();
         let buf = c.buffer_with("multi tables", &words, wgpu::BufferUsages::STORAGE);
@@ -248,7 +253,12 @@ pub(crate) fn pipes(ctx: &GpuContext) -> Result<Arc<MultiPipes>, Error> {
 
 fn build_pipes(c: &Ctx) -> Result<MultiPipes, Error> {
     let scope = c.device.push_error_scope(wgpu::ErrorFilter::Validation);
-    let pipes = LiteralSetPipes::build(&c.device, c.info.max_compute_workgroup_storage_size);
+    let pipes = LiteralSetPipes::build(
+        &c.device,
+        c.info.max_compute_workgroup_storage_size,
+        c.tuning.bloom_diag,
+        c.tuning.bloom_parts.is_some_and(|p| p > 1),
+    );
     if let Some(e) = pollster::block_on(scope.pop()) {
         return Err(Error::backend(format!(
             "GPU multi-literal kernel compilation failed: {e}"
@@ -277,8 +287,11 @@ pub(crate) struct LiteralSet<'a> {
     counts_readback: Option<wgpu::Buffer>,
     /// `count_result`, in the engine's layout.
     count: PopCount<'a>,
-    /// Workgroups per `bloom` dispatch at most.
+    /// Workgroups per `bloom` dispatch at most, per part of its filter.
     max_groups: u64,
+    /// `bloom`'s filter parts: its dispatch has this many workgroups per
+    /// stride.
+    parts: u64,
     grid: Grid,
 }
 
@@ -292,9 +305,18 @@ impl<'a> LiteralSet<'a> {
         kernel: MultiKernel,
         segments: &[ResidentSegment],
         per_pattern: bool,
-    ) -> LiteralSet<'a> {
+    ) -> Result<LiteralSet<'a>, Error> {
         let dev = &c.device;
         let tables = &up.tables;
+        let parts = tables.mp[SP::PARTS].max(1);
+        let pipeline = match kernel {
+            MultiKernel::Bloom => pipes.pipes.bloom(parts).ok_or_else(|| {
+                Error::backend(format!(
+                    "bloom tables in {parts} parts but no pipeline for them"
+                ))
+            })?,
+            _ => pipes.pipes.pipe(kernel),
+        };
         let mbuf = c.buffer_with(
             "multi params",
             &tables.params(per_pattern, c.tuning.bloom_diag),
@@ -347,9 +369,9 @@ impl<'a> LiteralSet<'a> {
                 })
             })
             .collect();
-        LiteralSet {
+        Ok(LiteralSet {
             kernel,
-            pipeline: pipes.pipes.pipe(kernel),
+            pipeline,
             binds,
             counts: pbuf,
             counts_size: psize,
@@ -359,8 +381,9 @@ impl<'a> LiteralSet<'a> {
                 candidates: None,
             },
             max_groups: bloom::max_groups(c.tuning.bloom_groups),
+            parts: u64::from(parts),
             grid: c.grid(),
-        }
+        })
     }
 
     /// The per-pattern counters as words, from their mapped readback
@@ -405,8 +428,10 @@ impl KernelDriver for LiteralSet<'_> {
         pass.set_pipeline(self.pipeline);
         pass.set_bind_group(0, &self.binds[run.index], &[]);
         let groups = match self.kernel {
-            // A grid-stride loop over the segment's vec4s.
-            MultiKernel::Bloom => u64::from(s.n_bytes).div_ceil(16 * 256).min(self.max_groups),
+            // A grid-stride loop over the segment's vec4s, per part.
+            MultiKernel::Bloom => {
+                u64::from(s.n_bytes).div_ceil(16 * 256).min(self.max_groups) * self.parts
+            }
             _ => u64::from(s.n_bytes).div_ceil(256),
         };
         let (x, y) = self.grid.dims(groups);
@@ -452,6 +477,7 @@ mod tests {
             1 << 30,
             4096,
             0,
+            0,
         )
         .unwrap();
         assert_eq!(t.mp[SP::B], 1);
@@ -463,20 +489,28 @@ mod tests {
             .syntax(Syntax::Fixed)
             .build(&many)
             .unwrap();
-        let t = Tables::build(&big, MultiKernel::Trie, 1 << 30, 4096, 0).unwrap();
+        let t = Tables::build(&big, MultiKernel::Trie, 1 << 30, 4096, 0, 0).unwrap();
         assert_eq!(t.mp[SP::B], 0);
     }
 
     #[test]
     fn oversized_tables_are_an_error_not_a_panic() {
-        let e =
-            Tables::build(&q(&[b"abc", b"abd"], false), MultiKernel::Ac, 64, 4096, 0).unwrap_err();
+        let e = Tables::build(
+            &q(&[b"abc", b"abd"], false),
+            MultiKernel::Ac,
+            64,
+            4096,
+            0,
+            0,
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("trie"), "{e}");
         assert!(Tables::build(
             &q(&[b"", b"abd"], false),
             MultiKernel::Trie,
             1 << 30,
             4096,
+            0,
             0
         )
         .is_err());
@@ -486,6 +520,7 @@ mod tests {
             MultiKernel::Bloom,
             1 << 30,
             4096,
+            0,
             0,
         )
         .unwrap_err();

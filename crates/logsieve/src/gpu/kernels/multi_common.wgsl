@@ -33,7 +33,9 @@ struct MParams {
     // bloom: 1 when its filter is read from `tables` at mp.a (a set too
     // large for workgroup memory), 0 when copied to workgroup memory.
     global_filter: u32,
-    _p3: u32,
+    // bloom: the parts its keys are split into (0 or 1: one), one
+    // workgroup filter each (bloom.wgsl).
+    parts: u32,
 }
 
 // The pattern set's tables, one array (sections at the offsets above).
