@@ -326,7 +326,7 @@ fn follow_passes_the_time_window() {
         for l in b {
             line += 1;
             let stamp = &l[..19];
-            if l.contains("hit") && stamp >= SINCE && stamp < UNTIL {
+            if l.contains("hit") && (SINCE..UNTIL).contains(&stamp) {
                 want.push_str(&format!("{line}:{l}"));
             }
             ends |= stamp >= UNTIL;

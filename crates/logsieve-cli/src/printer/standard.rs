@@ -419,12 +419,14 @@ impl Printer<'_> {
                     };
                     self.prefix(out, doc, &at)?;
                     if a.only_matching {
-                        let text = match &a.replace {
-                            Some(r) => {
-                                self.query
-                                    .expand_match(line, m, &crate::input::os_to_bytes(r))
-                            }
-                            None => line[m].to_vec(),
+                        // The match itself is borrowed: no allocation a
+                        // match (`-o` prints one line per match).
+                        let text: std::borrow::Cow<[u8]> = match &a.replace {
+                            Some(r) => self
+                                .query
+                                .expand_match(line, m, &crate::input::os_to_bytes(r))
+                                .into(),
+                            None => line[m].into(),
                         };
                         self.matched(out, self.trimmed(&text))?;
                         out.write_all(self.terminator())?;

@@ -186,23 +186,24 @@ mod tests {
     #[test]
     fn adjacent_lines_join_when_the_pattern_can_match_a_newline() {
         let hay = b"a\na\nb\na\n";
-        for (p, joins) in [
-            ("a\\n", true),
-            ("a\\n?", true),
-            ("[^b]", true),
-            ("\\s", true),
-            ("^a", true),
-            ("a$", true),
-            ("(?s)a.", true),
-            ("a", false),
-            ("\\ba", false),
-            ("(?i)A", false),
-            ("a.", false),
-            ("\\Aa", false),
+        let all: &[u8] = b"a\na\nb\na";
+        for (p, joins, first) in [
+            ("a\\n", true, &b"a\na"[..]),
+            ("a\\n?", true, b"a\na"),
+            // These match the `\n` after `b` too: one block.
+            ("[^b]", true, all),
+            ("\\s", true, all),
+            ("^a", true, b"a\na"),
+            ("a$", true, b"a\na"),
+            ("(?s)a.", true, b"a\na"),
+            ("a", false, b"a"),
+            ("\\ba", false, b"a"),
+            ("(?i)A", false, b"a"),
+            ("[a-z]", false, b"a"),
+            ("\\Aa", false, b"a"),
         ] {
             assert_eq!(re(p).can_match_newline(), joins, "{p}");
             let bs = blocks(&re(p), hay, None);
-            let first: &[u8] = if joins { b"a\na" } else { b"a" };
             assert_eq!(&hay[bs[0].lines.clone()], first, "{p}");
         }
         // Lines apart stay apart.
