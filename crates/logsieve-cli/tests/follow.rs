@@ -39,6 +39,33 @@ fn serve(names: &[String]) -> Served {
         c.push(Document::from_bytes(n.clone(), Vec::new()));
     }
     state.set_ready(Ready::new(Session::new(c)));
+    serve_state(state)
+}
+
+/// A server over one document `name` holding `first`, with the stats
+/// columns that time its lines (what `--since`/`--until` read).
+fn serve_timed(name: &str, first: &[u8]) -> Served {
+    use logsieve::pipeline::{ColumnOptions, Columns};
+    let state = AppState::new(Limits::default(), None);
+    let mut c = Corpus::new();
+    c.push(Document::from_bytes(name, first.to_vec()));
+    let cols = Columns::build(
+        &c,
+        &ColumnOptions {
+            time_format: None,
+            year: 2026,
+            doc_years: vec![],
+            doc_mtimes: vec![None],
+            fields: vec![],
+        },
+    );
+    let mut s = Session::new(c);
+    s.set_columns(cols);
+    state.set_ready(Ready::new(s));
+    serve_state(state)
+}
+
+fn serve_state(state: AppState) -> Served {
     let (tx, rx) = std::sync::mpsc::channel();
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let st = state.clone();
@@ -105,8 +132,12 @@ fn append_in_two(state: &AppState, name: &str, data: &[u8]) {
     }
 }
 
+/// How long a step may take before the test calls it a hang: far past
+/// any load (the steps wait on events, not on time).
+const HANG: Duration = Duration::from_secs(120);
+
 /// Follows with `args` while the files are appended, then Ctrl-C once
-/// `expect` bytes came (or 10 s passed): (exit code, stdout).
+/// `expect` bytes came (or [`HANG`] passed): (exit code, stdout).
 fn follow(files: &[(String, Vec<u8>)], args: &[&str], expect: usize) -> (i32, Vec<u8>, Vec<u8>) {
     let names: Vec<String> = files.iter().map(|f| f.0.clone()).collect();
     let srv = serve(&names);
@@ -118,9 +149,16 @@ fn follow(files: &[(String, Vec<u8>)], args: &[&str], expect: usize) -> (i32, Ve
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Subscribed?
+    // Subscribed? The tail places its cursors under the session's read
+    // lock it subscribed under, so what is appended from now on reaches
+    // it. No deadline that could pass under load and let the appends run
+    // before the tail (the test's old race): the limit only stops a hang.
     let t0 = Instant::now();
-    while srv.state.live().tails() == 0 && t0.elapsed() < Duration::from_secs(10) {
+    while srv.state.live().tails() == 0 {
+        assert!(
+            t0.elapsed() < HANG,
+            "{args:?}: the follower never subscribed"
+        );
         std::thread::sleep(Duration::from_millis(10));
     }
     for (name, data) in files {
@@ -137,9 +175,16 @@ fn follow(files: &[(String, Vec<u8>)], args: &[&str], expect: usize) -> (i32, Ve
         }
     });
     // Ctrl-C once the expected bytes came (nothing expected: after a
-    // grace period for the server to match and send).
+    // grace period for the server to match and send). The follower
+    // catches Ctrl-C from before it subscribes, so the signal never kills
+    // it.
     let mut out = Vec::new();
-    let deadline = Instant::now() + Duration::from_secs(if expect == 0 { 1 } else { 10 });
+    let deadline = Instant::now()
+        + if expect == 0 {
+            Duration::from_secs(1)
+        } else {
+            HANG
+        };
     while out.len() < expect.max(1) && Instant::now() < deadline {
         if let Ok(b) = rx.recv_timeout(Duration::from_millis(50)) {
             out.extend(b);
@@ -247,4 +292,127 @@ fn follow_exit_codes_and_refusals() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("not served"));
+}
+
+/// `--since`/`--until` reach the server's tail: only matching lines
+/// stamped inside the window are printed, and the first batch holding a
+/// line stamped at or after `--until` ends the tail, and the follower
+/// with it (exit 0, no "server ended" note), before a later batch.
+/// Without the window every matching line would print.
+#[test]
+fn follow_passes_the_time_window() {
+    const SINCE: &str = "2026-11-21T10:00:00";
+    const UNTIL: &str = "2026-11-21T12:00:00";
+    let first = "2026-11-21T09:00:00Z INFO hit start\n";
+    let batches = [
+        vec![
+            "2026-11-21T09:30:00Z INFO hit early\n",
+            "2026-11-21T10:30:00Z INFO hit inside\n",
+            "2026-11-21T11:00:00Z INFO miss inside\n",
+        ],
+        vec![
+            "2026-11-21T11:30:00Z WARN hit late\n",
+            "2026-11-21T12:30:00Z INFO hit after\n",
+            "2026-11-21T11:40:00Z INFO hit same batch\n",
+        ],
+        vec!["2026-11-21T11:45:00Z INFO hit never\n"],
+    ];
+    // The oracle: stamps compared as text (one ISO form throughout), the
+    // batches up to and with the first holding a stamp at or after UNTIL.
+    let mut want = String::new();
+    let mut line = 1;
+    'batches: for b in &batches {
+        let mut ends = false;
+        for l in b {
+            line += 1;
+            let stamp = &l[..19];
+            if l.contains("hit") && (SINCE..UNTIL).contains(&stamp) {
+                want.push_str(&format!("{line}:{l}"));
+            }
+            ends |= stamp >= UNTIL;
+        }
+        if ends {
+            break 'batches;
+        }
+    }
+    assert_eq!(
+        want,
+        "3:2026-11-21T10:30:00Z INFO hit inside\n\
+         5:2026-11-21T11:30:00Z WARN hit late\n\
+         7:2026-11-21T11:40:00Z INFO hit same batch\n"
+    );
+    let srv = serve_timed("w.log", first.as_bytes());
+    let url = format!("http://{}", srv.addr);
+    let mut child = cmd()
+        .args(["search", "--server", &url, "--follow", "-n"])
+        .args(["--since", SINCE, "--until", UNTIL, "hit", "w.log"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while srv.state.live().tails() == 0 {
+        assert!(t0.elapsed() < HANG, "the follower never subscribed");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    for b in &batches {
+        logsieve_server::append::append(&srv.state, "w.log", b.concat().as_bytes()).unwrap();
+    }
+    // It ends by itself: no Ctrl-C.
+    let t0 = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(t0.elapsed() < HANG, "the tail did not end at --until");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let (mut out, mut err) = (String::new(), String::new());
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert_eq!(out, want, "stderr: {err}");
+    assert_eq!(status.code(), Some(0), "stderr: {err}");
+    assert!(!err.contains("ended the tail"), "{err}");
+}
+
+/// What a window cannot do over a live tail, and `--since` over a server
+/// without `--follow`, are refused (exit 2), not searched locally.
+#[test]
+fn follow_window_refusals() {
+    let srv = serve(&["x.log".to_string()]);
+    let url = format!("http://{}", srv.addr);
+    for (args, says) in [
+        (
+            &["--follow", "--since", "1h", "--count-by", "level", "x"][..],
+            "--count-by is not supported with --follow",
+        ),
+        (
+            &["--follow", "--histogram", "1m", "x"],
+            "--histogram is not supported with --follow",
+        ),
+        (
+            &["--follow", "--since", "1h", "--year", "2025", "x"],
+            "--year is not supported with --server",
+        ),
+        (&["--since", "1h", "x"], "logsieve stats --server"),
+    ] {
+        let o = cmd()
+            .args(["search", "--server", &url])
+            .args(args)
+            .output()
+            .unwrap();
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+        assert!(e.contains(says), "{args:?}: {e}");
+    }
 }

@@ -99,6 +99,11 @@ fn byte_offset_column_vimgrep() {
         &["--vimgrep", "foo", "a.txt", "b.txt"],
         &["--vimgrep", "foo", "a.txt"],
         &["--vimgrep", "-o", "foo", "a.txt"],
+        // Coloured: the column and offset in resets, and --vimgrep
+        // colouring only the match its line is printed for.
+        &["--color", "always", "-b", "-n", "--column", "o", "a.txt"],
+        &["--color", "always", "-b", "-o", "o", "a.txt"],
+        &["--color", "always", "--vimgrep", "o", "a.txt", "b.txt"],
     ] {
         same_as_rg(d.path(), args);
     }

@@ -180,12 +180,21 @@ pub struct Tail {
 impl Tail {
     /// Subscribes, then places a cursor at the end of every document the
     /// session holds now: the tail selects lines appended from now on.
+    ///
+    /// Both under the session's read lock: an append (written under the
+    /// write lock, published after it) then lands wholly before the
+    /// cursors (its batch, if received, is cut to nothing) or wholly after
+    /// them. Subscribing first left a window where a batch appended
+    /// between the two was put behind the cursors: a caller that saw the
+    /// tail subscribed ([`crate::live::LiveHub::tails`]) and appended
+    /// missed those lines.
     pub fn start(state: &AppState, spec: TailSpec) -> Tail {
+        let guard = state.ready();
         let rx = state.live().subscribe();
         let closing = state.live().closing();
         let mut cursors = HashMap::new();
         let mut ended = false;
-        if let Some(ready) = state.ready() {
+        if let Some(ready) = guard {
             for d in 0..ready.session.corpus().docs().len() {
                 if let Some(c) = end_of(&ready, d) {
                     cursors.insert(d, c);

@@ -9,15 +9,18 @@
 //! they were appended file after file; `--json` prints the `match` objects
 //! (the lines a local `--json` prints between a file's `begin` and `end`).
 //! A stream never ends, so what only an end can print — `-c`, `-l`,
-//! `--files-without-match`, context (`-A/-B/-C`), `--stats` — is refused
-//! (exit 2) rather than never printed; `-q` exits 0 at the first match.
+//! `--files-without-match`, context (`-A/-B/-C`), `--stats`,
+//! `--count-by`, `--histogram` — is refused (exit 2) rather than never
+//! printed; `-q` exits 0 at the first match. `--since`/`--until` go to the
+//! tail as written (the server times lines by its stats columns; a line
+//! stamped at or after `--until` ends the tail, exit as below).
 //! Ctrl-C (or the server's end) ends it: exit 0 when a line matched, else
 //! 1.
 
 use std::io::{self, BufRead, BufReader, IsTerminal, Read, Write};
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
@@ -50,16 +53,53 @@ pub fn run(
             "{flag} is not supported with --follow: a live tail never ends, so what is printed at the end would never be (search without --follow for it)"
         ));
     }
+    let pipe = &a.pipeline;
+    let aggregate = [
+        (!pipe.count_by.is_empty(), "--count-by"),
+        (pipe.histogram.is_some(), "--histogram"),
+    ];
+    if let Some((_, flag)) = aggregate.iter().find(|(on, _)| *on) {
+        return Err(format!(
+            "{flag} is not supported with --follow: a live tail never ends, so what is printed at the end would never be (search without --follow for it)"
+        ));
+    }
+    // The server's columns time the lines, as for `stats --server`.
+    let fixed = [
+        (!pipe.field.is_empty(), "--field"),
+        (pipe.time_format.is_some(), "--time-format"),
+        (pipe.year.is_some(), "--year"),
+    ];
+    if let Some((_, flag)) = fixed.iter().find(|(on, _)| *on) {
+        return Err(format!(
+            "{flag} is not supported with --server: the server's columns decide (logsieve serve {flag})"
+        ));
+    }
     let mut req = remote::query_fields(query, true, true)?;
     if !files.is_empty() {
         req.insert("files".into(), files.to_vec().into());
     }
+    // The time window as the user wrote it: the server resolves a
+    // duration against its newest line when the tail starts, as a local
+    // search does against the newest line it loaded.
+    if let Some(s) = &pipe.since {
+        req.insert("since".into(), s.clone().into());
+    }
+    if let Some(u) = &pipe.until {
+        req.insert("until".into(), u.clone().into());
+    }
     let body = serde_json::to_vec(&Value::Object(req)).map_err(|e| e.to_string())?;
+    // Ctrl-C is caught from before the request is sent: a tail the server
+    // has opened is always ended by it, never by the default action.
+    let stop = Arc::new(AtomicBool::new(false));
+    let conn: Arc<Mutex<Option<TcpStream>>> = Arc::default();
+    on_ctrl_c(conn.clone(), stop.clone());
     let stream = server
         .send("POST", "/api/v1/tail", &body)
         .map_err(|e| format!("--server {}: {e}", server.url()))?;
-    let stop = Arc::new(AtomicBool::new(false));
-    on_ctrl_c(&stream, stop.clone());
+    *conn.lock().unwrap_or_else(|e| e.into_inner()) = stream.try_clone().ok();
+    if stop.load(Ordering::Relaxed) {
+        let _ = stream.shutdown(std::net::Shutdown::Both);
+    }
     let mut events = open(stream)?;
     let first = events
         .next_event()
@@ -86,7 +126,14 @@ pub fn run(
     };
     let stdout = io::stdout();
     let mut matched = false;
+    let mut until_passed = false;
     while let Some((ev, data)) = events.next_event() {
+        if ev == "end" {
+            // `--until`: the log's clock passed it; the tail is over.
+            until_passed =
+                serde_json::from_str::<Value>(&data).is_ok_and(|v| v["reason"] == "until");
+            break;
+        }
         if ev != "match" {
             continue;
         }
@@ -108,7 +155,7 @@ pub fn run(
             return Err(e.to_string());
         }
     }
-    if !stop.load(Ordering::Relaxed) && !matched && !a.quiet {
+    if !stop.load(Ordering::Relaxed) && !until_passed && !matched && !a.quiet {
         // The server went away (it stopped): not an error of the search.
         eprintln!("logsieve: the server ended the tail");
     }
@@ -129,9 +176,12 @@ fn print_match<W: Write>(
     Ok(printer.print_files(out, answer.files.iter().map(|(f, h)| (f, h))))
 }
 
-/// On Ctrl-C: note it and shut the connection, which ends the read loop.
-fn on_ctrl_c(stream: &TcpStream, stop: Arc<AtomicBool>) {
-    let Ok(s) = stream.try_clone() else { return };
+/// On Ctrl-C: note it and shut the connection (once `conn` holds it),
+/// which ends the read loop. Returns once the handler is in place, so a
+/// Ctrl-C from then on is always caught (a handler registered later by its
+/// thread left a window where Ctrl-C killed the process).
+fn on_ctrl_c(conn: Arc<Mutex<Option<TcpStream>>>, stop: Arc<AtomicBool>) {
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel::<()>();
     std::thread::spawn(move || {
         let Ok(rt) = tokio::runtime::Builder::new_current_thread()
             .enable_io()
@@ -139,11 +189,29 @@ fn on_ctrl_c(stream: &TcpStream, stop: Arc<AtomicBool>) {
         else {
             return;
         };
-        if rt.block_on(tokio::signal::ctrl_c()).is_ok() {
+        let caught = rt.block_on(async move {
+            #[cfg(unix)]
+            {
+                use tokio::signal::unix::{signal, SignalKind};
+                let mut sig = signal(SignalKind::interrupt()).ok()?;
+                let _ = ready_tx.send(());
+                sig.recv().await
+            }
+            #[cfg(not(unix))]
+            {
+                let _ = ready_tx.send(());
+                tokio::signal::ctrl_c().await.ok()
+            }
+        });
+        if caught.is_some() {
             stop.store(true, Ordering::Relaxed);
-            let _ = s.shutdown(std::net::Shutdown::Both);
+            if let Some(s) = conn.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+                let _ = s.shutdown(std::net::Shutdown::Both);
+            }
         }
     });
+    // Err: the thread could not set a handler and dropped the sender.
+    let _ = ready_rx.recv();
 }
 
 /// The answer's head read: server-sent events, or the server's error.

@@ -71,7 +71,15 @@ pub fn run(a: &SearchArgs, tuning: &Tuning) -> i32 {
     if a.walk.lists() {
         return super::files::list(&a.positional, &a.walk);
     }
-    if a.pipeline.active() {
+    let server = crate::remote::server_url(&a.server);
+    if a.pipeline.active() && server.is_some() && !a.walk.follow {
+        // A time window or aggregate over a server is `stats --server`
+        // (the search endpoint answers lines); without this the flags
+        // sent the search to the local stats path, off the server.
+        err("--since/--until/--count-by/--histogram with --server: use `logsieve stats --server URL -e PATTERN ...` (or --follow for new lines in a time window)");
+        return EXIT_ERROR;
+    }
+    if a.pipeline.active() && server.is_none() {
         if a.multiline || a.pcre2 {
             err("-U/-P cannot filter stats (they run on whole lines of one regex syntax)");
             return EXIT_ERROR;
@@ -86,7 +94,7 @@ pub fn run(a: &SearchArgs, tuning: &Tuning) -> i32 {
             return EXIT_ERROR;
         }
     };
-    if let Some(url) = crate::remote::server_url(&a.server) {
+    if let Some(url) = server {
         return remote(a, &plan, &url);
     }
     plan.paths = input::search_paths(std::mem::take(&mut plan.paths));

@@ -170,16 +170,40 @@ impl<'a> JsonPrinter<'a> {
 
     /// `-U`: one `match` record per block of lines (every line a match
     /// spans; matches sharing a line share it), submatches relative to
-    /// the block, as rg prints them. No context records.
+    /// the block, and `context` records around the blocks (`-A/-B/-C`),
+    /// as rg prints them.
     fn multiline_records<W: Write>(
         &self,
         out: &mut W,
-        path: &Value,
+        (name, path): (&[u8], &Value),
         hay: &[u8],
         st: &mut Stats,
     ) -> io::Result<()> {
+        let blocks = self.query.multiline_blocks(hay, self.max_count);
+        let ranges: Vec<std::ops::Range<usize>> = blocks.iter().map(|b| b.lines.clone()).collect();
         let (mut at, mut id) = (0usize, 0u64);
-        for b in self.query.multiline_blocks(hay, self.max_count) {
+        for spot in super::blocks_with_context(hay, &ranges, self.before, self.after) {
+            let b = match spot {
+                super::BlockSpot::Block(i) => &blocks[i],
+                super::BlockSpot::Context(start) => {
+                    id += memchr::memchr_iter(b'\n', &hay[at..start]).count() as u64;
+                    at = start;
+                    let end =
+                        memchr::memchr(b'\n', &hay[start..]).map_or(hay.len(), |i| start + i + 1);
+                    let r = LineRecord {
+                        kind: "context",
+                        data: LineData {
+                            path: Data::of(name),
+                            lines: Data::of(&hay[start..end]),
+                            line_number: id + 1,
+                            absolute_offset: start as u64,
+                            submatches: Vec::new(),
+                        },
+                    };
+                    st.bytes_printed += emit_record(out, &r)?;
+                    continue;
+                }
+            };
             id += memchr::memchr_iter(b'\n', &hay[at..b.lines.start]).count() as u64;
             at = b.lines.start;
             let text = &hay[b.lines.start..(b.lines.end + 1).min(hay.len())];
@@ -248,7 +272,7 @@ impl<'a> JsonPrinter<'a> {
                 // context found around them (no line index is built); by
                 // line id when the search gave no starts (-v).
                 let items: Vec<(u64, bool, Option<u64>)> = if multiline {
-                    self.multiline_records(out, &path, hay, &mut st)?;
+                    self.multiline_records(out, (doc.name().as_bytes(), &path), hay, &mut st)?;
                     Vec::new()
                 } else if hits.starts.len() == hits.lines.len() {
                     super::context_at(hay, &hits.starts, &hits.lines, self.before, self.after)

@@ -177,6 +177,53 @@ pub fn context_at(hay: &[u8], starts: &[u64], ids: &[u64], before: u64, after: u
     items
 }
 
+/// One printed record of a `-U` file: a block of selected lines (its index)
+/// or a context line (its start).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockSpot {
+    Block(usize),
+    Context(usize),
+}
+
+/// `-U` with context: the blocks `blocks` (sorted line ranges of `hay`,
+/// each from a line's start to its last line's end, `\n` excluded) with
+/// `before` and `after` lines of context around each, a context line
+/// printed once (rg: the lines between two blocks are the first's after
+/// and the second's before context). [`context_at`]'s rules, with a block
+/// of lines where it has one line.
+pub fn blocks_with_context(
+    hay: &[u8],
+    blocks: &[std::ops::Range<usize>],
+    before: u64,
+    after: u64,
+) -> Vec<BlockSpot> {
+    let next = |s: usize| memchr::memchr(b'\n', &hay[s..]).map_or(hay.len(), |i| s + i) + 1;
+    let mut items = Vec::with_capacity(blocks.len());
+    let mut printed_end = 0usize;
+    let mut earlier = Vec::new();
+    for (i, b) in blocks.iter().enumerate() {
+        earlier.clear();
+        let mut first = b.start;
+        while (earlier.len() as u64) < before && first > printed_end {
+            first = memchr::memrchr(b'\n', &hay[printed_end..first - 1])
+                .map_or(printed_end, |j| printed_end + j + 1);
+            earlier.push(first);
+        }
+        items.extend(earlier.iter().rev().map(|&p| BlockSpot::Context(p)));
+        items.push(BlockSpot::Block(i));
+        let limit = blocks.get(i + 1).map_or(usize::MAX, |n| n.start);
+        let mut at = b.end + 1;
+        let mut k = 0u64;
+        while k < after && at < hay.len() && at < limit {
+            k += 1;
+            items.push(BlockSpot::Context(at));
+            at = next(at);
+        }
+        printed_end = at;
+    }
+    items
+}
+
 /// A writer that counts the bytes written through it (`--stats`).
 pub struct Counting<W> {
     pub inner: W,

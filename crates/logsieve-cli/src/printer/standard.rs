@@ -148,7 +148,15 @@ impl Printer<'_> {
             }
             match (self.multiline_only(), doc.bytes()) {
                 (true, Some(hay)) => self.match_pieces(out, doc, hay)?,
-                _ => self.lines(out, doc, spots, by_start)?,
+                (false, Some(hay)) if self.multiline_spans() => {
+                    let spans = Spans::new(self.query.multiline_blocks(hay, a.max_count));
+                    if a.vimgrep {
+                        self.vimgrep_matches(out, doc, hay, &spans)?;
+                    } else {
+                        self.lines(out, doc, spots, by_start, Some(&spans))?;
+                    }
+                }
+                _ => self.lines(out, doc, spots, by_start, None)?,
             }
         }
         Ok(())
@@ -157,6 +165,45 @@ impl Printer<'_> {
     /// `-U -o`: each match is printed line piece by line piece (rg).
     fn multiline_only(&self) -> bool {
         self.query.multiline() && self.a.only_matching && !self.query.invert()
+    }
+
+    /// `-U` with colour, `--column` or `--vimgrep`: the matches, found
+    /// over the whole file, decide what a line shows (a line's own search
+    /// cannot see a match that crosses its `\n`).
+    fn multiline_spans(&self) -> bool {
+        self.query.multiline()
+            && !self.query.invert()
+            && (self.color || self.column())
+            && self.a.replace.is_none()
+    }
+
+    /// `-U --vimgrep`: one line per match, the line where it starts, with
+    /// the match's column on that line, as rg prints it.
+    fn vimgrep_matches<W: Write, S: Source>(
+        &self,
+        out: &mut W,
+        doc: &S,
+        hay: &[u8],
+        spans: &Spans,
+    ) -> io::Result<()> {
+        let (mut at, mut id) = (0usize, 0u64);
+        for m in &spans.matches {
+            id += memchr::memchr_iter(b'\n', &hay[at..m.start]).count() as u64;
+            at = m.start;
+            let ls = memchr::memrchr(b'\n', &hay[..m.start]).map_or(0, |i| i + 1);
+            let le = memchr::memchr(b'\n', &hay[m.start..]).map_or(hay.len(), |i| m.start + i);
+            let spot = At {
+                id,
+                column: Some(m.start - ls + 1),
+                offset: ls as u64,
+                selected: true,
+            };
+            self.prefix(out, doc, &spot)?;
+            // rg colours only this match's piece on the line.
+            let piece = m.start - ls..m.end.min(le) - ls;
+            self.text(out, &hay[ls..le], true, || vec![piece])?;
+        }
+        Ok(())
     }
 
     /// `-U -o`: every match's pieces, one per line it spans (empty ones
@@ -178,10 +225,11 @@ impl Printer<'_> {
                     if end > piece {
                         id += memchr::memchr_iter(b'\n', &hay[at..piece]).count() as u64;
                         at = piece;
-                        let ls = memchr::memrchr(b'\n', &hay[..piece]).map_or(0, |i| i + 1);
+                        // rg 13: every piece's column is the match's,
+                        // counted from its block's first byte.
                         let spot = At {
                             id,
-                            column: Some(piece - ls + 1),
+                            column: Some(m.start - b.lines.start + 1),
                             offset: m.start as u64,
                             selected: true,
                         };
@@ -221,20 +269,41 @@ impl Printer<'_> {
             }
             out.write_all(&[sep])?;
         }
+        // rg wraps the column and the offset in resets (their colour spec
+        // is empty) when colouring.
         if let Some(c) = at.column.filter(|_| self.column()) {
-            write!(out, "{c}")?;
+            if self.color {
+                write!(out, "{C_RESET}{c}{C_RESET}")?;
+            } else {
+                write!(out, "{c}")?;
+            }
             out.write_all(&[sep])?;
         }
         if self.a.byte_offset {
-            write!(out, "{}", at.offset)?;
+            if self.color {
+                write!(out, "{C_RESET}{}{C_RESET}", at.offset)?;
+            } else {
+                write!(out, "{}", at.offset)?;
+            }
             out.write_all(&[sep])?;
         }
         Ok(())
     }
 
-    fn matches(&self, line: &[u8]) -> Vec<Range<usize>> {
+    /// The matches to show on `line` (starting at byte `start` of its
+    /// file): its own matches, or under `-U` the pieces of the file's
+    /// matches that fall on it, cut at its end (`\r` too under `--crlf`).
+    fn matches(&self, line: &[u8], start: u64, spans: Option<&Spans>) -> Vec<Range<usize>> {
         if self.query.invert() {
             return Vec::new();
+        }
+        if let Some(spans) = spans {
+            let end = if self.a.crlf && line.last() == Some(&b'\r') {
+                line.len() - 1
+            } else {
+                line.len()
+            };
+            return spans.pieces(start as usize, end);
         }
         self.query
             .find_iter_line(line)
@@ -298,6 +367,7 @@ impl Printer<'_> {
         doc: &S,
         spots: Vec<Spot>,
         by_start: bool,
+        spans: Option<&Spans>,
     ) -> io::Result<()> {
         let a = self.a;
         // rg's check on a mapped file: a NUL in a printed line ends the
@@ -340,7 +410,7 @@ impl Printer<'_> {
             if a.only_matching || a.vimgrep {
                 // One output line per match (--vimgrep prints the whole line
                 // each time, -o the match).
-                for m in self.matches(line) {
+                for m in self.matches(line, start, spans) {
                     let at = At {
                         id,
                         column: Some(m.start + 1),
@@ -349,21 +419,24 @@ impl Printer<'_> {
                     };
                     self.prefix(out, doc, &at)?;
                     if a.only_matching {
-                        let text = match &a.replace {
-                            Some(r) => {
-                                self.query
-                                    .expand_match(line, m, &crate::input::os_to_bytes(r))
-                            }
-                            None => line[m].to_vec(),
+                        // The match itself is borrowed: no allocation a
+                        // match (`-o` prints one line per match).
+                        let text: std::borrow::Cow<[u8]> = match &a.replace {
+                            Some(r) => self
+                                .query
+                                .expand_match(line, m, &crate::input::os_to_bytes(r))
+                                .into(),
+                            None => line[m].into(),
                         };
                         self.matched(out, self.trimmed(&text))?;
                         out.write_all(self.terminator())?;
                     } else {
-                        self.text(out, line, true)?;
+                        // rg colours only the match this line is for.
+                        self.text(out, line, true, || vec![m.clone()])?;
                     }
                 }
             } else {
-                self.line(out, doc, id, line, start, selected)?;
+                self.line(out, doc, (id, start), line, selected, spans)?;
             }
         }
         Ok(())
@@ -383,16 +456,18 @@ impl Printer<'_> {
         &self,
         out: &mut W,
         doc: &S,
-        id: u64,
+        (id, start): (u64, u64),
         line: &[u8],
-        start: u64,
         selected: bool,
+        spans: Option<&Spans>,
     ) -> io::Result<()> {
         // The column costs a second match of the line: only when printed.
-        let column = if selected && self.column() {
-            self.matches(line).first().map(|m| m.start + 1)
-        } else {
-            None
+        // Under -U rg gives every line of a block the column of the
+        // block's first match, counted from the block's start.
+        let column = match spans {
+            _ if !(selected && self.column()) => None,
+            Some(spans) => spans.column(start as usize),
+            None => self.matches(line, start, None).first().map(|m| m.start + 1),
         };
         let at = At {
             id,
@@ -401,11 +476,19 @@ impl Printer<'_> {
             selected,
         };
         self.prefix(out, doc, &at)?;
-        self.text(out, line, selected)
+        self.text(out, line, selected, || self.matches(line, start, spans))
     }
 
     /// A line's text (trimmed, replaced, coloured as asked) and `\n`.
-    fn text<W: Write>(&self, out: &mut W, line: &[u8], selected: bool) -> io::Result<()> {
+    /// `shown`: the matches to colour on the line, asked for only when
+    /// the line is coloured.
+    fn text<W: Write>(
+        &self,
+        out: &mut W,
+        line: &[u8],
+        selected: bool,
+        shown: impl FnOnce() -> Vec<Range<usize>>,
+    ) -> io::Result<()> {
         let a = self.a;
         if let (Some(r), true) = (&a.replace, selected) {
             let replaced = self.query.replace_line(line, &crate::input::os_to_bytes(r));
@@ -416,7 +499,7 @@ impl Printer<'_> {
         if self.color && selected {
             // Adjacent matches are one coloured run, as rg prints them.
             let mut runs: Vec<Range<usize>> = Vec::new();
-            for m in self.matches(line) {
+            for m in shown() {
                 match runs.last_mut() {
                     Some(r) if r.end == m.start => r.end = m.end,
                     _ => runs.push(m),
@@ -454,4 +537,56 @@ fn trim(bytes: &[u8]) -> &[u8] {
         .position(|b| !b.is_ascii_whitespace())
         .unwrap_or(bytes.len());
     &bytes[k..]
+}
+
+/// `-U`: a file's matches, found over its whole buffer, for the lines
+/// printed from it (colour, `--column`, `--vimgrep`).
+struct Spans {
+    /// Every match, left to right, as absolute byte ranges (they do not
+    /// overlap, so their ends ascend too).
+    matches: Vec<Range<usize>>,
+    /// Each block's lines (from the first line's start to the last
+    /// line's end) and its first match's start.
+    blocks: Vec<(Range<usize>, usize)>,
+}
+
+impl Spans {
+    fn new(blocks: Vec<logsieve::cpu::multiline::Block>) -> Spans {
+        let mut spans = Spans {
+            matches: Vec::new(),
+            blocks: Vec::with_capacity(blocks.len()),
+        };
+        for b in blocks {
+            spans.blocks.push((
+                b.lines.clone(),
+                b.matches.first().map_or(b.lines.start, |m| m.start),
+            ));
+            spans.matches.extend(b.matches);
+        }
+        spans
+    }
+
+    /// The non-empty pieces of the matches on the line `start..start +
+    /// len`, relative to the line: rg closes a match's colour at each line
+    /// end and opens it again on the next line.
+    fn pieces(&self, start: usize, len: usize) -> Vec<Range<usize>> {
+        let end = start + len;
+        let first = self.matches.partition_point(|m| m.end <= start);
+        self.matches[first..]
+            .iter()
+            .take_while(|m| m.start < end)
+            .map(|m| m.start.max(start) - start..m.end.min(end) - start)
+            .filter(|r| !r.is_empty())
+            .collect()
+    }
+
+    /// The 1-based column of the first match of the block holding the
+    /// line at `start`, counted from the block's start (rg 13).
+    fn column(&self, start: usize) -> Option<usize> {
+        let i = self.blocks.partition_point(|(lines, _)| lines.end < start);
+        self.blocks
+            .get(i)
+            .filter(|(lines, _)| lines.start <= start)
+            .map(|(lines, first)| first - lines.start + 1)
+    }
 }

@@ -13,7 +13,13 @@ use crate::error::Error;
 pub(crate) enum DocRegex {
     /// The `regex` crate; with `word`, the match proper is group 1 of
     /// the `-w` wrapper `(?:^|\W)(pat)(?:$|\W)`.
-    Rust { re: Regex, word: bool },
+    /// `newline`: the pattern can match a `\n` (see
+    /// [`DocRegex::can_match_newline`]).
+    Rust {
+        re: Regex,
+        word: bool,
+        newline: bool,
+    },
     /// PCRE2 (`-P`).
     #[cfg(feature = "pcre2")]
     Pcre2(pcre2::bytes::Regex),
@@ -37,7 +43,16 @@ impl DocRegex {
             .dfa_size_limit(256 << 20)
             .build()
             .map_err(|e| Error::pattern(format!("regex error:\n{e}")))?;
-        Ok(DocRegex::Rust { re, word })
+        // The pattern just compiled, so it parses; a parser that disagrees
+        // is taken to match `\n` (the multiline rule, the safe side).
+        let newline = regex_syntax::ParserBuilder::new()
+            .multi_line(true)
+            .case_insensitive(ci)
+            .utf8(false)
+            .build()
+            .parse(&pattern)
+            .map_or(true, |hir| hir_matches_newline(&hir));
+        Ok(DocRegex::Rust { re, word, newline })
     }
 
     /// The PCRE2 regex of the patterns, with ripgrep's `-w` and `-x`
@@ -82,6 +97,19 @@ impl DocRegex {
         ))
     }
 
+    /// False when no match can hold a `\n`: ripgrep then searches a `-U`
+    /// query line by line, so matches on adjacent lines stay separate
+    /// blocks; when a match can, its multiline searcher joins a match
+    /// whose lines start right after the last block's lines into that
+    /// block. rg asks PCRE2 nothing: always true there.
+    pub(crate) fn can_match_newline(&self) -> bool {
+        match self {
+            DocRegex::Rust { newline, .. } => *newline,
+            #[cfg(feature = "pcre2")]
+            DocRegex::Pcre2(_) => true,
+        }
+    }
+
     /// True for PCRE2.
     pub(crate) fn is_pcre2(&self) -> bool {
         !matches!(self, DocRegex::Rust { .. })
@@ -92,8 +120,10 @@ impl DocRegex {
     /// (a resource limit) is reported as no match.
     pub(crate) fn find_at(&self, hay: &[u8], at: usize) -> Option<Range<usize>> {
         match self {
-            DocRegex::Rust { re, word: false } => re.find_at(hay, at).map(|m| m.range()),
-            DocRegex::Rust { re, word: true } => re
+            DocRegex::Rust {
+                re, word: false, ..
+            } => re.find_at(hay, at).map(|m| m.range()),
+            DocRegex::Rust { re, word: true, .. } => re
                 .captures_at(hay, at)
                 .and_then(|c| c.get(1))
                 .map(|m| m.range()),
@@ -109,8 +139,10 @@ impl DocRegex {
     /// Every non-overlapping match in `hay`, left to right.
     pub(crate) fn find_iter(&self, hay: &[u8]) -> Vec<Range<usize>> {
         match self {
-            DocRegex::Rust { re, word: false } => re.find_iter(hay).map(|m| m.range()).collect(),
-            DocRegex::Rust { re, word: true } => {
+            DocRegex::Rust {
+                re, word: false, ..
+            } => re.find_iter(hay).map(|m| m.range()).collect(),
+            DocRegex::Rust { re, word: true, .. } => {
                 // Resume after the word itself, so adjacent words both count.
                 let mut out = Vec::new();
                 let mut at = 0;
@@ -138,5 +170,34 @@ impl DocRegex {
                 .map(|m| m.start()..m.end())
                 .collect(),
         }
+    }
+}
+
+/// True when some byte that `hir` can match is `\n` (a literal or a class
+/// holding it, or a line anchor, anywhere in the expression): rg 13's
+/// test (grep-regex's non-matching bytes) for a pattern that may cross
+/// lines.
+fn hir_matches_newline(hir: &regex_syntax::hir::Hir) -> bool {
+    use regex_syntax::hir::{Class, HirKind, Look};
+    match hir.kind() {
+        // rg 13 counts a line anchor (`(?m:^)`, `(?m:$)`) as matching
+        // `\n` (`-U -x a` joins adjacent lines; `\b` does not).
+        HirKind::Look(look) => matches!(
+            look,
+            Look::StartLF | Look::EndLF | Look::StartCRLF | Look::EndCRLF
+        ),
+        HirKind::Empty => false,
+        HirKind::Literal(lit) => lit.0.contains(&b'\n'),
+        HirKind::Class(Class::Unicode(c)) => c
+            .ranges()
+            .iter()
+            .any(|r| r.start() <= '\n' && '\n' <= r.end()),
+        HirKind::Class(Class::Bytes(c)) => c
+            .ranges()
+            .iter()
+            .any(|r| r.start() <= b'\n' && b'\n' <= r.end()),
+        HirKind::Repetition(rep) => rep.max != Some(0) && hir_matches_newline(&rep.sub),
+        HirKind::Capture(cap) => hir_matches_newline(&cap.sub),
+        HirKind::Concat(subs) | HirKind::Alternation(subs) => subs.iter().any(hir_matches_newline),
     }
 }

@@ -3,7 +3,10 @@
 //!
 //! * a match selects every line it spans (a match ending in `\n` ends on
 //!   that `\n`'s line); matches sharing a line form one [`Block`], one
-//!   printed record (`--json`), and `-m` counts blocks;
+//!   printed record (`--json`), and `-m` counts blocks. When the pattern
+//!   can match a `\n` (rg then runs its multiline searcher) a match whose
+//!   first line follows a block's last line joins that block too; when it
+//!   cannot (rg searches line by line) it does not;
 //! * after a match the search resumes at its end (`abc foo\nbar foo\nbar`
 //!   holds two matches of `foo\nbar`);
 //! * a count (`-c`) counts matches, not lines;
@@ -44,12 +47,15 @@ fn span(hay: &[u8], m: &Range<usize>) -> Option<Range<usize>> {
 /// The matches of `re` in `hay` grouped into blocks; at most `max` blocks.
 pub(crate) fn blocks(re: &DocRegex, hay: &[u8], max: Option<u64>) -> Vec<Block> {
     let mut out: Vec<Block> = Vec::new();
+    // rg's multiline searcher (a pattern that can match `\n`) joins a
+    // match starting on the line after a block to the block.
+    let join = usize::from(re.can_match_newline());
     for m in re.find_iter(hay) {
         let Some(lines) = span(hay, &m) else {
             continue;
         };
         match out.last_mut() {
-            Some(b) if lines.start <= b.lines.end => {
+            Some(b) if lines.start <= b.lines.end + join => {
                 b.lines.end = b.lines.end.max(lines.end);
                 b.matches.push(m);
             }
@@ -172,5 +178,38 @@ mod tests {
         assert_eq!(&hay[bs[0].lines.clone()], b"ab");
         // An empty match after the last newline is on no line.
         assert!(span(hay, &(6..6)).is_none());
+    }
+
+    /// rg 13: a pattern that can match `\n` (a class or literal holding
+    /// it, or a line anchor) joins a match on the line after a block to
+    /// the block; one that cannot keeps each line's matches apart.
+    #[test]
+    fn adjacent_lines_join_when_the_pattern_can_match_a_newline() {
+        let hay = b"a\na\nb\na\n";
+        let all: &[u8] = b"a\na\nb\na";
+        for (p, joins, first) in [
+            ("a\\n", true, &b"a\na"[..]),
+            ("a\\n?", true, b"a\na"),
+            // These match the `\n` after `b` too: one block.
+            ("[^b]", true, all),
+            ("\\s", true, all),
+            ("^a", true, b"a\na"),
+            ("a$", true, b"a\na"),
+            ("(?s)a.", true, b"a\na"),
+            ("a", false, b"a"),
+            ("\\ba", false, b"a"),
+            ("(?i)A", false, b"a"),
+            ("[a-z]", false, b"a"),
+            ("\\Aa", false, b"a"),
+        ] {
+            assert_eq!(re(p).can_match_newline(), joins, "{p}");
+            let bs = blocks(&re(p), hay, None);
+            assert_eq!(&hay[bs[0].lines.clone()], first, "{p}");
+        }
+        // Lines apart stay apart.
+        let hay = b"foo\nbar\nx\nfoo\nbar\nfoo\nbar";
+        let bs = blocks(&re("foo\\nbar"), hay, None);
+        assert_eq!(bs.len(), 2);
+        assert_eq!(&hay[bs[1].lines.clone()], b"foo\nbar\nfoo\nbar");
     }
 }
