@@ -154,53 +154,16 @@ impl<'n> RareByte<'n> {
         if hay.len() < RARE_MIN_DOC || needle.len() < 2 {
             return None;
         }
-        let (finder, _) = doc_finder(needle, hay, &byte_freq(hay));
-        Some(RareByte {
-            needle,
-            finder,
-            verify,
-        })
-    }
-
-    /// What finds the literal (`--explain`'s name for it).
-    pub(crate) fn name(&self) -> &'static str {
-        match self.finder {
-            DocFinder::Byte { .. } => "rare-byte",
-            DocFinder::Pair { .. } => "rare-pair",
-        }
-    }
-
-    /// The first occurrence of the literal inside `hay[at..end]`.
-    #[inline]
-    fn find(&self, hay: &[u8], at: usize, end: usize) -> Option<usize> {
-        find_literal(self.needle, &self.finder, hay, at, end)
-    }
-}
-
-/// The byte counts of the document's first [`RARE_SAMPLE`] bytes.
-fn byte_freq(hay: &[u8]) -> [u32; 256] {
-    let mut freq = [0u32; 256];
-    for &b in &hay[..hay.len().min(RARE_SAMPLE)] {
-        freq[b as usize] += 1;
-    }
-    freq
-}
-
-/// The finder of `needle` (2 bytes or more) in this document
-/// ([`RareByte`]'s rules) and the hits it would stop at in the sample
-/// (a rare byte's count, or the pair's in the first [`PAIR_SAMPLE`]
-/// bytes).
-fn doc_finder(needle: &[u8], hay: &[u8], freq: &[u32; 256]) -> (DocFinder, usize) {
-    {
         let sample = &hay[..hay.len().min(RARE_SAMPLE)];
+        let mut freq = [0u32; 256];
+        for &b in sample {
+            freq[b as usize] += 1;
+        }
         let mut by_rarity: Vec<usize> = (0..needle.len()).collect();
         by_rarity.sort_by_key(|&i| (freq[needle[i] as usize], i));
         let (offset, byte) = (by_rarity[0], needle[by_rarity[0]]);
-        if freq[byte as usize] as usize * RARE_SHARE <= sample.len() {
-            (
-                DocFinder::Byte { offset, byte },
-                freq[byte as usize] as usize,
-            )
+        let finder = if freq[byte as usize] as usize * RARE_SHARE <= sample.len() {
+            DocFinder::Byte { offset, byte }
         } else {
             // One of the four rarest bytes and any other: the pair seen
             // together least (two digits side by side in a number are not
@@ -220,139 +183,50 @@ fn doc_finder(needle: &[u8], hay: &[u8], freq: &[u32; 256]) -> (DocFinder, usize
                     }
                 }
             }
-            let (hits, i1, i2) = best;
-            (
-                DocFinder::Pair {
-                    i1,
-                    b1: needle[i1],
-                    i2,
-                    b2: needle[i2],
-                },
-                hits,
-            )
-        }
-    }
-}
-
-/// The first occurrence of `needle` inside `hay[at..end]`, by `finder`.
-#[inline]
-fn find_literal(
-    needle: &[u8],
-    finder: &DocFinder,
-    hay: &[u8],
-    at: usize,
-    end: usize,
-) -> Option<usize> {
-    let n = needle.len();
-    let (offset, byte) = match *finder {
-        DocFinder::Pair { i1, b1, i2, b2 } => {
-            return pair_find(&hay[..end], at, needle, (i1, b1), (i2, b2));
-        }
-        DocFinder::Byte { offset, byte } => (offset, byte),
-    };
-    let mut from = at + offset;
-    while from < end {
-        let i = from + memchr::memchr(byte, &hay[from..end])?;
-        let p = i - offset;
-        if p + n <= end && &hay[p..p + n] == needle {
-            return Some(p);
-        }
-        from = i + 1;
-    }
-    None
-}
-
-/// A few literals (2 to [`FEW_MAX`], case-sensitive, no `-w`/`-x`: the
-/// query's `aho-corasick` matcher), each found by its own document finder
-/// ([`RareByte`]'s rare byte or pair) over one cache-sized block at a time,
-/// their hits merged in order. Teddy tests every byte for every literal's
-/// first bytes: 220M instructions for the 194 MB log and `-e ERROR_503 -e
-/// NullPointerException -e 'queue depth'` (rg 204M); three scans of
-/// each block by rare bytes or pairs read the block once from memory.
-pub(crate) struct RareSet<'n> {
-    lits: Vec<(&'n [u8], DocFinder)>,
-}
-
-/// At most this many literals in a [`RareSet`]: each adds a scan of the
-/// block (~0.2 instructions a byte), Teddy costs ~1.1 for any few.
-const FEW_MAX: usize = 4;
-/// A literal whose pair stops a scan more than once in this many sampled
-/// bytes leaves the set to Teddy.
-const FEW_PAIR_SHARE: usize = 64;
-/// The block every literal's finder scans before the next block: inside
-/// L2, so the block is read from memory once.
-const FEW_BLOCK: usize = 128 << 10;
-
-impl<'n> RareSet<'n> {
-    /// The plan for `q` on `hay`: a plain few-literal query on a document
-    /// large enough to sample, each literal with a rare byte or pair.
-    pub(crate) fn plan(q: &'n Query, hay: &[u8]) -> Option<RareSet<'n>> {
-        if hay.len() < RARE_MIN_DOC || !matches!(&*q.matcher, matcher::Matcher::Aho(_)) {
-            return None;
-        }
-        let lits = q.literals()?;
-        if !(2..=FEW_MAX).contains(&lits.len()) || lits.iter().any(|l| l.len() < 2) {
-            return None;
-        }
-        let freq = byte_freq(hay);
-        let pair_sample = hay.len().min(PAIR_SAMPLE);
-        let mut out = Vec::with_capacity(lits.len());
-        for l in lits {
-            let (finder, hits) = doc_finder(l, hay, &freq);
-            if matches!(finder, DocFinder::Pair { .. }) && hits * FEW_PAIR_SHARE > pair_sample {
-                return None;
+            let (_, i1, i2) = best;
+            DocFinder::Pair {
+                i1,
+                b1: needle[i1],
+                i2,
+                b2: needle[i2],
             }
-            out.push((&l[..], finder));
-        }
-        Some(RareSet { lits: out })
+        };
+        Some(RareByte {
+            needle,
+            finder,
+            verify,
+        })
     }
 
-    /// Calls `on_line(start, end)` for every line of `hay[start..end]`
-    /// holding one of the literals, in order, each line once; stops when
-    /// `on_line` returns false. `start` is a line start, `end` a line
-    /// start or `hay.len()`.
-    fn for_each_line(
-        &self,
-        hay: &[u8],
-        start: usize,
-        end: usize,
-        cancel: &Cancel,
-        mut on_line: impl FnMut(usize, usize) -> bool,
-    ) {
-        let live = cancel.can_fire();
-        let mut hits: Vec<usize> = Vec::new();
-        // Lines before `next` were reported; `next` is a line start.
-        let mut next = start;
-        let mut block = start;
-        while block < end {
-            if live && cancel.is_cancelled() {
-                return;
-            }
-            let block_end = end.min(block + FEW_BLOCK);
-            hits.clear();
-            for (needle, finder) in &self.lits {
-                // Starts inside the block: the literal may end past it.
-                let lim = end.min(block_end + needle.len() - 1);
-                let mut p = block.max(next);
-                while let Some(h) = find_literal(needle, finder, hay, p, lim) {
-                    hits.push(h);
-                    p = h + 1;
-                }
-            }
-            hits.sort_unstable();
-            for &h in &hits {
-                if h < next {
-                    continue;
-                }
-                let ls = memchr::memrchr(b'\n', &hay[next..h]).map_or(next, |i| next + i + 1);
-                let le = memchr::memchr(b'\n', &hay[h..end]).map_or(end, |i| h + i);
-                if !on_line(ls, le) {
-                    return;
-                }
-                next = le + 1;
-            }
-            block = block_end;
+    /// What finds the literal (`--explain`'s name for it).
+    pub(crate) fn name(&self) -> &'static str {
+        match self.finder {
+            DocFinder::Byte { .. } => "rare-byte",
+            DocFinder::Pair { .. } => "rare-pair",
         }
+    }
+
+    /// The first occurrence of the literal inside `hay[at..end]`.
+    #[inline]
+    fn find(&self, hay: &[u8], at: usize, end: usize) -> Option<usize> {
+        let needle = self.needle;
+        let n = needle.len();
+        let (offset, byte) = match self.finder {
+            DocFinder::Pair { i1, b1, i2, b2 } => {
+                return pair_find(&hay[..end], at, needle, (i1, b1), (i2, b2));
+            }
+            DocFinder::Byte { offset, byte } => (offset, byte),
+        };
+        let mut from = at + offset;
+        while from < end {
+            let i = from + memchr::memchr(byte, &hay[from..end])?;
+            let p = i - offset;
+            if p + n <= end && &hay[p..p + n] == needle {
+                return Some(p);
+            }
+            from = i + 1;
+        }
+        None
     }
 }
 
@@ -475,11 +349,6 @@ fn pair_scan_avx2(
 /// memmem's instructions on the build machine (`-x '.*rt=1\.879'`: 56M
 /// against 102M in all), taken as 10 GB/s (1.25) until measured there.
 pub(crate) fn doc_speed(q: &Query, hay: &[u8]) -> f64 {
-    if let Some(set) = RareSet::plan(q, hay) {
-        // One pair scan's speed shared by the literals' scans (memory is
-        // read once a block).
-        return 1.25 * 2.0 / set.lits.len() as f64;
-    }
     match RareByte::plan(q, hay).map(|r| r.finder) {
         Some(DocFinder::Byte { .. }) => 1.5,
         Some(DocFinder::Pair { .. }) => 1.25,
@@ -492,9 +361,6 @@ pub(crate) fn doc_speed(q: &Query, hay: &[u8]) -> f64 {
 /// document ([`RareByte`]).
 pub(crate) fn matcher_name(q: &Query, hay: &[u8]) -> String {
     let name = q.cpu_matcher_name();
-    if RareSet::plan(q, hay).is_some() {
-        return "rare-set".to_string();
-    }
     match RareByte::plan(q, hay) {
         Some(r) if name == "memmem" => r.name().to_string(),
         Some(r) => name.replace("prefilter", r.name()),
@@ -715,7 +581,6 @@ pub(crate) fn search_doc_stepped(
     let threads = resolve_threads(opts.threads);
     let parts = chunks(hay, threads);
     let rare = RareByte::plan(q, hay);
-    let few = RareSet::plan(q, hay);
     // Early exit only makes sense single-threaded without -v.
     let limit = if q.invert() { None } else { opts.max_count };
     let want_lines = opts.want == Want::Lines;
@@ -738,7 +603,7 @@ pub(crate) fn search_doc_stepped(
             } else {
                 memchr::memchr(b'\n', &hay[from + step - 1..e]).map_or(e, |j| from + step + j)
             };
-            let on_line = |ls: usize, _| {
+            for_each_match_rare(q, hay, from, to, cancel, rare.as_ref(), |ls, _| {
                 count += 1;
                 if want_ids {
                     line += count_newlines(&hay[at..ls]);
@@ -750,11 +615,7 @@ pub(crate) fn search_doc_stepped(
                 }
                 go = limit.is_none_or(|l| count < l);
                 go
-            };
-            match &few {
-                Some(set) => set.for_each_line(hay, from, to, cancel, on_line),
-                None => for_each_match_rare(q, hay, from, to, cancel, rare.as_ref(), on_line),
-            }
+            });
             from = to;
             go = go && !(live && cancel.is_cancelled());
         }
@@ -1035,112 +896,6 @@ mod tests {
         assert_eq!(r.find(&hay, 0, 8), Some(0));
         let second = memchr::memmem::find(&hay[1..], b"rt=1.879").map(|i| i + 1);
         assert_eq!(r.find(&hay, 1, hay.len()), second);
-    }
-
-    /// The few-literal set against the query's own matcher (aho-corasick)
-    /// and a naive line scan: literals placed across every block edge
-    /// (starting just before it and ending past it), two on one line,
-    /// on adjacent lines, at the document's start and its last line
-    /// without `\n`; searched whole and in pieces cut at line starts.
-    #[test]
-    fn rare_set_finds_what_aho_corasick_finds() {
-        let lits = ["ERROR_503", "NullPointerException", "queue depth"];
-        let mut hay = b"queue depth at the start\n".to_vec();
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        let mut i = 0u64;
-        while hay.len() < 3 * FEW_BLOCK + RARE_MIN_DOC {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            // Next block edge: put a literal across it now and then.
-            let edge = (hay.len() / FEW_BLOCK + 1) * FEW_BLOCK;
-            let lit = lits[(x % 3) as usize];
-            let gap = edge - hay.len();
-            if gap < 200 && x.is_multiple_of(4) {
-                let back = (x >> 8) as usize % (lit.len() + 1);
-                if gap > back {
-                    hay.extend(std::iter::repeat_n(b'a', gap - back));
-                    hay.extend_from_slice(lit.as_bytes());
-                    hay.push(b'\n');
-                    continue;
-                }
-            }
-            let line = match x % 53 {
-                0 => format!("t={i} {lit} and {lit}\n"),
-                1 => format!("{lit}\n{lit} next line\n"),
-                2 => format!("near {} miss\n", &lit[..lit.len() - 1]),
-                _ => format!("t={i} web-05 INFO req={x:x} queue size ok\n"),
-            };
-            hay.extend_from_slice(line.as_bytes());
-            i += 1;
-        }
-        hay.extend_from_slice(b"last NullPointerException");
-        let q = crate::QueryBuilder::new()
-            .syntax(crate::Syntax::Fixed)
-            .build(&lits)
-            .unwrap();
-        let set = RareSet::plan(&q, &hay).expect("three literals with rare bytes");
-        assert_eq!(set.lits.len(), 3);
-        let naive: Vec<usize> = {
-            let mut out = Vec::new();
-            let mut at = 0;
-            for line in hay.split(|&b| b == b'\n') {
-                if lits
-                    .iter()
-                    .any(|l| line.windows(l.len()).any(|w| w == l.as_bytes()))
-                {
-                    out.push(at);
-                }
-                at += line.len() + 1;
-            }
-            out
-        };
-        let mut aho = Vec::new();
-        for_each_match_rare(&q, &hay, 0, hay.len(), &Cancel::never(), None, |s, e| {
-            aho.push((s, e));
-            true
-        });
-        assert_eq!(aho.iter().map(|p| p.0).collect::<Vec<_>>(), naive);
-        assert!(naive.len() > 100, "{}", naive.len());
-        for pieces in [1, 3, 17] {
-            let mut got = Vec::new();
-            // Cut at line starts (`chunks` keeps 4 MiB pieces).
-            let mut cuts = vec![0];
-            for k in 1..pieces {
-                let at = hay.len() * k / pieces;
-                let next = memchr::memchr(b'\n', &hay[at..]).map_or(hay.len(), |j| at + j + 1);
-                if next > *cuts.last().unwrap() && next < hay.len() {
-                    cuts.push(next);
-                }
-            }
-            cuts.push(hay.len());
-            for w in cuts.windows(2) {
-                let (s, e) = (w[0], w[1]);
-                set.for_each_line(&hay, s, e, &Cancel::never(), |ls, le| {
-                    got.push((ls, le));
-                    true
-                });
-            }
-            assert_eq!(got, aho, "{pieces} pieces");
-        }
-        // Stopping early stops.
-        let mut n = 0;
-        set.for_each_line(&hay, 0, hay.len(), &Cancel::never(), |_, _| {
-            n += 1;
-            n < 5
-        });
-        assert_eq!(n, 5);
-        // The route takes it; a -i or -w query does not.
-        assert_eq!(matcher_name(&q, &hay), "rare-set");
-        for (i, w) in [(true, false), (false, true)] {
-            let q = crate::QueryBuilder::new()
-                .syntax(crate::Syntax::Fixed)
-                .case_insensitive(i)
-                .word(w)
-                .build(&lits)
-                .unwrap();
-            assert!(RareSet::plan(&q, &hay).is_none());
-        }
     }
 
     #[test]
