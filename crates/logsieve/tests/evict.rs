@@ -9,45 +9,13 @@
 
 mod common;
 
-use common::{build, naive, pats, Flags};
+use common::{build, copts, naive, opts, pats, Flags, Rng};
 use logsieve::corpus::Document;
 use logsieve::gpu::{GpuContext, GpuSelection, GpuTuning, UploadOptions};
-use logsieve::pipeline::{ColumnOptions, Columns, FieldSpec, StatsQuery};
+use logsieve::pipeline::{Columns, StatsQuery};
 use logsieve::rg_json::RgJson;
 use logsieve::session::Retention;
-use logsieve::{BackendChoice, Corpus, SearchOptions, Session, Syntax, Tuning, Want};
-
-/// xorshift64.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-}
-
-fn copts() -> ColumnOptions {
-    ColumnOptions {
-        fields: ["level", "host"]
-            .iter()
-            .filter_map(|n| FieldSpec::builtin(n))
-            .collect(),
-        ..Default::default()
-    }
-}
-
-fn opts(backend: BackendChoice) -> SearchOptions {
-    SearchOptions {
-        backend,
-        want: Want::Lines,
-        ..Default::default()
-    }
-}
+use logsieve::{BackendChoice, Corpus, Session, Syntax, Tuning, Want};
 
 /// 2026-11-25T00:00:00Z in ms.
 const T0: u64 = 1_795_564_800_000;

@@ -7,11 +7,11 @@
 
 mod common;
 
-use common::{build, naive, pats, Flags};
+use common::{build, copts, naive, opts, pats, Flags, Rng};
 use logsieve::corpus::Document;
 use logsieve::gpu::{GpuContext, UploadOptions};
-use logsieve::pipeline::{ColumnOptions, Columns, FieldSpec, StatsQuery};
-use logsieve::{BackendChoice, Corpus, Kernel, SearchOptions, Session, Syntax, Want};
+use logsieve::pipeline::{Columns, StatsQuery};
+use logsieve::{BackendChoice, Corpus, Kernel, Session, Syntax, Want};
 
 fn ctx() -> Option<GpuContext> {
     match GpuContext::shared() {
@@ -23,38 +23,6 @@ fn ctx() -> Option<GpuContext> {
             eprintln!("\n!!!!!!!! NO GPU ADAPTER: GPU append tests SKIPPED ({e}) !!!!!!!!\n");
             None
         }
-    }
-}
-
-/// xorshift64.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-}
-
-fn copts() -> ColumnOptions {
-    ColumnOptions {
-        fields: ["level", "host"]
-            .iter()
-            .filter_map(|n| FieldSpec::builtin(n))
-            .collect(),
-        ..Default::default()
-    }
-}
-
-fn opts(backend: BackendChoice) -> SearchOptions {
-    SearchOptions {
-        backend,
-        want: Want::Lines,
-        ..Default::default()
     }
 }
 

@@ -1254,3 +1254,40 @@ pub fn prefilter_case() -> impl Strategy<Value = (Vec<u8>, Vec<Vec<u8>>, Flags)>
             (c, p, f)
         })
 }
+
+/// xorshift64: the appends' and evictions' random batches (`gpu_append.rs`,
+/// `evict.rs`).
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+/// The level and host columns, as `serve` builds them by default.
+pub fn copts() -> logsieve::pipeline::ColumnOptions {
+    logsieve::pipeline::ColumnOptions {
+        fields: ["level", "host"]
+            .iter()
+            .filter_map(|n| logsieve::pipeline::FieldSpec::builtin(n))
+            .collect(),
+        ..Default::default()
+    }
+}
+
+/// Lines wanted, on `backend`.
+pub fn opts(backend: logsieve::BackendChoice) -> logsieve::SearchOptions {
+    logsieve::SearchOptions {
+        backend,
+        want: logsieve::Want::Lines,
+        ..Default::default()
+    }
+}
