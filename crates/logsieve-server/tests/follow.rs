@@ -15,23 +15,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::TestServer;
+use common::{Rng, TestServer};
 use logsieve_server::follow::FollowSettings;
 use logsieve_server::{GpuMode, Limits, LoadConfig, Source};
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-}
 
 fn line(n: u64) -> String {
     let level = ["ERROR", "info", "Error", "WARN", "debug"][(n % 5) as usize];

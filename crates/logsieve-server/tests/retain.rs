@@ -16,26 +16,12 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::TestServer;
+use common::{Rng, TestServer};
 use logsieve::session::Retention;
 use logsieve::{QueryBuilder, Syntax, Tuning};
 use logsieve_server::follow::FollowSettings;
 use logsieve_server::tail::{Tail, TailSpec};
 use logsieve_server::{GpuMode, Limits, LoadConfig, Source};
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-}
 
 /// Line `n`: stamped 10 ms after line `n - 1`.
 fn line(n: u64) -> String {
