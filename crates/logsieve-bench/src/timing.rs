@@ -22,6 +22,29 @@ pub fn timed<T>(iters: usize, gap: Duration, mut f: impl FnMut() -> T) -> (f64, 
     (ts[ts.len() / 2].as_secs_f64() * 1e3, out)
 }
 
+/// Runs `f` back to back for `ms` milliseconds (at least once): "hot"
+/// means the GPU's clocks are up. After host-only work the H100's SM clock
+/// sat at 345 MHz and took about a second of back-to-back work to reach
+/// 1980 MHz (2026-11-25, `nvidia-smi` sampled beside the benches); the
+/// SM-bound kernels run up to 5x slower meanwhile.
+pub fn warm_up(ms: u64, mut f: impl FnMut()) {
+    let t = Instant::now();
+    loop {
+        f();
+        if t.elapsed() >= Duration::from_millis(ms) {
+            break;
+        }
+    }
+}
+
+/// Milliseconds since the Unix epoch, to line a bench's phases up with a
+/// clock log (`nvidia-smi --query-gpu=timestamp,clocks.sm -lms 100`).
+pub fn epoch_ms() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis())
+}
+
 /// A count on `backend` (with `kernel` when named) and `threads` CPU threads.
 pub fn count_opts(backend: BackendChoice, kernel: Option<Kernel>, threads: usize) -> SearchOptions {
     SearchOptions {

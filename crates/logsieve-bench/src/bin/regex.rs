@@ -9,9 +9,12 @@
 //! process (when `rg` is on the PATH). Every row's count must agree: the
 //! exit status is 1 on a mismatch.
 //!
-//! Usage: `regex [--lines N] [--iters N] [--rg-file PATH] [--timestamps 1]`.
-//! Medians of `--iters` runs after one warm-up, back to back (hot; the GPU
-//! columns in interleaved rounds); auto again repeated alone, back to back
+//! Usage: `regex [--lines N] [--iters N] [--warmup-ms MS] [--rg-file PATH]
+//! [--timestamps 1]`. Medians of `--iters` runs, back to back (hot; the GPU
+//! columns in interleaved rounds, after `--warmup-ms` (1500) of each
+//! column back to back, so that the GPU's clocks are up: see
+//! `timing::warm_up`); the phases' times since the epoch go to stderr
+//! (`hot: START..END ms`) to line up with a clock log; auto again repeated alone, back to back
 //! ("auto repeated": the same query, nothing between), and with 100 ms
 //! idle gaps (interactive); the CPU on one thread runs once. With
 //! `--timestamps 1` the GPU passes carry timestamps (the kernel's time in the
@@ -23,7 +26,7 @@ use logsieve::gen::{generate, GenOptions};
 use logsieve::support::{prefilter_support, shift_and_support};
 use logsieve::{BackendChoice, Corpus, Kernel, Query, QueryBuilder, Request, Session};
 use logsieve_bench::regex_suite::SUITE;
-use logsieve_bench::timing::{count_opts, timed};
+use logsieve_bench::timing::{count_opts, epoch_ms, timed, warm_up};
 
 fn cell(v: Option<f64>) -> String {
     v.map_or("—".to_string(), |x| format!("{x:.3}"))
@@ -34,6 +37,7 @@ fn main() {
     let mut iters = 10usize;
     let mut rg_file: Option<String> = None;
     let mut timestamps = false;
+    let mut warmup_ms = 1500u64;
     let mut it = std::env::args().skip(1);
     while let Some(f) = it.next() {
         let v = it.next().unwrap_or_default();
@@ -42,8 +46,11 @@ fn main() {
             "--iters" => iters = v.parse().expect("--iters N"),
             "--rg-file" => rg_file = Some(v),
             "--timestamps" => timestamps = v == "1",
+            "--warmup-ms" => warmup_ms = v.parse().expect("--warmup-ms MS"),
             _ => {
-                eprintln!("usage: regex [--lines N] [--iters N] [--rg-file PATH] [--timestamps 1]");
+                eprintln!(
+                    "usage: regex [--lines N] [--iters N] [--warmup-ms MS] [--rg-file PATH] [--timestamps 1]"
+                );
                 std::process::exit(2)
             }
         }
@@ -92,7 +99,7 @@ fn main() {
         let q: Query = QueryBuilder::new().build(&[*p]).expect("query");
         let mut counts = Vec::new();
         // The hot GPU columns in interleaved rounds after one warm-up
-        // round: a drift of the machine (clocks, another process) falls on
+        // round (and `--warmup-ms`): a drift of the machine (clocks, another process) falls on
         // every column alike (run 1 of 2026-11-25 measured the UUID regex's
         // auto route, tier 2, at 21.7 ms and forced tier 2 at 4.2 ms a
         // moment later).
@@ -101,44 +108,70 @@ fn main() {
         let pre = prefilter_support(&q, None).ok().filter(|_| gpu_on);
         let mut ts: [Vec<Duration>; 4] = Default::default();
         let (mut auto_r, mut gpu_r, mut t2_r) = (None, None, None);
+        // The CPU rows of the regex before left the GPU idle: its clocks
+        // are down until it has worked back to back for about a second.
+        if gpu_on {
+            let warm = epoch_ms();
+            warm_up(warmup_ms, || {
+                let _ = session.search(&q, &count_opts(BackendChoice::Gpu, None, 0));
+                if has_t2 {
+                    let _ = session.search(
+                        &q,
+                        &count_opts(BackendChoice::Gpu, Some(Kernel::ShiftAnd), 0),
+                    );
+                }
+            });
+            eprintln!("{p}: warm-up: {warm}..{} ms", epoch_ms());
+        }
+        let hot = epoch_ms();
+        // Each round starts at another column: the first query after
+        // another one pays a switch (measured on the H100, 2026-11-25: auto,
+        // always first, 0.03-0.04 ms over the same route forced second,
+        // and over itself repeated alone).
         for round in 0..=iters {
-            let mut time = |col: usize, f: &mut dyn FnMut()| {
+            for k in 0..4 {
+                let col = (k + round) % 4;
                 let t = Instant::now();
-                f();
-                if round > 0 {
+                let ran = match col {
+                    0 => {
+                        auto_r = Some(
+                            session
+                                .search(&q, &count_opts(BackendChoice::Auto, None, 0))
+                                .expect("auto"),
+                        );
+                        true
+                    }
+                    1 if gpu_on => {
+                        gpu_r = Some(session.search(&q, &count_opts(BackendChoice::Gpu, None, 0)));
+                        true
+                    }
+                    2 if has_t2 => {
+                        t2_r = Some(
+                            session
+                                .search(
+                                    &q,
+                                    &count_opts(BackendChoice::Gpu, Some(Kernel::ShiftAnd), 0),
+                                )
+                                .expect("tier 2"),
+                        );
+                        true
+                    }
+                    3 => match &pre {
+                        Some(pre) => {
+                            let _ = session
+                                .search(&pre.literals, &count_opts(BackendChoice::Gpu, None, 0));
+                            true
+                        }
+                        None => false,
+                    },
+                    _ => false,
+                };
+                if ran && round > 0 {
                     ts[col].push(t.elapsed());
                 }
-            };
-            time(0, &mut || {
-                auto_r = Some(
-                    session
-                        .search(&q, &count_opts(BackendChoice::Auto, None, 0))
-                        .expect("auto"),
-                )
-            });
-            if gpu_on {
-                time(1, &mut || {
-                    gpu_r = Some(session.search(&q, &count_opts(BackendChoice::Gpu, None, 0)))
-                });
-            }
-            if has_t2 {
-                time(2, &mut || {
-                    t2_r = Some(
-                        session
-                            .search(
-                                &q,
-                                &count_opts(BackendChoice::Gpu, Some(Kernel::ShiftAnd), 0),
-                            )
-                            .expect("tier 2"),
-                    )
-                });
-            }
-            if let Some(pre) = &pre {
-                time(3, &mut || {
-                    let _ = session.search(&pre.literals, &count_opts(BackendChoice::Gpu, None, 0));
-                });
             }
         }
+        eprintln!("{p}: hot: {hot}..{} ms", epoch_ms());
         let med = |v: &mut Vec<Duration>| {
             v.sort();
             v.get(v.len() / 2).map(|d| d.as_secs_f64() * 1e3)
@@ -190,7 +223,10 @@ fn main() {
             .expect("cpu");
         let x1 = t.elapsed().as_secs_f64() * 1e3;
         counts.push(r.total());
-        let (x16, r) = timed(iters.min(5), Duration::ZERO, || {
+        // As many runs as the GPU columns: on the H100 machine's 16-core
+        // VM a median of 5 moved by up to 2x between runs of the bench
+        // (2026-11-25: the UUID regex 29-50 ms).
+        let (x16, r) = timed(iters, Duration::ZERO, || {
             session
                 .search(&q, &count_opts(BackendChoice::Cpu, None, 0))
                 .expect("cpu")

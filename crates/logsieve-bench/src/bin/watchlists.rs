@@ -19,6 +19,8 @@ use std::collections::HashMap;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use logsieve_bench::timing::warm_up;
+
 use logsieve::{
     BackendChoice, Corpus, Document, SearchOptions, Session, Tuning, Want, WatchlistOptions,
 };
@@ -239,10 +241,9 @@ fn main() {
             // counts alone took seconds to raise it (2026-11-25: the 100k
             // kernel 9.6 ms at 345 MHz, 2.0 ms at 1980). Count back to back
             // for `--warmup-ms` first.
-            let warm = Instant::now();
-            while warm.elapsed() < Duration::from_millis(warmup_ms) {
+            warm_up(warmup_ms, || {
                 session.count_watchlist(&w, &gpu).expect("gpu count");
-            }
+            });
             let (mut ts, mut ks) = (Vec::new(), Vec::new());
             for _ in 0..runs {
                 let t = Instant::now();

@@ -135,7 +135,9 @@ impl GpuCorpus {
             self.write_params(prm);
         }
         let t_built = t0.elapsed();
-        let resident = st.automata.get(c, &pipes, &a, &self.segs, !prms.is_empty());
+        let resident = st
+            .automata
+            .get(c, &pipes, &a, &self.segs, !prms.is_empty(), &self.freq);
         let t_resident = t0.elapsed();
         let (counts, seg_lines, undecided, kernel_time) = c
             .scoped(async {

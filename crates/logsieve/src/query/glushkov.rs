@@ -581,6 +581,28 @@ impl Automaton {
         }
     }
 
+    /// The positions one byte can reach from the start alone, when the
+    /// start alone can neither accept nor take a conditional edge (`None`
+    /// otherwise: an empty match, or `\b`, `^` ... at the regex's start).
+    /// While the state is the start alone and a byte's mask misses every
+    /// one of them, the state stays the start alone: the kernel skips such
+    /// bytes with a mask lookup each instead of a whole step (most bytes of
+    /// a line, for a regex whose first class is selective).
+    pub fn start_skip(&self) -> Option<Vec<u32>> {
+        let start = |g: &Group| g.from == 0;
+        if self.last[0] & 1 != 0 || self.groups.iter().any(start) {
+            return None;
+        }
+        let mut d = vec![0u32; self.words];
+        d[0] = 1;
+        let mut f = vec![0u32; self.words];
+        self.follow_tables(&d, &mut f);
+        // The start is always set again after a step: it is not a reason
+        // to stop skipping.
+        f[0] &= !1;
+        Some(f)
+    }
+
     fn any(&self, d: &[u32], m: &[u32]) -> bool {
         d.iter().zip(m).any(|(a, b)| a & b != 0)
     }
@@ -592,7 +614,23 @@ impl Automaton {
         let mut d = vec![0u32; w];
         d[0] = 1;
         let mut f = vec![0u32; w];
-        for p in 0..=line.len() {
+        let skip = self.start_skip();
+        let mut p = 0;
+        while p <= line.len() {
+            // As the kernel: bytes that leave the start alone as it is.
+            if let Some(first) = &skip {
+                if d[0] == 1 && d[1..].iter().all(|&x| x == 0) {
+                    while let Some(&b) = line.get(p) {
+                        if self.unicode && b >= 0x80 {
+                            return Verdict::Undecided;
+                        }
+                        if self.any(first, &self.masks[b as usize * w..(b as usize + 1) * w]) {
+                            break;
+                        }
+                        p += 1;
+                    }
+                }
+            }
             let next = line.get(p).copied();
             if self.unicode && next.is_some_and(|b| b >= 0x80) {
                 return Verdict::Undecided;
@@ -625,6 +663,7 @@ impl Automaton {
                 d[u] = f[u] & m[u];
             }
             d[0] |= 1;
+            p += 1;
         }
         Verdict::NoMatch
     }

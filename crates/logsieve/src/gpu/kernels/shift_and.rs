@@ -37,15 +37,49 @@ pub(crate) const MODULE: Module = Module {
     entry_points: &["shift_and", "compact"],
 };
 
-/// Words of the uniform.
-const RP_WORDS: usize = 8;
+/// Words of the uniform (a multiple of four: 16-byte rows).
+const RP_WORDS: usize = 12;
 
 /// The uniform's word that turns the filter on (`RParams::only_marked`).
 const RP_FILTER: usize = 6;
 
+/// The most of the corpus's bytes (per mille) a linear automaton's first
+/// positions may take for the start's skip loop to run.
+const SKIP_MAX_PER_MILLE: u64 = 5;
+
+/// Whether the kernel skips the bytes that leave the start alone as it is
+/// (`first`: [`Automaton::start_skip`]), given the corpus's byte
+/// frequencies `freq`. A thread in the skip loop and one in a step diverge,
+/// and a warp then pays both: the loop pays where a step is dear (the
+/// follow tables, or conditional edges to check every byte) or where the
+/// first positions' bytes are rare. Measured on the H100 (2026-11-25,
+/// tier 2 over 194 MB, skip always on against off, one call each):
+/// `user=u1\d*7 ` (tables) 1.79 → 1.18 ms, `bytes=\d{6,}$` (an edge)
+/// 2.02 → 1.74, `HTTP/1\.[01]...` (`H`, 0.15% of bytes) 0.90 → 0.75; but
+/// `port \d{5} ssh2` (`p`, 1.3%) 0.88 → 1.33 and `[0-9a-f]{32}` (52%)
+/// 0.91 → 1.43.
+fn skip_pays(a: &Automaton, first: &[u32], freq: &[u64; 256]) -> bool {
+    if a.linear.is_none() || !a.groups.is_empty() {
+        return true;
+    }
+    let aw = a.words;
+    let total: u64 = freq.iter().sum();
+    let hit: u64 = (0..256)
+        .filter(|&b| {
+            a.masks[b * aw..(b + 1) * aw]
+                .iter()
+                .zip(first)
+                .any(|(m, f)| m & f != 0)
+        })
+        .map(|b| freq[b])
+        .sum();
+    total > 0 && hit * 1000 <= total * SKIP_MAX_PER_MILLE
+}
+
 /// The table buffer's words and the uniform of `a`, laid out for a
-/// pipeline of `w` state words (`w >= a.words`).
-pub(crate) fn tables(a: &Automaton, w: usize) -> (Vec<u32>, [u32; RP_WORDS]) {
+/// pipeline of `w` state words (`w >= a.words`); `freq`, the corpus's
+/// byte frequencies, decides the start's skip loop ([`skip_pays`]).
+pub(crate) fn tables(a: &Automaton, w: usize, freq: &[u64; 256]) -> (Vec<u32>, [u32; RP_WORDS]) {
     let aw = a.words;
     let mut t = vec![0u32; 256 * w];
     for b in 0..256 {
@@ -77,6 +111,16 @@ pub(crate) fn tables(a: &Automaton, w: usize) -> (Vec<u32>, [u32; RP_WORDS]) {
         }
         None => 0,
     };
+    // The start's skip set, when it has one (see `Automaton::start_skip`).
+    let skip_off = match a.start_skip().filter(|f| skip_pays(a, f, freq)) {
+        Some(first) => {
+            let at = t.len();
+            t.extend_from_slice(&first);
+            t.resize(at + w, 0);
+            at
+        }
+        None => 0,
+    };
     let groups_off = t.len();
     let stride = 3 + w;
     for g in &a.groups {
@@ -95,6 +139,10 @@ pub(crate) fn tables(a: &Automaton, w: usize) -> (Vec<u32>, [u32; RP_WORDS]) {
         stride as u32,
         0,
         lin_off as u32,
+        skip_off as u32,
+        0,
+        0,
+        0,
     ];
     (t, rp)
 }
@@ -272,9 +320,10 @@ impl AutomatonCache {
         a: &Automaton,
         segments: &[ResidentSegment],
         filter: bool,
+        freq: &[u64; 256],
     ) -> Arc<ResidentAutomaton> {
         let w = width_for(a.words);
-        let (t, mut rp) = tables(a, w);
+        let (t, mut rp) = tables(a, w, freq);
         rp[RP_FILTER] = u32::from(filter);
         if let Some(i) = self
             .entries
@@ -425,7 +474,8 @@ mod tests {
         assert_eq!(a.words, 2);
         let w = width_for(a.words);
         assert_eq!(w, 2);
-        let (t, rp) = tables(&a, 4);
+        let flat = [1u64; 256];
+        let (t, rp) = tables(&a, 4, &flat);
         assert_eq!(rp[2] as usize, 256 * 4);
         assert_eq!(rp[3] as usize, 256 * 4 + 4 * 4 * 256 * 4);
         assert_eq!(rp[0] as usize, a.groups.len());
@@ -443,10 +493,31 @@ mod tests {
         }
         assert_eq!(width_for(3), 4);
         assert_eq!(width_for(8), 8);
+        // `\b` at the start: no skip set (a conditional edge leaves the
+        // start). `ERROR_5\d\d`: its first position, `E`.
+        assert_eq!(rp[8], 0);
+        let q = QueryBuilder::new().build(&[r"ERROR_5\d\d"]).unwrap();
+        let a = Automaton::for_query(&q).unwrap();
+        let first = a.start_skip().expect("a skip set");
+        assert_eq!(first, vec![0b10]);
+        // `E` as one byte in ten: too common for a linear automaton...
+        let mut common = [1u64; 256];
+        common[usize::from(b'E')] = 28;
+        assert_eq!(tables(&a, 1, &common).1[8], 0);
+        // ... one in a thousand: rare enough.
+        let mut rare = [4u64; 256];
+        rare[usize::from(b'E')] = 1;
+        let (t, rp) = tables(&a, 1, &rare);
+        assert_ne!(rp[8], 0);
+        assert_eq!(&t[rp[8] as usize..rp[8] as usize + 1], &first[..]);
+        assert_eq!(a.masks[usize::from(b'E')] & first[0], 0b10);
+        assert_eq!(a.masks[usize::from(b'e')] & first[0], 0);
         // No linear form: offset 0 (the follow tables run).
         let q = QueryBuilder::new().build(&[r"ab?c"]).unwrap();
         let a = Automaton::for_query(&q).unwrap();
         assert!(a.linear.is_none());
-        assert_eq!(tables(&a, 1).1[7], 0);
+        assert_eq!(tables(&a, 1, &flat).1[7], 0);
+        // The follow tables: the skip loop runs whatever the bytes.
+        assert_ne!(tables(&a, 1, &flat).1[8], 0);
     }
 }

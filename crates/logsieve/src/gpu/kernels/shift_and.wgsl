@@ -46,6 +46,14 @@ struct RParams {
     // Word offset of the linear form (W shift words, then W self-loop
     // words); 0: none, the follow tables run.
     lin_off: u32,
+    // Word offset of the positions one byte reaches from the start alone
+    // (W words, glushkov::Automaton::start_skip); 0: no skipping. While the
+    // state is the start alone, a byte whose mask misses them all leaves
+    // it so: such bytes cost a mask lookup, not a step.
+    skip_off: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
 }
 
 @group(0) @binding(10) var<storage, read> rt: array<u32>;
@@ -203,12 +211,39 @@ fn run_small(line: u32, s: u32, e: u32) {
         sh = vec2<u32>(rt[rp.lin_off], select(0u, rt[rp.lin_off + 1u], two));
         sl = vec2<u32>(rt[rp.lin_off + W], select(0u, rt[rp.lin_off + W + 1u], two));
     }
+    var first = vec2<u32>(0u);
+    if rp.skip_off != 0u {
+        first = vec2<u32>(rt[rp.skip_off], select(0u, rt[rp.skip_off + 1u], two));
+    }
     var word = 0u;
     var word_at = 0xFFFFFFFFu;
     var d = vec2<u32>(1u, 0u);
     var prev = 256u;
     var p = s;
     loop {
+        // The start alone: skip the bytes that leave it so (a byte >= 0x80
+        // under a Unicode regex stops the skip; the step below decides).
+        if rp.skip_off != 0u && d.x == 1u && d.y == 0u {
+            loop {
+                if p >= e {
+                    break;
+                }
+                if (p >> 2u) != word_at {
+                    word_at = p >> 2u;
+                    word = data[word_at];
+                }
+                let b = (word >> ((p & 3u) * 8u)) & 0xFFu;
+                if rp.unicode != 0u && b >= 128u {
+                    break;
+                }
+                let m = b * W;
+                if any((first & vec2<u32>(wmask[m], select(0u, wmask[m + 1u], two))) != vec2<u32>(0u)) {
+                    break;
+                }
+                prev = b;
+                p += 1u;
+            }
+        }
         var next = 256u;
         if p < e {
             if (p >> 2u) != word_at {
@@ -296,6 +331,12 @@ fn run_general(line: u32, s: u32, e: u32) {
             sl[w] = rt[rp.lin_off + W + w];
         }
     }
+    var first: array<u32, MAXW>;
+    if rp.skip_off != 0u {
+        for (var w = 0u; w < W; w++) {
+            first[w] = rt[rp.skip_off + w];
+        }
+    }
     // The corpus word holding byte p, loaded once per four bytes.
     var word = 0u;
     var word_at = 0xFFFFFFFFu;
@@ -303,6 +344,35 @@ fn run_general(line: u32, s: u32, e: u32) {
     var prev = 256u;
     var p = s;
     loop {
+        // The start alone: as in `run_small`.
+        var alone = rp.skip_off != 0u && d[0] == 1u;
+        for (var w = 1u; w < W; w++) {
+            alone = alone && d[w] == 0u;
+        }
+        if alone {
+            loop {
+                if p >= e {
+                    break;
+                }
+                if (p >> 2u) != word_at {
+                    word_at = p >> 2u;
+                    word = data[word_at];
+                }
+                let b = (word >> ((p & 3u) * 8u)) & 0xFFu;
+                if rp.unicode != 0u && b >= 128u {
+                    break;
+                }
+                var hit = 0u;
+                for (var w = 0u; w < W; w++) {
+                    hit |= first[w] & wmask[b * W + w];
+                }
+                if hit != 0u {
+                    break;
+                }
+                prev = b;
+                p += 1u;
+            }
+        }
         var next = 256u;
         if p < e {
             if (p >> 2u) != word_at {
