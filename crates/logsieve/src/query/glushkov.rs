@@ -581,22 +581,28 @@ impl Automaton {
         }
     }
 
-    /// The positions one byte can reach from the start alone, when the
-    /// start alone can neither accept nor take a conditional edge (`None`
-    /// otherwise: an empty match, or `\b`, `^` ... at the regex's start).
-    /// While the state is the start alone and a byte's mask misses every
-    /// one of them, the state stays the start alone: the kernel skips such
-    /// bytes with a mask lookup each instead of a whole step (most bytes of
-    /// a line, for a regex whose first class is selective).
+    /// The positions one byte can reach from the start alone, by an
+    /// unconditional edge or by a conditional one whatever its condition
+    /// (`\b`, `^` ... at the regex's start), when the start alone cannot
+    /// accept (`None`: an empty match). While the state is the start alone
+    /// and a byte's mask misses every one of them, the state stays the
+    /// start alone: the kernel skips such bytes with a mask lookup each
+    /// instead of a whole step (most bytes of a line, for a regex whose
+    /// first class is selective).
     pub fn start_skip(&self) -> Option<Vec<u32>> {
-        let start = |g: &Group| g.from == 0;
-        if self.last[0] & 1 != 0 || self.groups.iter().any(start) {
+        let accepts = |g: &Group| g.from == 0 && g.accept;
+        if self.last[0] & 1 != 0 || self.groups.iter().any(accepts) {
             return None;
         }
         let mut d = vec![0u32; self.words];
         d[0] = 1;
         let mut f = vec![0u32; self.words];
         self.follow_tables(&d, &mut f);
+        for g in self.groups.iter().filter(|g| g.from == 0) {
+            for (fu, t) in f.iter_mut().zip(&g.to) {
+                *fu |= t;
+            }
+        }
         // The start is always set again after a step: it is not a reason
         // to stop skipping.
         f[0] &= !1;

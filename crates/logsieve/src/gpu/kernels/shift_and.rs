@@ -486,16 +486,22 @@ mod tests {
         assert_eq!(lin, rp[3] as usize + 4);
         assert_eq!(&t[lin..lin + 2], &l.shift[..]);
         assert_eq!(&t[lin + 4..lin + 6], &l.self_loop[..]);
-        assert_eq!(rp[4] as usize, lin + 8);
+        assert_eq!(rp[8] as usize, lin + 8);
+        assert_eq!(rp[4] as usize, lin + 8 + 4);
         for b in 0..256 {
             assert_eq!(&t[b * 4..b * 4 + 2], &a.masks[b * 2..b * 2 + 2]);
             assert_eq!(&t[b * 4 + 2..b * 4 + 4], &[0, 0]);
         }
         assert_eq!(width_for(3), 4);
         assert_eq!(width_for(8), 8);
-        // `\b` at the start: no skip set (a conditional edge leaves the
-        // start). `ERROR_5\d\d`: its first position, `E`.
-        assert_eq!(rp[8], 0);
+        // `\b` at the start: its edge's targets are in the skip set, and
+        // with conditional edges to check a step is dear: the loop runs.
+        assert_eq!(a.start_skip().map(|f| f[0] & 0b10), Some(0b10));
+        assert_eq!(
+            &t[rp[8] as usize..rp[8] as usize + 2],
+            &a.start_skip().unwrap()[..]
+        );
+        // `ERROR_5\d\d`: its first position, `E`.
         let q = QueryBuilder::new().build(&[r"ERROR_5\d\d"]).unwrap();
         let a = Automaton::for_query(&q).unwrap();
         let first = a.start_skip().expect("a skip set");

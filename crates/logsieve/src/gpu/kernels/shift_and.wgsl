@@ -261,12 +261,23 @@ fn run_small(line: u32, s: u32, e: u32) {
         if rp.n_groups != 0u {
             sat = satisfied(prev, next);
         }
+        // The groups whose source is active and whose conditions hold, in
+        // one pass: an accepting one accepts, the others' targets join
+        // the follow set.
         var acc = any((d & lst) != vec2<u32>(0u));
+        var fg = vec2<u32>(0u);
         for (var g = 0u; g < rp.n_groups; g++) {
             let at = rp.groups_off + g * rp.stride;
             let src = rt[at];
-            if rt[at + 2u] != 0u && (rt[at + 1u] & ~sat) == 0u && ((word_of(d, src >> 5u) >> (src & 31u)) & 1u) != 0u {
-                acc = true;
+            if (rt[at + 1u] & ~sat) == 0u && ((word_of(d, src >> 5u) >> (src & 31u)) & 1u) != 0u {
+                if rt[at + 2u] != 0u {
+                    acc = true;
+                } else {
+                    fg.x |= rt[at + 3u];
+                    if two {
+                        fg.y |= rt[at + 4u];
+                    }
+                }
             }
         }
         if acc {
@@ -279,10 +290,10 @@ fn run_small(line: u32, s: u32, e: u32) {
             no_match(line);
             return;
         }
-        var f = vec2<u32>(0u);
+        var f = fg;
         if lin {
             let x = d & sh;
-            f = (x << vec2<u32>(1u)) | vec2<u32>(0u, x.x >> 31u) | (d & sl);
+            f |= (x << vec2<u32>(1u)) | vec2<u32>(0u, x.x >> 31u) | (d & sl);
         } else {
             for (var w = 0u; w < W; w++) {
                 let x = word_of(d, w);
@@ -295,16 +306,6 @@ fn run_small(line: u32, s: u32, e: u32) {
                             f.y |= rt[at + 1u];
                         }
                     }
-                }
-            }
-        }
-        for (var g = 0u; g < rp.n_groups; g++) {
-            let at = rp.groups_off + g * rp.stride;
-            let src = rt[at];
-            if rt[at + 2u] == 0u && (rt[at + 1u] & ~sat) == 0u && ((word_of(d, src >> 5u) >> (src & 31u)) & 1u) != 0u {
-                f.x |= rt[at + 3u];
-                if two {
-                    f.y |= rt[at + 4u];
                 }
             }
         }
