@@ -545,6 +545,52 @@ fn a_new_file_and_its_copy_in_one_poll() {
     assert_eq!(t.stats().copies, 1);
 }
 
+/// Every new file one poll finds is adopted in that poll (before, each
+/// new file after the first waited for the next poll), and copies among
+/// them are still recognised (a logrotate-style copy, walked after its
+/// original). Then the new files are followed.
+#[test]
+fn new_files_are_all_adopted_in_one_poll() {
+    let d = dir("many-new");
+    append(&d.join("a.log"), b"a\n");
+    let (mut t, mut c, _) = Tracker::start(std::slice::from_ref(&d), opts(5_000));
+    let n = 7u64;
+    for k in 0..n {
+        append(
+            &d.join(format!("n{k}.log")),
+            &lines(k * 1000, k * 1000 + 40),
+        );
+    }
+    std::fs::copy(d.join("n2.log"), d.join("n2.log.1")).unwrap();
+    poll(&mut t, &mut c);
+    let mut want = b"a\n".to_vec();
+    for k in 0..n {
+        want.extend(lines(k * 1000, k * 1000 + 40));
+    }
+    assert_eq!(
+        c.docs().len() as u64,
+        1 + n,
+        "{:?}",
+        c.docs().iter().map(|d| d.name()).collect::<Vec<_>>()
+    );
+    assert_eq!(sorted_lines(&all(&c)), sorted_lines(&want));
+    assert_eq!(t.stats().new_files, n);
+    assert_eq!(t.stats().copies, 1);
+    // A second poll finds nothing new.
+    poll(&mut t, &mut c);
+    assert_eq!(c.docs().len() as u64, 1 + n);
+    // Each is followed from there.
+    for k in 0..n {
+        append(
+            &d.join(format!("n{k}.log")),
+            &lines(k * 1000 + 40, k * 1000 + 50),
+        );
+        want.extend(lines(k * 1000 + 40, k * 1000 + 50));
+    }
+    poll(&mut t, &mut c);
+    assert_eq!(sorted_lines(&all(&c)), sorted_lines(&want));
+}
+
 /// Issue 20: an entry that cannot be read appears in a followed directory
 /// (a dangling link and a link loop, with links followed; a file without
 /// read permission where the user is not root): each is reported once,

@@ -548,6 +548,183 @@ mod gpu {
         }
     }
 
+    /// A context whose per-pattern counts read back `cap` listed patterns
+    /// (`GpuTuning::pattern_list`; 0: every counter), one per value and
+    /// test binary.
+    fn list_ctx(cap: usize) -> Option<&'static GpuContext> {
+        use std::sync::Mutex;
+        static CTXS: Mutex<Vec<(usize, &'static GpuContext)>> = Mutex::new(Vec::new());
+        ctx()?;
+        let mut v = CTXS.lock().unwrap();
+        if let Some(&(_, c)) = v.iter().find(|(k, _)| *k == cap) {
+            return Some(c);
+        }
+        let c = GpuContext::new_with(&logsieve::gpu::GpuTuning {
+            pattern_list: Some(cap),
+            ..Default::default()
+        })
+        .expect("a context with a fixed pattern list");
+        let c: &'static GpuContext = Box::leak(Box::new(c));
+        v.push((cap, c));
+        Some(c)
+    }
+
+    /// How the counters came back, from the report's reason.
+    fn how(reason: &str) -> &'static str {
+        if reason.contains("listed on the GPU") {
+            "listed"
+        } else if reason.contains("more than the list read back held") {
+            "overflow"
+        } else if reason.contains("list off") {
+            "off"
+        } else {
+            panic!("no counters note in {reason:?}")
+        }
+    }
+
+    /// The patterns that hit cross the list's readback: with room for
+    /// `cap` listed patterns, 0..=9 of 9 patterns hit (each on its own
+    /// number of lines and occurrences, with duplicates and a
+    /// self-overlapping pattern among them, in segments of 64 bytes and
+    /// whole): at most `cap` come back listed, more read every counter,
+    /// and every count equals the oracle's either way, on every kernel.
+    #[test]
+    fn listed_counts_cross_the_readback_bound() {
+        let pats: Vec<Vec<u8>> = [
+            &b"alpha-1"[..],
+            b"bravo-22",
+            b"zzzz",
+            b"charlie",
+            b"alpha-1",
+            b"delta.example",
+            b"echo 10.0.0.1",
+            b"BRAVO-22",
+            b"foxtrot",
+        ]
+        .iter()
+        .map(|p| p.to_vec())
+        .collect();
+        // Distinct: 8 groups without -i, 7 with.
+        for hit in 0..=pats.len() {
+            let mut corpus = Vec::new();
+            for (i, p) in pats.iter().take(hit).enumerate() {
+                for r in 0..=i % 3 {
+                    corpus.extend_from_slice(format!("l{i}.{r} ").as_bytes());
+                    corpus.extend_from_slice(p);
+                    if i % 2 == 0 {
+                        corpus.extend_from_slice(b" and ");
+                        corpus.extend_from_slice(p);
+                    }
+                    corpus.extend_from_slice(b"z\n");
+                }
+            }
+            corpus.extend_from_slice(b"nothing here\n");
+            for cap in [0usize, 1, 3, 6, 7] {
+                let Some(c) = list_ctx(cap) else { return };
+                for seg in [None, Some(64)] {
+                    let s = session(c, corpus.clone(), seg);
+                    for fold in [false, true] {
+                        let mut distinct: Vec<Vec<u8>> = pats
+                            .iter()
+                            .map(|p| {
+                                if fold {
+                                    p.to_ascii_lowercase()
+                                } else {
+                                    p.clone()
+                                }
+                            })
+                            .collect();
+                        distinct.sort();
+                        distinct.dedup();
+                        let groups = distinct.len();
+                        let oracle = oracle(&corpus, &pats, fold);
+                        for k in MultiKernel::ALL {
+                            let what = format!("hit {hit} cap {cap} seg {seg:?} fold {fold} {k:?}");
+                            check(&s, &pats, fold, &gpu(k), &what);
+                            let (w, _) = s.define_watchlist("w", &pats, wl_opts(fold)).unwrap();
+                            let r = s.count_watchlist(&w, &gpu(k)).unwrap();
+                            assert_eq!(
+                                (&r.lines, &r.occurrences),
+                                (&oracle.0, &oracle.1),
+                                "{what}"
+                            );
+                            // The groups that hit (duplicates count once).
+                            let mut hit_groups: Vec<Vec<u8>> = pats
+                                .iter()
+                                .zip(&oracle.0)
+                                .filter(|(_, &l)| l > 0)
+                                .map(|(p, _)| {
+                                    if fold {
+                                        p.to_ascii_lowercase()
+                                    } else {
+                                        p.clone()
+                                    }
+                                })
+                                .collect();
+                            hit_groups.sort();
+                            hit_groups.dedup();
+                            let expect = match cap {
+                                0 => "off",
+                                _ if hit_groups.len() <= cap.min(groups) => "listed",
+                                _ => "overflow",
+                            };
+                            assert_eq!(
+                                how(&r.backend.reason),
+                                expect,
+                                "{what}: {}",
+                                r.backend.reason
+                            );
+                            if expect == "listed" {
+                                let n = format!("{} patterns hit", hit_groups.len());
+                                assert!(
+                                    r.backend.reason.contains(&n),
+                                    "{what}: {}",
+                                    r.backend.reason
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The list's readback follows the hits: a set of 10,000 patterns
+    /// reads back an eighth of them at first (1,250), so 2,000 hits
+    /// overflow once (every counter read), and the next count lists them
+    /// (room for half again the last hits); exact both times.
+    #[test]
+    fn list_readback_grows_with_the_hits() {
+        let Some(ctx) = ctx() else { return };
+        let pats: Vec<Vec<u8>> = (0..10_000u32)
+            .map(|i| format!("{:08x}-ioc{i}", i.wrapping_mul(2_654_435_761)).into_bytes())
+            .collect();
+        let mut corpus = Vec::new();
+        for i in 0..2000usize {
+            corpus.extend_from_slice(format!("line {i} ").as_bytes());
+            corpus.extend_from_slice(&pats[i * 5]);
+            corpus.extend_from_slice(b" tail\n");
+        }
+        let s = session(ctx, corpus.clone(), None);
+        let (w, _) = s.define_watchlist("w", &pats, wl_opts(false)).unwrap();
+        let (l, o) = oracle(&corpus, &pats, false);
+        for (round, expect) in [(0, "overflow"), (1, "listed"), (2, "listed")] {
+            let r = s.count_watchlist(&w, &gpu(MultiKernel::Bloom)).unwrap();
+            assert_eq!(
+                how(&r.backend.reason),
+                expect,
+                "round {round}: {}",
+                r.backend.reason
+            );
+            assert!(
+                r.backend.reason.contains("2000 patterns hit"),
+                "{}",
+                r.backend.reason
+            );
+            assert_eq!((&r.lines, &r.occurrences), (&l, &o), "round {round}");
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
@@ -560,6 +737,18 @@ mod gpu {
             let Some(ctx) = parts_ctx(parts, Some(1)) else { return Ok(()) };
             let s = session(ctx, corpus, seg);
             check(&s, &pats, fold, &gpu(MultiKernel::Bloom), &format!("random, {parts} parts, seg {seg:?}"));
+        }
+
+        /// Random corpora and patterns with room for 0, 1 or 2 listed
+        /// patterns: the list, its overflow and the full counters.
+        #[test]
+        fn random_short_list(corpus in corpus_strategy(), pats in patterns_strategy(), fold in any::<bool>(), cap in 0..3usize, seg in prop_oneof![Just(None), Just(Some(16u64))]) {
+            prop_assume!(!fold || pats.iter().all(|p| p.is_ascii()));
+            let Some(ctx) = list_ctx(cap) else { return Ok(()) };
+            let s = session(ctx, corpus, seg);
+            for k in [MultiKernel::Bloom, MultiKernel::Ac] {
+                check(&s, &pats, fold, &gpu(k), &format!("random, list of {cap}, seg {seg:?} {k:?}"));
+            }
         }
 
         #[test]

@@ -110,6 +110,12 @@ pub struct GpuTuning {
     /// instead of sharing one (`LOGSIEVE_NO_FUSE=1`): the before/after
     /// switch of the fused counts (`session/fuse.rs`).
     pub no_fuse: bool,
+    /// Per-pattern counts read back this many listed patterns (those that
+    /// hit, listed on the GPU) and the full counters when more hit
+    /// (`LOGSIEVE_PATTERN_LIST`; 0: the full counters always, the path
+    /// before the list). `None`: half again the last count's hits (an
+    /// eighth of the patterns at first). Tests force both paths.
+    pub pattern_list: Option<usize>,
 }
 
 /// Which adapters to open (`--gpus all|N|0,2`).
@@ -213,6 +219,7 @@ impl GpuTuning {
                 _ => Placement::Newest,
             },
             no_fuse: var("LOGSIEVE_NO_FUSE").as_deref() == Some("1"),
+            pattern_list: var("LOGSIEVE_PATTERN_LIST").and_then(|s| s.trim().parse().ok()),
         }
     }
 }

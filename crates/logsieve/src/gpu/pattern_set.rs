@@ -11,7 +11,7 @@ use web_time::Instant;
 
 use super::context::Ctx;
 use super::corpus::{GpuCorpus, State};
-use super::kernels::multi_common::{self, LiteralSet, MultiPipes, Uploaded};
+use super::kernels::multi_common::{self, CountersRead, LiteralSet, MultiPipes, Uploaded};
 use super::multi::MultiKernel;
 use super::readback::{PerSegment, RawHits};
 use super::search::GpuSearch;
@@ -74,14 +74,47 @@ impl PreparedTables {
     }
 }
 
+/// Per-pattern counts from one device, with how they were read.
+pub(crate) struct PerPatternCounts {
+    pub(crate) lines: Vec<u64>,
+    pub(crate) occurrences: Vec<u64>,
+    /// The pass's time (GPU timestamps, where the device has them).
+    pub(crate) kernel_time: Option<std::time::Duration>,
+    pub(crate) how: CountersHow,
+}
+
+/// How per-pattern counters came back from the GPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CountersHow {
+    /// Only the patterns that hit, listed on the GPU (this many groups).
+    Listed(usize),
+    /// Every counter: `listed` groups hit, more than the list's readback
+    /// held (a second round trip); `None`: the list is off
+    /// (`GpuTuning::pattern_list` 0).
+    Full { listed: Option<usize> },
+}
+
+impl std::fmt::Display for CountersHow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CountersHow::Listed(n) => write!(f, "{n} patterns hit, listed on the GPU"),
+            CountersHow::Full { listed: Some(n) } => write!(
+                f,
+                "{n} patterns hit, more than the list read back held: every counter read"
+            ),
+            CountersHow::Full { listed: None } => write!(f, "every counter read (list off)"),
+        }
+    }
+}
+
 /// What one multi-literal run read back.
 struct Run {
     /// Per segment: [matching lines, .., .., ..].
     counts: Vec<[u32; 4]>,
     /// Per segment: matching line ids (with `lines`).
     seg_lines: Option<Vec<Vec<u64>>>,
-    /// Per group: lines lo/hi, occurrences lo/hi; then the overlap flags.
-    pcounts: Vec<u32>,
+    /// With per-pattern counts: the groups that hit, or every counter.
+    pcounts: Option<CountersRead>,
     kernel_time: Option<std::time::Duration>,
 }
 
@@ -161,56 +194,81 @@ impl GpuCorpus {
         prepared: Option<&PreparedTables>,
     ) -> Result<(Vec<u64>, Vec<u64>), Error> {
         self.count_per_pattern_timed(corpus, q, kernel, prepared)
-            .map(|(l, o, _)| (l, o))
+            .map(|c| (c.lines, c.occurrences))
     }
 
-    /// [`GpuCorpus::count_per_pattern_part`], and the kernel time (GPU
-    /// timestamps, where the device has them).
-    #[allow(clippy::type_complexity)]
+    /// [`GpuCorpus::count_per_pattern_part`], with the kernel time and how
+    /// the counters came back.
     pub(crate) fn count_per_pattern_timed(
         &self,
         corpus: &Corpus,
         q: &Query,
         kernel: MultiKernel,
         prepared: Option<&PreparedTables>,
-    ) -> Result<(Vec<u64>, Vec<u64>, Option<std::time::Duration>), Error> {
+    ) -> Result<PerPatternCounts, Error> {
         let t0 = Instant::now();
         let (up, run) =
             pollster::block_on(self.run_multi(corpus, q, kernel, false, true, prepared))?;
         let t_run = t0.elapsed();
-        let set = &up.tables.set;
-        let g = set.uniq.len();
-        let pc = &run.pcounts;
-        let w = |i: usize| u64::from(pc[i]) | (u64::from(pc[i + 1]) << 32);
-        let flagged: Vec<usize> = (0..g).filter(|&k| pc[4 * g + k] != 0).collect();
-        let (lines, occs) = if self.cpu_segs.is_empty() && flagged.is_empty() {
-            // The common case: the counters are the answer, read once
-            // straight into the per-pattern vectors (no group vectors or
-            // lengths in between: at 100k patterns this step took
-            // 0.9-1.1 ms a count on the H100 machine with them,
-            // docs/bench/h100-2026-11-24-watchlists.md).
-            let lines = set.group_of.iter().map(|&k| w(4 * k as usize)).collect();
-            let occs = set
-                .group_of
-                .iter()
-                .map(|&k| w(4 * k as usize + 2))
-                .collect();
-            (lines, occs)
-        } else {
-            let mut c = GroupCounts::zero(g);
-            for k in 0..g {
-                c.lines[k] = w(4 * k);
-                c.occurrences[k] = w(4 * k + 2);
-            }
-            self.correct_on_cpu(corpus, q, set, &flagged, &mut c);
-            let lines = set.group_of.iter().map(|&k| c.lines[k as usize]).collect();
-            let occs = set
-                .group_of
-                .iter()
-                .map(|&k| c.occurrences[k as usize])
-                .collect();
-            (lines, occs)
+        let tables = &up.tables;
+        let set = &tables.set;
+        let (g, n) = (set.uniq.len(), set.group_of.len());
+        let Some(read) = run.pcounts else {
+            return Err(Error::backend("per-pattern counters were not read back"));
         };
+        let how;
+        // Per group, when the CPU has a share (oversized lines,
+        // self-overlapping occurrences); else per pattern directly.
+        let mut groups: Option<(GroupCounts, Vec<usize>)> = None;
+        let (mut lines, mut occs) = (vec![0u64; n], vec![0u64; n]);
+        match read {
+            // The common case: the patterns that hit, scattered into
+            // zeroed per-pattern vectors. Before the list, the full
+            // counters (500,000 words at 100k patterns) took 0.6-0.8 ms
+            // to read back and 0.5-0.9 ms to turn into counts on the H100
+            // machine (docs/bench/h100-2026-11-25-session4.md §2).
+            CountersRead::Listed(listed) => {
+                how = CountersHow::Listed(listed.len());
+                let flagged: Vec<usize> = listed
+                    .iter()
+                    .filter(|e| e.flagged)
+                    .map(|e| e.group as usize)
+                    .collect();
+                if self.cpu_segs.is_empty() && flagged.is_empty() {
+                    for e in &listed {
+                        for p in tables.patterns_of(e.group) {
+                            lines[p] = e.lines;
+                            occs[p] = e.occurrences;
+                        }
+                    }
+                } else {
+                    let mut c = GroupCounts::zero(g);
+                    for e in &listed {
+                        c.lines[e.group as usize] = e.lines;
+                        c.occurrences[e.group as usize] = e.occurrences;
+                    }
+                    groups = Some((c, flagged));
+                }
+            }
+            CountersRead::Full { words: pc, listed } => {
+                how = CountersHow::Full { listed };
+                let w = |i: usize| u64::from(pc[i]) | (u64::from(pc[i + 1]) << 32);
+                let flagged: Vec<usize> = (0..g).filter(|&k| pc[4 * g + k] != 0).collect();
+                let mut c = GroupCounts::zero(g);
+                for k in 0..g {
+                    c.lines[k] = w(4 * k);
+                    c.occurrences[k] = w(4 * k + 2);
+                }
+                groups = Some((c, flagged));
+            }
+        }
+        if let Some((mut c, flagged)) = groups {
+            self.correct_on_cpu(corpus, q, set, &flagged, &mut c);
+            for (p, &k) in set.group_of.iter().enumerate() {
+                lines[p] = c.lines[k as usize];
+                occs[p] = c.occurrences[k as usize];
+            }
+        }
         if self.ctx.inner.tuning.trace_queries {
             eprintln!(
                 "[multi] run {:.3} ms, counts to patterns {:.3} ms",
@@ -218,7 +276,12 @@ impl GpuCorpus {
                 (t0.elapsed() - t_run).as_secs_f64() * 1e3
             );
         }
-        Ok((lines, occs, run.kernel_time))
+        Ok(PerPatternCounts {
+            lines,
+            occurrences: occs,
+            kernel_time: run.kernel_time,
+            how,
+        })
     }
 
     /// What the GPU's counters leave to the CPU: lines too large for a
@@ -362,18 +425,46 @@ impl GpuCorpus {
             true => Some(self.readback.read_bits(&self.segs)?),
             false => None,
         };
-        let pcounts = driver.read_counts()?;
+        let mut pcounts = driver.read_counts()?;
+        let t_read = t0.elapsed();
+        if let Some(CountersRead::Full {
+            words,
+            listed: Some(n),
+        }) = &mut pcounts
+        {
+            // More patterns hit than the list's readback held: the full
+            // counters, in a second round trip (exact either way).
+            *words = driver.read_full(c).await?;
+            up.set_listed(*n);
+        }
+        if let Some(CountersRead::Listed(l)) = &pcounts {
+            up.set_listed(l.len());
+        }
         if c.tuning.trace_queries {
             let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+            let what = match &pcounts {
+                None => String::new(),
+                Some(CountersRead::Listed(l)) => format!(", {} patterns listed", l.len()),
+                Some(CountersRead::Full {
+                    words,
+                    listed: Some(n),
+                }) => format!(
+                    ", {n} patterns listed past the readback: {} counter words read again in {:.3} ms",
+                    words.len(),
+                    ms(t0.elapsed() - t_read)
+                ),
+                Some(CountersRead::Full { words, listed: None }) => {
+                    format!(", {} counter words (list off)", words.len())
+                }
+            };
             eprintln!(
                 "[multi {}] encode+submit {:.3} ms, wait+map {:.3} ms (kernel {:.3}), \
-                 readback {:.3} ms ({} counter words)",
+                 readback {:.3} ms{what}",
                 kernel.name(),
                 ms(t_submit),
                 ms(t_mapped - t_submit),
                 kernel_time.map_or(0.0, ms),
-                ms(t0.elapsed() - t_mapped),
-                pcounts.len()
+                ms(t_read - t_mapped),
             );
         }
         Ok(Run {

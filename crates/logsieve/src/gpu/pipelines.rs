@@ -185,6 +185,10 @@ pub(crate) struct LiteralSetPipes {
     bloom_split: Option<wgpu::ComputePipeline>,
     /// Words of the bloom pipeline's filter.
     pub(crate) bloom_words: u32,
+    /// `list_patterns` (`kernels/pattern_list.wgsl`) and its layout: the
+    /// counters, the list, its uniform.
+    pub(crate) list: wgpu::ComputePipeline,
+    pub(crate) list_layout: wgpu::BindGroupLayout,
 }
 
 impl LiteralSetPipes {
@@ -264,11 +268,32 @@ impl LiteralSetPipes {
                 pipes.push(compute_pipeline(dev, &pl, &module, entry, &[]));
             }
         }
+        let list_layout = dev.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("pattern list"),
+            entries: &[
+                entry(11, storage(true)),
+                entry(13, storage(false)),
+                entry(14, uniform),
+            ],
+        });
+        let list_pl = dev.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("pattern list"),
+            bind_group_layouts: &[Some(&list_layout)],
+            immediate_size: 0,
+        });
+        let m = &kernels::pattern_list::MODULE;
+        let module = dev.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some(m.label),
+            source: wgpu::ShaderSource::Wgsl(m.source().into()),
+        });
+        let list = compute_pipeline(dev, &list_pl, &module, "list_patterns", &[]);
         LiteralSetPipes {
             layout,
             pipes,
             bloom_split,
             bloom_words,
+            list,
+            list_layout,
         }
     }
 }

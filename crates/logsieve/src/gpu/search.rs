@@ -313,6 +313,7 @@ impl GpuCorpus {
                     },
                 );
             }
+            driver.finish(&mut pass);
         }
         enc
     }

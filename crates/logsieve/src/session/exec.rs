@@ -404,17 +404,18 @@ impl Session {
             )));
         };
         g.check_whole()?;
-        let (lines, occurrences, kernel_time) =
-            g.count_per_pattern_timed(&self.corpus, q, mk, w.map(|w| w.gpu()))?;
-        // The kernel's share of the time, for reports and the bench.
-        let reason = match kernel_time {
+        let c = g.count_per_pattern_timed(&self.corpus, q, mk, w.map(|w| w.gpu()))?;
+        // How the counters came back, then the kernel's share of the time
+        // (last: the bench reads it), for reports and the bench.
+        let reason = format!("{reason}; {}", c.how);
+        let reason = match c.kernel_time {
             Some(k) => format!("{reason}; kernel {:.3} ms", k.as_secs_f64() * 1e3),
-            None => reason.to_string(),
+            None => reason,
         };
         Ok(PatternCounts {
             patterns: Default::default(),
-            lines,
-            occurrences,
+            lines: c.lines,
+            occurrences: c.occurrences,
             backend: BackendReport {
                 name: format!(
                     "gpu/{}{}",

@@ -134,8 +134,6 @@ pub struct Tracker {
     waiting: HashMap<PathBuf, Waiting>,
     /// Each document's length once every change returned is applied.
     doc_len: Vec<u64>,
-    /// Walk again at the next poll (new files were left for it).
-    rescan_soon: bool,
     stats: FollowStats,
     notes: Vec<String>,
     /// The walk's errors at the last walk (a dangling link, a loop, an
@@ -169,7 +167,6 @@ impl Tracker {
             skipped: HashMap::new(),
             waiting: HashMap::new(),
             doc_len: Vec::new(),
-            rescan_soon: false,
             stats: FollowStats::default(),
             notes: Vec::new(),
             walk_errors: HashSet::new(),
@@ -245,7 +242,9 @@ impl Tracker {
     /// Looks at every followed file (and, when `rescan`, walks the paths
     /// for new files), and returns what changed since the last poll.
     /// `corpus` is the corpus with every earlier change applied: new files
-    /// are compared with what it holds. Errors are returned with the
+    /// are compared with what it holds and with the files adopted earlier
+    /// in the same poll (every new file is adopted in the poll that finds
+    /// it). Errors are returned with the
     /// changes (a file that cannot be read is left for the next poll).
     pub fn poll(&mut self, corpus: &Corpus, rescan: bool) -> (Vec<Change>, Vec<Error>) {
         let mut changes = Vec::new();
@@ -267,7 +266,7 @@ impl Tracker {
             }
             !done
         });
-        if rescan || self.rescan_soon {
+        if rescan {
             self.rescan(corpus, &mut changes, &mut errors);
         }
         // A line cut by a truncation whose copy never showed up (a copy
@@ -422,7 +421,6 @@ impl Tracker {
             let c = self.recover(gi, extra);
             changes.push(c);
         }
-        self.rescan_soon = false;
         // REGRESSION (issue 20, `follow.rs::an_unreadable_entry_in_a_followed_directory_is_reported_once_and_the_rest_followed`):
         // a dangling link in a followed directory was reported at every
         // rescan (a warning every 200 ms, for ever).
@@ -441,11 +439,7 @@ impl Tracker {
             {
                 continue;
             }
-            // A file adopted in this poll is not in `corpus` yet: the
-            // next one is compared once it is (REGRESSION: a copy seen in
-            // the same poll as its original was ingested as a new file).
-            let defer = changes.iter().any(|c| matches!(c, Change::NewDoc { .. }));
-            match self.adopt_later(corpus, &path, explicit, changes, defer) {
+            match self.adopt_later(corpus, &path, explicit, changes) {
                 Ok(()) => {}
                 Err(e) => {
                     // Once per file and size: not every poll.
@@ -466,7 +460,6 @@ impl Tracker {
         path: &Path,
         explicit: bool,
         changes: &mut Vec<Change>,
-        defer: bool,
     ) -> Result<(), Error> {
         let name = path.display().to_string();
         let meta = std::fs::metadata(path).map_err(|e| Error::io(&name, e))?;
@@ -479,10 +472,6 @@ impl Tracker {
             f.path = path.to_path_buf();
             f.detached = false;
             self.stats.renames += 1;
-            return Ok(());
-        }
-        if defer {
-            self.rescan_soon = true;
             return Ok(());
         }
         let mtime = meta.modified().ok();
@@ -510,18 +499,26 @@ impl Tracker {
             }
         }
         self.waiting.remove(path);
-        changes.extend(self.adopt(path, explicit, Some(corpus), false)?);
+        // Files adopted earlier in this poll are not in `corpus` yet: a
+        // copy is compared with their bytes in `changes` too (REGRESSION:
+        // a copy seen in the same poll as its original was ingested as a
+        // new file; then every file after the first new one waited for the
+        // next poll).
+        let adopted = self.adopt(path, explicit, Some((corpus, changes)), false)?;
+        changes.extend(adopted);
         Ok(())
     }
 
     /// Reads `path` and decides what it is. At the start (`corpus` None)
-    /// every file is new. Returns the changes (a `NewDoc` or the bytes of
-    /// a copy recovered) and registers the file.
+    /// every file is new; else it is compared with the documents held:
+    /// the corpus's and those of the changes not yet applied. Returns the
+    /// changes (a `NewDoc` or the bytes of a copy recovered) and
+    /// registers the file.
     fn adopt(
         &mut self,
         path: &Path,
         explicit: bool,
-        corpus: Option<&Corpus>,
+        corpus: Option<(&Corpus, &[Change])>,
         at_start: bool,
     ) -> Result<Vec<Change>, Error> {
         let name = path.display().to_string();
@@ -542,8 +539,8 @@ impl Tracker {
             // Decoded once, compared as a copy, never followed.
             let doc = Document::open(path, self.opts.load)?;
             let data = doc.data().to_vec();
-            if let Some(c) = corpus {
-                if let Some(gi) = self.copy_of(c, &data) {
+            if let Some((c, pending)) = corpus {
+                if let Some(gi) = self.copy_of(c, pending, &data) {
                     self.aliases.insert(
                         path.to_path_buf(),
                         Alias {
@@ -573,8 +570,8 @@ impl Tracker {
             return Ok(Vec::new());
         }
         let mut data = read_at(&file, 0, size).map_err(io_err)?;
-        if let Some(c) = corpus {
-            if let Some(gi) = self.copy_of(c, &data) {
+        if let Some((c, pending)) = corpus {
+            if let Some(gi) = self.copy_of(c, pending, &data) {
                 let g = &self.gens[gi];
                 let mut out = Vec::new();
                 let mut held = data.len() as u64;
@@ -700,8 +697,10 @@ impl Tracker {
     }
 
     /// The generation whose held bytes `data` starts with (or that starts
-    /// with `data`): a copy. Empty data is a copy of nothing.
-    fn copy_of(&self, corpus: &Corpus, data: &[u8]) -> Option<usize> {
+    /// with `data`): a copy. Empty data is a copy of nothing. A document
+    /// past the corpus's is one of `pending` (changes not yet applied: a
+    /// file adopted earlier in the same poll).
+    fn copy_of(&self, corpus: &Corpus, pending: &[Change], data: &[u8]) -> Option<usize> {
         if data.is_empty() {
             return None;
         }
@@ -710,10 +709,12 @@ impl Tracker {
             if n == 0 || g.head[..n] != data[..n] {
                 return None;
             }
-            let d = corpus.docs().get(g.doc)?;
             // Runs are offsets in the whole document; bytes evicted
             // since (`--retain`) are not compared (the fingerprint was).
-            let (doc, base) = (d.data(), d.first_offset() as usize);
+            let (doc, base) = match corpus.docs().get(g.doc) {
+                Some(d) => (d.data(), d.first_offset() as usize),
+                None => (new_doc_bytes(pending, g.doc)?, 0),
+            };
             if g.exact {
                 // Compare run by run, as far as both go.
                 let mut at = 0usize;
@@ -748,4 +749,12 @@ impl Tracker {
             }
         })
     }
+}
+
+/// The bytes of document `doc` as its `NewDoc` in `pending` holds them.
+fn new_doc_bytes(pending: &[Change], doc: usize) -> Option<&[u8]> {
+    pending.iter().find_map(|c| match c {
+        Change::NewDoc { doc: d, bytes, .. } if *d == doc => Some(&bytes[..]),
+        _ => None,
+    })
 }

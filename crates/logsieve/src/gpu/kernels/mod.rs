@@ -11,7 +11,8 @@
 //!
 //! A query is one command buffer: each driver's clears, then one compute
 //! pass in which every segment gets the kernel's dispatches followed by the
-//! pop-count of its result bits (`count.rs`), then the readback copies.
+//! pop-count of its result bits (`count.rs`) and then the driver's own
+//! last dispatch, if any (the per-pattern list), then the readback copies.
 
 pub(crate) mod ac;
 pub(crate) mod bitap;
@@ -20,6 +21,7 @@ pub(crate) mod brute_byte;
 pub(crate) mod brute_line;
 pub(crate) mod count;
 pub(crate) mod multi_common;
+pub(crate) mod pattern_list;
 pub(crate) mod per_line;
 pub(crate) mod plain_read;
 pub(crate) mod prefix_hash;
@@ -67,7 +69,7 @@ impl Module {
 
 /// Every module the engine compiles (the naga test walks them).
 #[cfg_attr(not(test), allow(dead_code))]
-pub(crate) const MODULES: [&Module; 13] = [
+pub(crate) const MODULES: [&Module; 14] = [
     &brute_line::MODULE,
     &brute_byte::MODULE,
     &two_phase::MODULE,
@@ -80,6 +82,8 @@ pub(crate) const MODULES: [&Module; 13] = [
     &ac::MODULE,
     &prefix_hash::MODULE,
     &bloom::MODULE,
+    // Their per-pattern counters, listed.
+    &pattern_list::MODULE,
     // Tier 2 of regex (the position automaton).
     &shift_and::MODULE,
     // --fuzzy K (Wu–Manber bitap).
@@ -193,6 +197,10 @@ pub(crate) trait KernelDriver {
     /// Records the kernel over one segment: bind groups, pipelines,
     /// dispatches, then the pop-count of its result bits (if any).
     fn record(&self, pass: &mut wgpu::ComputePass<'_>, run: SegmentRun<'_>);
+
+    /// Records what runs once after every segment's dispatches, in the
+    /// same pass (default: none).
+    fn finish(&self, _pass: &mut wgpu::ComputePass<'_>) {}
 
     /// Copies the kernel's own results to its readback, after the corpus's
     /// readback copies (default: none).

@@ -24,9 +24,11 @@
 #![cfg_attr(target_arch = "wasm32", allow(clippy::arc_with_non_send_sync))]
 
 use std::cell::RefCell;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use super::count::PopCount;
+use super::pattern_list::{self, Listed};
 use super::{ac, bloom, prefix_hash, set_params as SP, trie, Grid, KernelDriver, SegmentRun};
 use crate::cpu::multi::PatternSet;
 use crate::error::Error;
@@ -45,6 +47,54 @@ pub(crate) struct Tables {
     pub(crate) words: Vec<u32>,
     /// The uniform (without `per_pattern`, set per run).
     pub(crate) mp: [u32; SP::WORDS],
+    /// The patterns (as given) of each group, where some group has
+    /// several (duplicates, or case variants under `-i`); `None`: pattern
+    /// `g` is group `g` (groups are numbered in order of first use).
+    members: Option<Members>,
+}
+
+/// The patterns of each group: group `g`'s are
+/// `pats[start[g]..start[g + 1]]`.
+#[derive(Debug)]
+struct Members {
+    start: Vec<u32>,
+    pats: Vec<u32>,
+}
+
+impl Tables {
+    /// The patterns (as given) counted by group `g`.
+    pub(crate) fn patterns_of(&self, g: u32) -> impl Iterator<Item = usize> + '_ {
+        let (one, many) = match &self.members {
+            None => (Some(g as usize), &[][..]),
+            Some(m) => (
+                None,
+                &m.pats[m.start[g as usize] as usize..m.start[g as usize + 1] as usize],
+            ),
+        };
+        one.into_iter().chain(many.iter().map(|&p| p as usize))
+    }
+}
+
+/// [`Members`] of `set`, `None` when every group has one pattern.
+fn members(set: &PatternSet) -> Option<Members> {
+    let g = set.uniq.len();
+    if g == set.group_of.len() {
+        return None;
+    }
+    let mut start = vec![0u32; g + 1];
+    for &k in &set.group_of {
+        start[k as usize + 1] += 1;
+    }
+    for k in 0..g {
+        start[k + 1] += start[k];
+    }
+    let mut at = start.clone();
+    let mut pats = vec![0u32; set.group_of.len()];
+    for (p, &k) in set.group_of.iter().enumerate() {
+        pats[at[k as usize] as usize] = p as u32;
+        at[k as usize] += 1;
+    }
+    Some(Members { start, pats })
 }
 
 impl Tables {
@@ -123,6 +173,7 @@ impl Tables {
         }
         debug_assert!(words.len() >= base);
         Ok(Tables {
+            members: members(&set),
             set,
             words,
             mp: mpw,
@@ -146,11 +197,43 @@ pub(crate) struct Uploaded {
     lits: Vec<Vec<u8>>,
     pub(crate) tables: Tables,
     pub(crate) buf: wgpu::Buffer,
-    /// The per-pattern counters and their readback, made on the first
-    /// per-pattern run and reused (runs on one device are serialised by
-    /// its state lock): 100k patterns take 2 MB each, made per count
-    /// before watchlists.
-    counters: std::sync::OnceLock<(wgpu::Buffer, wgpu::Buffer)>,
+    /// The per-pattern counters, their list and their readbacks, made on
+    /// the first per-pattern run and reused (runs on one device are
+    /// serialised by its state lock): 100k patterns take 2 MB each, made
+    /// per count before watchlists.
+    per_pattern: std::sync::OnceLock<PerPatternBuffers>,
+    /// Groups the last per-pattern count listed (`usize::MAX`: none yet):
+    /// sizes the next count's readback ([`pattern_list::capacity`]).
+    last_listed: AtomicUsize,
+}
+
+impl Uploaded {
+    /// Records how many groups a count listed (the next count reads back
+    /// room for half again as many).
+    pub(crate) fn set_listed(&self, n: usize) {
+        self.last_listed.store(n, Ordering::Relaxed);
+    }
+
+    fn listed(&self) -> Option<usize> {
+        match self.last_listed.load(Ordering::Relaxed) {
+            usize::MAX => None,
+            n => Some(n),
+        }
+    }
+}
+
+/// A set's per-pattern buffers on one device.
+struct PerPatternBuffers {
+    /// Per group: lines lo/hi, occurrences lo/hi; then the overlap flags.
+    counters: wgpu::Buffer,
+    counters_readback: wgpu::Buffer,
+    counters_size: u64,
+    /// `list_patterns`' output: the head, then room for every group.
+    list: wgpu::Buffer,
+    /// Where a prefix of `list` is read back.
+    list_readback: wgpu::Buffer,
+    /// `list_patterns`' bind group (the counters, the list, the uniform).
+    list_bind: wgpu::BindGroup,
 }
 
 /// The many-literal kernels' pipelines of one context, and the last
@@ -219,7 +302,8 @@ impl MultiPipes {
             lits: lits.to_vec(),
             tables,
             buf,
-            counters: Default::default(),
+            per_pattern: Default::default(),
+            last_listed: AtomicUsize::new(usize::MAX),
         }))
     }
 
@@ -273,7 +357,8 @@ fn build_pipes(c: &Ctx) -> Result<MultiPipes, Error> {
 /// The driver of the many-literal kernels: `kernel`'s pipeline over each
 /// segment in the set's own bind group, then the engine's pop-count of the
 /// result bits in the segment's engine bind group; with per-pattern counts,
-/// their buffer cleared first and read back last.
+/// their buffer cleared first, the groups that hit listed last
+/// (`pattern_list.wgsl`), and the list read back (or the counters).
 pub(crate) struct LiteralSet<'a> {
     /// The kernel, resolved ([`MultiKernel::for_query`]).
     pub(crate) kernel: MultiKernel,
@@ -282,9 +367,8 @@ pub(crate) struct LiteralSet<'a> {
     binds: Vec<wgpu::BindGroup>,
     /// Per pattern: lines lo/hi, occurrences lo/hi; then the overlap flags.
     counts: wgpu::Buffer,
-    counts_size: u64,
-    /// Where `counts` is read back (with per-pattern counts only).
-    counts_readback: Option<wgpu::Buffer>,
+    /// With per-pattern counts: what is read back.
+    per_pattern: Option<PerPatternRun<'a>>,
     /// `count_result`, in the engine's layout.
     count: PopCount<'a>,
     /// Workgroups per `bloom` dispatch at most, per part of its filter.
@@ -295,13 +379,58 @@ pub(crate) struct LiteralSet<'a> {
     grid: Grid,
 }
 
+/// A per-pattern run's readback.
+struct PerPatternRun<'a> {
+    bufs: &'a PerPatternBuffers,
+    list: &'a wgpu::ComputePipeline,
+    /// Distinct patterns.
+    groups: usize,
+    /// Listed entries read back; 0: the full counters instead (the list
+    /// is not made).
+    capacity: usize,
+}
+
+impl PerPatternRun<'_> {
+    fn list_bytes(&self) -> u64 {
+        ((pattern_list::HEAD + pattern_list::ENTRY * self.capacity) * 4) as u64
+    }
+}
+
+/// What a per-pattern run read back.
+pub(crate) enum CountersRead {
+    /// The groups that hit (in no particular order); every other group's
+    /// counts are zero.
+    Listed(Vec<Listed>),
+    /// Every counter word (per group lines lo/hi, occurrences lo/hi; then
+    /// the overlap flags): more groups hit than the list's readback had
+    /// room for (`listed`), or the list is off (`listed` None).
+    Full {
+        words: Vec<u32>,
+        listed: Option<usize>,
+    },
+}
+
+/// Words of `buf`'s mapped range `0..bytes`, unmapped after.
+fn mapped_words(buf: &wgpu::Buffer, bytes: u64) -> Result<Vec<u32>, Error> {
+    let v = {
+        let m = buf
+            .get_mapped_range(0..bytes)
+            .map_err(|e| Error::backend(format!("GPU readback failed: {e}")))?;
+        m.chunks_exact(4)
+            .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
+            .collect()
+    };
+    buf.unmap();
+    Ok(v)
+}
+
 impl<'a> LiteralSet<'a> {
     /// The driver of `kernel` with the uploaded tables `up` over
     /// `segments`, counting per pattern when `per_pattern`.
     pub(crate) fn new(
         c: &'a Ctx,
         pipes: &'a MultiPipes,
-        up: &Uploaded,
+        up: &'a Uploaded,
         kernel: MultiKernel,
         segments: &[ResidentSegment],
         per_pattern: bool,
@@ -322,32 +451,30 @@ impl<'a> LiteralSet<'a> {
             &tables.params(per_pattern, c.tuning.bloom_diag),
             wgpu::BufferUsages::UNIFORM,
         );
-        let g = tables.set.uniq.len() as u64;
-        let psize = (5 * g * 4).div_ceil(16).max(1) * 16;
-        let counters = || {
-            dev.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("multi counts"),
-                size: psize,
-                usage: wgpu::BufferUsages::STORAGE
-                    | wgpu::BufferUsages::COPY_SRC
-                    | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            })
-        };
-        let (pbuf, prb) = match per_pattern {
+        let groups = tables.set.uniq.len();
+        let (pbuf, per_pattern) = match per_pattern {
             true => {
-                let (p, r) = up.counters.get_or_init(|| {
-                    let rb = dev.create_buffer(&wgpu::BufferDescriptor {
-                        label: Some("readback multi counts"),
-                        size: psize,
-                        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                        mapped_at_creation: false,
-                    });
-                    (counters(), rb)
-                });
-                (p.clone(), Some(r.clone()))
+                let bufs = up
+                    .per_pattern
+                    .get_or_init(|| per_pattern_buffers(c, &pipes.pipes.list_layout, groups));
+                let run = PerPatternRun {
+                    bufs,
+                    list: &pipes.pipes.list,
+                    groups,
+                    capacity: pattern_list::capacity(groups, up.listed(), c.tuning.pattern_list),
+                };
+                (bufs.counters.clone(), Some(run))
             }
-            false => (counters(), None),
+            // The kernels touch the counters only with per-pattern counts.
+            false => (
+                dev.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("multi counts (unused)"),
+                    size: 16,
+                    usage: wgpu::BufferUsages::STORAGE,
+                    mapped_at_creation: false,
+                }),
+                None,
+            ),
         };
         let binds = segments
             .iter()
@@ -374,8 +501,7 @@ impl<'a> LiteralSet<'a> {
             pipeline,
             binds,
             counts: pbuf,
-            counts_size: psize,
-            counts_readback: prb,
+            per_pattern,
             count: PopCount {
                 result: &c.pipes.count_result,
                 candidates: None,
@@ -386,26 +512,102 @@ impl<'a> LiteralSet<'a> {
         })
     }
 
-    /// The per-pattern counters as words, from their mapped readback
-    /// (unmapped after); empty without per-pattern counts.
-    pub(crate) fn read_counts(&self) -> Result<Vec<u32>, Error> {
-        let Some(rb) = &self.counts_readback else {
-            return Ok(Vec::new());
+    /// The per-pattern counts read back (their readback mapped; unmapped
+    /// after): the listed groups, or `Full` with no words when more were
+    /// listed than read back (then [`LiteralSet::read_full`]). `None`
+    /// without per-pattern counts.
+    pub(crate) fn read_counts(&self) -> Result<Option<CountersRead>, Error> {
+        let Some(run) = &self.per_pattern else {
+            return Ok(None);
         };
-        let v = {
-            let m = rb
-                .get_mapped_range(0..self.counts_size)
+        let b = run.bufs;
+        if run.capacity == 0 {
+            return Ok(Some(CountersRead::Full {
+                words: mapped_words(&b.counters_readback, b.counters_size)?,
+                listed: None,
+            }));
+        }
+        // Only the entries listed leave the mapping.
+        let (n, listed) = {
+            let m = b
+                .list_readback
+                .get_mapped_range(0..run.list_bytes())
                 .map_err(|e| Error::backend(format!("GPU readback failed: {e}")))?;
-            // One bulk copy out of the mapping (2 MB at 100k patterns),
-            // then the words from ordinary memory.
-            let bytes: Vec<u8> = m.to_vec();
-            bytes
+            let n = u32::from_le_bytes(m[..4].try_into().expect("4 bytes")) as usize;
+            let used = (pattern_list::HEAD + pattern_list::ENTRY * n.min(run.capacity)) * 4;
+            let words: Vec<u32> = m[..used]
                 .chunks_exact(4)
                 .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
-                .collect()
+                .collect();
+            (n, pattern_list::entries(&words, run.capacity))
         };
-        rb.unmap();
-        Ok(v)
+        b.list_readback.unmap();
+        Ok(Some(match listed {
+            Some(l) => CountersRead::Listed(l),
+            None => CountersRead::Full {
+                words: Vec::new(),
+                listed: Some(n),
+            },
+        }))
+    }
+
+    /// The full counters, copied and read back in a second round trip
+    /// (more groups hit than the list's readback had room for). Blocks
+    /// natively as any readback.
+    pub(crate) async fn read_full(&self, c: &Ctx) -> Result<Vec<u32>, Error> {
+        let Some(run) = &self.per_pattern else {
+            return Ok(Vec::new());
+        };
+        let b = run.bufs;
+        let mut enc = c.device.create_command_encoder(&Default::default());
+        enc.copy_buffer_to_buffer(&b.counters, 0, &b.counters_readback, 0, b.counters_size);
+        c.queue.submit([enc.finish()]);
+        c.map_many_async(&[(&b.counters_readback, b.counters_size)])
+            .await?;
+        mapped_words(&b.counters_readback, b.counters_size)
+    }
+}
+
+/// A set's per-pattern buffers for `groups` distinct patterns.
+fn per_pattern_buffers(
+    c: &Ctx,
+    list_layout: &wgpu::BindGroupLayout,
+    groups: usize,
+) -> PerPatternBuffers {
+    let dev = &c.device;
+    let g = groups as u64;
+    let buffer = |label: &str, size: u64, usage: wgpu::BufferUsages| {
+        dev.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(label),
+            size,
+            usage,
+            mapped_at_creation: false,
+        })
+    };
+    let storage =
+        wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
+    let readback = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST;
+    let counters_size = (5 * g * 4).div_ceil(16).max(1) * 16;
+    let list_size =
+        ((pattern_list::HEAD as u64 + pattern_list::ENTRY as u64 * g) * 4).div_ceil(16) * 16;
+    let counters = buffer("multi counts", counters_size, storage);
+    let list = buffer("pattern list", list_size, storage);
+    let mut params = [0u32; 4];
+    params[0] = groups as u32;
+    let params: Vec<u8> = params.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let params = c.buffer_with("pattern list params", &params, wgpu::BufferUsages::UNIFORM);
+    let list_bind = dev.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("pattern list"),
+        layout: list_layout,
+        entries: &[entry(11, &counters), entry(13, &list), entry(14, &params)],
+    });
+    PerPatternBuffers {
+        counters_readback: buffer("readback multi counts", counters_size, readback),
+        counters,
+        counters_size,
+        list_readback: buffer("readback pattern list", list_size, readback),
+        list,
+        list_bind,
     }
 }
 
@@ -415,7 +617,12 @@ impl KernelDriver for LiteralSet<'_> {
     }
 
     fn prepare(&self, enc: &mut wgpu::CommandEncoder) {
-        enc.clear_buffer(&self.counts, 0, None);
+        if let Some(run) = &self.per_pattern {
+            enc.clear_buffer(&self.counts, 0, None);
+            if run.capacity > 0 {
+                enc.clear_buffer(&run.bufs.list, 0, Some(16));
+            }
+        }
     }
 
     fn clear(&self, enc: &mut wgpu::CommandEncoder, seg: &ResidentSegment) {
@@ -443,16 +650,37 @@ impl KernelDriver for LiteralSet<'_> {
         pass.dispatch_workgroups(x, y, 1);
     }
 
+    fn finish(&self, pass: &mut wgpu::ComputePass<'_>) {
+        // After every segment's counts: list the groups that hit.
+        if let Some(run) = self.per_pattern.as_ref().filter(|r| r.capacity > 0) {
+            pass.set_pipeline(run.list);
+            pass.set_bind_group(0, &run.bufs.list_bind, &[]);
+            let (x, y) = self.grid.dims((run.groups as u64).div_ceil(256));
+            pass.dispatch_workgroups(x, y, 1);
+        }
+    }
+
     fn copy_out(&self, enc: &mut wgpu::CommandEncoder) {
-        if let Some(rb) = &self.counts_readback {
-            enc.copy_buffer_to_buffer(&self.counts, 0, rb, 0, self.counts_size);
+        if let Some(run) = &self.per_pattern {
+            let b = run.bufs;
+            match run.capacity {
+                0 => enc.copy_buffer_to_buffer(
+                    &b.counters,
+                    0,
+                    &b.counters_readback,
+                    0,
+                    b.counters_size,
+                ),
+                _ => enc.copy_buffer_to_buffer(&b.list, 0, &b.list_readback, 0, run.list_bytes()),
+            }
         }
     }
 
     fn readback(&self) -> Option<(&wgpu::Buffer, u64)> {
-        self.counts_readback
-            .as_ref()
-            .map(|rb| (rb, self.counts_size))
+        self.per_pattern.as_ref().map(|run| match run.capacity {
+            0 => (&run.bufs.counters_readback, run.bufs.counters_size),
+            _ => (&run.bufs.list_readback, run.list_bytes()),
+        })
     }
 }
 
@@ -491,6 +719,28 @@ mod tests {
             .unwrap();
         let t = Tables::build(&big, MultiKernel::Trie, 1 << 30, 4096, 0, 0).unwrap();
         assert_eq!(t.mp[SP::B], 0);
+    }
+
+    #[test]
+    fn each_pattern_is_counted_by_its_group() {
+        for (pats, ci) in [
+            (&[&b"abcd"[..], b"efgh", b"ijkl"][..], false),
+            (
+                &[&b"abcd"[..], b"efgh", b"abcd", b"ABCD", b"efgh"][..],
+                true,
+            ),
+            (&[&b"abcd"[..], b"ABCD", b"abcd"][..], false),
+        ] {
+            let t = Tables::build(&q(pats, ci), MultiKernel::Trie, 1 << 30, 4096, 0, 0).unwrap();
+            let mut seen = vec![0; pats.len()];
+            for g in 0..t.set.uniq.len() as u32 {
+                for p in t.patterns_of(g) {
+                    assert_eq!(t.set.group_of[p], g);
+                    seen[p] += 1;
+                }
+            }
+            assert_eq!(seen, vec![1; pats.len()], "{pats:?}");
+        }
     }
 
     #[test]
