@@ -27,7 +27,7 @@ use crate::gpu::context::{Ctx, GpuContext};
 use crate::gpu::pipelines::{buffer_entry, compute_pipeline};
 use crate::gpu::segment::{entry, ResidentSegment};
 use crate::gpu::GpuKernel;
-use crate::query::glushkov::Automaton;
+use crate::query::glushkov::{cond, Automaton};
 
 /// The shader module.
 pub(crate) const MODULE: Module = Module {
@@ -39,6 +39,15 @@ pub(crate) const MODULE: Module = Module {
 
 /// Words of the uniform (a multiple of four: 16-byte rows).
 const RP_WORDS: usize = 12;
+
+/// The conditions that look at word characters, not only at the line's
+/// edges: with none of them in the groups the kernel tests the edges alone.
+const WORD_CONDS: u16 = cond::WORD
+    | cond::NOT_WORD
+    | cond::WORD_START
+    | cond::WORD_END
+    | cond::START_HALF
+    | cond::END_HALF;
 
 /// The uniform's word that turns the filter on (`RParams::only_marked`).
 const RP_FILTER: usize = 6;
@@ -140,7 +149,7 @@ pub(crate) fn tables(a: &Automaton, w: usize, freq: &[u64; 256]) -> (Vec<u32>, [
         0,
         lin_off as u32,
         skip_off as u32,
-        0,
+        u32::from(a.groups.iter().any(|g| g.cond & WORD_CONDS != 0)),
         0,
         0,
     ];
@@ -524,6 +533,13 @@ mod tests {
             &t[rp[8] as usize..rp[8] as usize + 2],
             &a.start_skip().unwrap()[..]
         );
+        // Word conditions (`\b`): the kernel tests them; `$` alone: only
+        // the line's edges.
+        assert_eq!(rp[9], 1);
+        let q = QueryBuilder::new().build(&[r"bytes=\d{6,}$"]).unwrap();
+        let dollar = Automaton::for_query(&q).unwrap();
+        assert!(!dollar.groups.is_empty());
+        assert_eq!(tables(&dollar, 1, &flat).1[9], 0);
         // `ERROR_5\d\d`: its first position, `E`.
         let q = QueryBuilder::new().build(&[r"ERROR_5\d\d"]).unwrap();
         let a = Automaton::for_query(&q).unwrap();

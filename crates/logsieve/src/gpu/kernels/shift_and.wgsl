@@ -51,7 +51,9 @@ struct RParams {
     // state is the start alone, a byte whose mask misses them all leaves
     // it so: such bytes cost a mask lookup, not a step.
     skip_off: u32,
-    _pad0: u32,
+    // 1: some group's conditions look at word characters (`\b` ...);
+    // 0: only at the line's edges (`^`, `$`), whose test is cheaper.
+    word_conds: u32,
     _pad1: u32,
     _pad2: u32,
 }
@@ -116,6 +118,25 @@ fn no_match(line: u32) {
 
 fn is_word(b: u32) -> bool {
     return (b >= 48u && b <= 57u) || (b >= 65u && b <= 90u) || (b >= 97u && b <= 122u) || b == 95u;
+}
+
+// The line-edge conditions alone (START, END, START_CR, END_CR) between
+// prev and next: what `^` and `$` need, without the word tests.
+fn edges(prev: u32, next: u32) -> u32 {
+    var s = 0u;
+    if prev == 256u || prev == 13u {
+        s |= 4u;
+    }
+    if prev == 256u {
+        s |= 1u;
+    }
+    if next == 256u || next == 13u {
+        s |= 8u;
+    }
+    if next == 256u {
+        s |= 2u;
+    }
+    return s;
 }
 
 // The conditions (glushkov::cond) satisfied between bytes prev and next;
@@ -266,7 +287,11 @@ fn run_small(line: u32, s: u32, e: u32) {
         }
         var sat = 0u;
         if rp.n_groups != 0u {
-            sat = satisfied(prev, next);
+            if rp.word_conds != 0u {
+                sat = satisfied(prev, next);
+            } else {
+                sat = edges(prev, next);
+            }
         }
         // The groups whose source is active and whose conditions hold, in
         // one pass: an accepting one accepts, the others' targets join
@@ -402,7 +427,11 @@ fn run_general(line: u32, s: u32, e: u32) {
         }
         var sat = 0u;
         if rp.n_groups != 0u {
-            sat = satisfied(prev, next);
+            if rp.word_conds != 0u {
+                sat = satisfied(prev, next);
+            } else {
+                sat = edges(prev, next);
+            }
         }
         var acc = false;
         for (var w = 0u; w < W; w++) {
