@@ -341,6 +341,11 @@ fn pair_scan_avx2(
     (p, 0)
 }
 
+/// A rare byte's finder's speed over the planner's single-literal base
+/// ([`doc_speed`]): `memchr` on one byte, the planner's probe
+/// (`planner::scan_probe`) divided by it is the base.
+pub(crate) const RARE_BYTE_SPEED: f64 = 1.5;
+
 /// The speed of the CPU finder that runs `q` on `hay`, over the calibrated
 /// single-literal speed (the planner's CPU estimate). One thread on the
 /// H100 machine's Xeon (cpu-shapes, 194 MB, 2026-11-25): `ERROR_503` by
@@ -350,7 +355,7 @@ fn pair_scan_avx2(
 /// against 102M in all), taken as 10 GB/s (1.25) until measured there.
 pub(crate) fn doc_speed(q: &Query, hay: &[u8]) -> f64 {
     match RareByte::plan(q, hay).map(|r| r.finder) {
-        Some(DocFinder::Byte { .. }) => 1.5,
+        Some(DocFinder::Byte { .. }) => RARE_BYTE_SPEED,
         Some(DocFinder::Pair { .. }) => 1.25,
         None => q.matcher.speed(),
     }
