@@ -146,7 +146,19 @@ pub fn context_at(hay: &[u8], starts: &[u64], ids: &[u64], before: u64, after: u
     // The start of the line after the last one printed.
     let mut printed_end: Option<usize> = None;
     let mut earlier = Vec::new();
+    // The lines around a match are read cold too: fetch the window of
+    // the match 8 ahead (~256 bytes a line each side).
+    let (back, ahead) = (
+        256 * before.min(4) as usize,
+        256 * (after.min(4) as usize + 1),
+    );
     for (i, &s) in starts.iter().enumerate() {
+        if let Some(&a) = starts.get(i + PREFETCH_AHEAD) {
+            let a = a as usize;
+            for at in (a.saturating_sub(back)..a + ahead).step_by(256) {
+                prefetch_line(hay, at);
+            }
+        }
         let s = s as usize;
         let id = ids.get(i).copied().unwrap_or(0);
         let floor = printed_end.unwrap_or(0);
