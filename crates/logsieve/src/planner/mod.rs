@@ -240,7 +240,7 @@ pub const PROBE_BYTES: usize = 1 << 20;
 /// [`PROBE_BYTES`] (the estimate hardly matters there), and in a browser
 /// (no clock). Taken once per corpus (memoised with the samples, emptied
 /// when a document is added) and only when the planner prices a route
-/// that needs it (`session::route`: a sample, or a GPU to weigh); ~0.1
+/// that needs it (`session::route`: a GPU to weigh, or `--explain`); ~0.1
 /// ms.
 ///
 /// Why: the CPU speeds behind `Matcher::speed` were measured on the

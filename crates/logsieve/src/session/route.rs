@@ -330,8 +330,8 @@ fn route_auto(input: &RouteInput<'_>) -> Route {
         planner::SampleStats::default()
     };
     // This machine's scan speed (`planner::scan_probe`, once per corpus)
-    // when the CPU's estimate is read: beside a sample, or against a GPU.
-    if sampled || input.gpu.is_some() {
+    // when the CPU's estimate is read: against a GPU, or by --explain.
+    if opts.explain || input.gpu.is_some() {
         (sample.scan_gbps, sample.fault_gbps) = planner::scan_probe(input.corpus);
     }
     // Tier 1's candidates are the chosen set's, counted on the same
