@@ -673,7 +673,8 @@ pub fn cpu_estimate(input: &PlanInput<'_>) -> f64 {
 /// The CPU's time mapping a lazily mapped corpus's pages as it reads
 /// them, in ms ([`SampleStats::fault_gbps`]; 0 when none are left to
 /// map): the same for every matcher, so added to the scan, not folded
-/// into its speed (folded in, it made `-i` literals 2x too slow).
+/// into its speed (folded in, the `-i` literals were estimated at 2x
+/// their run on the build machine).
 fn fault_ms(input: &PlanInput<'_>) -> f64 {
     let g = input.sample.fault_gbps;
     if g > 0.0 {
