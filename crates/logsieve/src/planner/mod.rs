@@ -226,16 +226,17 @@ fn memo_key(tag: &str, query: &Query, n: usize, flag: bool) -> Vec<u8> {
     k
 }
 
-/// Bytes [`scan_probe`] reads, in two halves timed apart.
+/// Bytes [`scan_probe`] reads, in four quarters timed apart.
 pub const PROBE_BYTES: usize = 1 << 20;
 
 /// This machine's memory-bound scan speed and the cost of mapping a
 /// lazily mapped file's pages, GB/s on one thread: over [`PROBE_BYTES`]
-/// of the middle of the corpus's largest document, in two halves, each
-/// one's pages mapped in one call (`Document::populate`: timed, the page
-/// faults a search of the map pays) and then read by `memchr` (in RAM,
-/// not in the CPU's caches), the faster half of each kept (a preemption
-/// in one does not count). Returns `(scan, faults)`; `faults` is 0 for
+/// of the middle of the corpus's largest document, in four quarters,
+/// each one's pages mapped in one call (`Document::populate`: timed, the
+/// page faults a search of the map pays) and then read by `memchr` (in
+/// RAM, not in the CPU's caches), the fastest quarter of each kept (a
+/// preemption in some does not count: on the loaded build machine two
+/// halves once both read half speed). Returns `(scan, faults)`; `faults` is 0 for
 /// bytes in memory. `(0, 0)` when the largest document is under 4x
 /// [`PROBE_BYTES`] (the estimate hardly matters there), and in a browser
 /// (no clock). Taken once per corpus (memoised with the samples, emptied
@@ -283,10 +284,10 @@ fn probe_doc(doc: &crate::Document) -> (f64, f64) {
     }
     // Page-aligned in the document (a map starts on a page).
     let at = (hay.len() / 2) & !4095;
-    let half = PROBE_BYTES / 2;
+    let piece = PROBE_BYTES / 4;
     let (mut scan, mut faults) = (f64::INFINITY, f64::INFINITY);
     let mut found = 0usize;
-    for part in [at..at + half, at + half..at + PROBE_BYTES] {
+    for part in (0..4).map(|k| at + k * piece..at + (k + 1) * piece) {
         let t = std::time::Instant::now();
         if doc.populate(part.clone()) {
             faults = faults.min(t.elapsed().as_secs_f64());
@@ -299,7 +300,7 @@ fn probe_doc(doc: &crate::Document) -> (f64, f64) {
     std::hint::black_box(found);
     let gbps = |s: f64| {
         if s > 0.0 && s.is_finite() {
-            half as f64 / s / 1e9
+            piece as f64 / s / 1e9
         } else {
             0.0
         }
