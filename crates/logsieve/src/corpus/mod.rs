@@ -57,9 +57,9 @@ fn stable(meta: &std::fs::Metadata) -> bool {
 /// The pages are faulted in by the search as it reads them, as rg 13 does
 /// (the kernel maps 16 pages a fault: ~3,300 faults for 194 MB).
 /// MAP_POPULATE had pre-faulted them in one call, but the kernel walks
-/// every page of the map for it: on the 2-core build machine (2026-11-25,
-/// 194 MB, one core, 41 interleaved rounds of a map-and-scan program) a
-/// populated map and scan took 29.1 ms, a lazy one 27.7 ms.
+/// every page of the map for it. On the 2-core build machine the two were
+/// within noise (from 5% faster lazily to 2.5% slower over the day,
+/// 2026-11-25; DESIGN.md): not settled until measured on an idle machine.
 fn map_stable(file: &File, before: &std::fs::Metadata, size: u64) -> Option<memmap2::Mmap> {
     // SAFETY: the map is read-only, and only made of a regular file that
     // had not been modified for SETTLED and kept its size and mtime across
