@@ -375,7 +375,8 @@ impl Printer<'_> {
         // reached (the first 64 KiB were checked before any line).
         let check_nul = !a.input.text;
         let mut any_selected = false;
-        for spot in spots {
+        let hay = doc.bytes().filter(|_| by_start);
+        for (k, &spot) in spots.iter().enumerate() {
             let Spot::Line {
                 start,
                 id,
@@ -385,26 +386,37 @@ impl Printer<'_> {
                 out.write_all(b"--\n")?;
                 continue;
             };
-            let line = if by_start {
-                doc.line_at(start)
-            } else {
-                doc.line(id)
-            };
-            if check_nul {
-                if let Some(j) = memchr::memchr(0, line) {
-                    if selected || any_selected {
-                        if self.with_filename {
-                            self.path(out, doc)?;
-                            write!(out, ": ")?;
-                        }
-                        writeln!(
-                            out,
-                            "binary file matches (found \"\\0\" byte around offset {})",
-                            start + j as u64
-                        )?;
-                    }
-                    return Ok(());
+            if let (Some(hay), Some(Spot::Line { start: ahead, .. })) =
+                (hay, spots.get(k + super::PREFETCH_AHEAD))
+            {
+                super::prefetch_line(hay, *ahead as usize);
+            }
+            let (line, nul) = match hay {
+                // The line's end and a NUL in it in one pass.
+                Some(hay) if check_nul => super::line_and_nul(hay, start as usize),
+                _ => {
+                    let line = if by_start {
+                        doc.line_at(start)
+                    } else {
+                        doc.line(id)
+                    };
+                    let nul = check_nul.then(|| memchr::memchr(0, line)).flatten();
+                    (line, nul)
                 }
+            };
+            if let Some(j) = nul {
+                if selected || any_selected {
+                    if self.with_filename {
+                        self.path(out, doc)?;
+                        write!(out, ": ")?;
+                    }
+                    writeln!(
+                        out,
+                        "binary file matches (found \"\\0\" byte around offset {})",
+                        start + j as u64
+                    )?;
+                }
+                return Ok(());
             }
             any_selected |= selected;
             if a.only_matching || a.vimgrep {

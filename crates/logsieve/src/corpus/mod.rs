@@ -54,9 +54,12 @@ fn stable(meta: &std::fs::Metadata) -> bool {
 }
 
 /// Maps `file` if it still has the size and mtime of `before` once mapped.
-/// MAP_POPULATE pre-faults the pages in one kernel call: a search reads
-/// every page anyway, and 47k single page faults for 195 MB cost more than
-/// the search (measured on the build machine, 2026-11-21).
+/// The pages are faulted in by the search as it reads them, as rg 13 does
+/// (the kernel maps 16 pages a fault: ~3,300 faults for 194 MB).
+/// MAP_POPULATE had pre-faulted them in one call, but the kernel walks
+/// every page of the map for it. On the 2-core build machine the two were
+/// within noise (from 5% faster lazily to 2.5% slower over the day,
+/// 2026-11-25; DESIGN.md): not settled until measured on an idle machine.
 fn map_stable(file: &File, before: &std::fs::Metadata, size: u64) -> Option<memmap2::Mmap> {
     // SAFETY: the map is read-only, and only made of a regular file that
     // had not been modified for SETTLED and kept its size and mtime across
@@ -65,7 +68,7 @@ fn map_stable(file: &File, before: &std::fs::Metadata, size: u64) -> Option<memm
     // new end fault with SIGBUS — the trade-off ripgrep and GNU grep make
     // for speed. A file that is being written or rotated is read instead,
     // and `--no-mmap` reads every file.
-    let map = unsafe { memmap2::MmapOptions::new().populate().map(file) }.ok()?;
+    let map = unsafe { memmap2::MmapOptions::new().map(file) }.ok()?;
     let after = file.metadata().ok()?;
     let same = after.len() == size
         && map.len() as u64 == size
@@ -452,6 +455,23 @@ impl Document {
     /// [`Document::first_offset`] on).
     pub fn data(&self) -> &[u8] {
         &self.data
+    }
+
+    /// Maps the pages of `range` of a memory-mapped document in one call
+    /// (`MADV_POPULATE_READ`, Linux 5.14+): the planner's probe times it,
+    /// the page faults a search of the map pays (`planner::scan_probe`).
+    /// False for bytes in memory, or when the kernel cannot.
+    pub(crate) fn populate(&self, range: Range<usize>) -> bool {
+        match &self.data {
+            #[cfg(target_os = "linux")]
+            Bytes::Mmap(m) => m
+                .advise_range(memmap2::Advice::PopulateRead, range.start, range.len())
+                .is_ok(),
+            _ => {
+                let _ = range;
+                false
+            }
+        }
     }
 
     /// Lines evicted before the held ones (`serve --follow --retain`,

@@ -113,6 +113,14 @@ pub struct SampleStats {
     /// the query's matcher alone); 0 when not known (the matcher's own
     /// speed is used).
     pub cpu_speed: f64,
+    /// One thread's memory-bound scan speed on this machine over this
+    /// corpus, GB/s ([`scan_probe`]); 0 when not measured (the
+    /// calibration's `cpu_gbps` is the base then).
+    pub scan_gbps: f64,
+    /// The speed at which a search maps the corpus's pages as it reads
+    /// them (a lazily mapped file), GB/s on one thread ([`scan_probe`]);
+    /// 0 when none are left to map (bytes in memory) or not measured.
+    pub fault_gbps: f64,
 }
 
 impl SampleStats {
@@ -180,6 +188,9 @@ pub fn sample(corpus: &Corpus, query: &Query, windows: usize, histogram: bool) -
             cpu_bytes,
             cpu_ns,
             cpu_speed: f64::from_bits(speed),
+            // The route sets them (`scan_probe`, memoised apart).
+            scan_gbps: 0.0,
+            fault_gbps: 0.0,
         };
     }
     let st = sample_uncached(corpus, query, windows, histogram);
@@ -213,6 +224,88 @@ fn memo_key(tag: &str, query: &Query, n: usize, flag: bool) -> Vec<u8> {
         k.extend_from_slice(&p);
     }
     k
+}
+
+/// Bytes [`scan_probe`] reads, in four quarters timed apart.
+pub const PROBE_BYTES: usize = 1 << 20;
+
+/// This machine's memory-bound scan speed and the cost of mapping a
+/// lazily mapped file's pages, GB/s on one thread: over [`PROBE_BYTES`]
+/// of the middle of the corpus's largest document, in four quarters,
+/// each one's pages mapped in one call (`Document::populate`: timed, the
+/// page faults a search of the map pays) and then read by `memchr` (in
+/// RAM, not in the CPU's caches), the fastest quarter of each kept (a
+/// preemption in some does not count: on the loaded build machine two
+/// halves once both read half speed). Returns `(scan, faults)`; `faults` is 0 for
+/// bytes in memory. `(0, 0)` when the largest document is under 4x
+/// [`PROBE_BYTES`] (the estimate hardly matters there), and in a browser
+/// (no clock). Taken once per corpus (memoised with the samples, emptied
+/// when a document is added) and only when the planner prices a route
+/// that needs it (`session::route`: a GPU to weigh, or `--explain`); ~0.1
+/// ms.
+///
+/// Why: the CPU speeds behind `Matcher::speed` were measured on the
+/// H100 machine's Xeon (8 GB/s a thread for a literal), and the 2-core
+/// build machine's thread runs the same finders 1.5-3x faster, so its
+/// estimates were 2.0-3.5x too high on 10 of 18 shapes
+/// (docs/bench/build-machine-2026-11-25-shapes.md). A rare byte's finder
+/// is `memchr` on that byte: the probe's speed is its speed
+/// ([`cpu_base`] divides it by its factor, 1.5, to get the base). The
+/// page faults are a cost of their own, the same for every matcher: a
+/// one-shot search of a 194 MB map spends ~13 ms in them on the build
+/// machine, more than the literal's scan.
+pub fn scan_probe(corpus: &Corpus) -> (f64, f64) {
+    const KEY: &[u8] = b"scan-probe";
+    if let Some(&[scan, faults]) = corpus
+        .samples
+        .lock()
+        .ok()
+        .and_then(|mut m| m.get(KEY))
+        .as_deref()
+    {
+        return (f64::from_bits(scan), f64::from_bits(faults));
+    }
+    let probe = corpus
+        .docs()
+        .iter()
+        .max_by_key(|d| d.data().len())
+        .map_or((0.0, 0.0), probe_doc);
+    if let Ok(mut m) = corpus.samples.lock() {
+        m.put(KEY.to_vec(), vec![probe.0.to_bits(), probe.1.to_bits()]);
+    }
+    probe
+}
+
+/// [`scan_probe`] over one document.
+fn probe_doc(doc: &crate::Document) -> (f64, f64) {
+    let hay = doc.data();
+    if cfg!(target_arch = "wasm32") || hay.len() < 4 * PROBE_BYTES {
+        return (0.0, 0.0);
+    }
+    // Page-aligned in the document (a map starts on a page).
+    let at = (hay.len() / 2) & !4095;
+    let piece = PROBE_BYTES / 4;
+    let (mut scan, mut faults) = (f64::INFINITY, f64::INFINITY);
+    let mut found = 0usize;
+    for part in (0..4).map(|k| at + k * piece..at + (k + 1) * piece) {
+        let t = std::time::Instant::now();
+        if doc.populate(part.clone()) {
+            faults = faults.min(t.elapsed().as_secs_f64());
+        }
+        let t = std::time::Instant::now();
+        // A NUL: none in a text log, so every byte is scanned.
+        found += memchr::memchr_iter(0, std::hint::black_box(&hay[part])).count();
+        scan = scan.min(t.elapsed().as_secs_f64());
+    }
+    std::hint::black_box(found);
+    let gbps = |s: f64| {
+        if s > 0.0 && s.is_finite() {
+            piece as f64 / s / 1e9
+        } else {
+            0.0
+        }
+    };
+    (gbps(scan), gbps(faults))
 }
 
 /// [`SampleStats::cpu_speed`]: the finder chosen for the largest document.
@@ -459,6 +552,9 @@ pub struct Decision {
     /// Estimated CPU ms, also when the GPU was not scored (an inhibitor,
     /// no adapter): for `--explain`, and to check the model.
     pub cpu_estimate_ms: Option<f64>,
+    /// The CPU speed behind the estimate and where it comes from
+    /// ([`cpu_base`]): for `--explain`.
+    pub cpu_basis: String,
     /// When tier 1 was scored: its literals, candidate share and verify
     /// time in one line (the route's reason).
     pub tier1: Option<String>,
@@ -521,6 +617,9 @@ impl Decision {
                 "estimate: cpu {c:.3} ms (the GPU was not scored)\n"
             ));
         }
+        if !self.cpu_basis.is_empty() {
+            s.push_str(&format!("cpu speed: {}\n", self.cpu_basis));
+        }
         s
     }
 }
@@ -569,7 +668,22 @@ pub fn cpu_estimate(input: &PlanInput<'_>) -> f64 {
         Want::Lines if input.line_ids || input.query.invert() => bytes / 20e9 * 1e3,
         _ => 0.0,
     };
-    bytes / (gbps * 1e9) * 1e3 + matches + ids
+    bytes / (gbps * 1e9) * 1e3 + matches + ids + fault_ms(input)
+}
+
+/// The CPU's time mapping a lazily mapped corpus's pages as it reads
+/// them, in ms ([`SampleStats::fault_gbps`]; 0 when none are left to
+/// map): the same for every matcher, so added to the scan, not folded
+/// into its speed (folded in, the `-i` literals were estimated at 2x
+/// their run on the build machine).
+fn fault_ms(input: &PlanInput<'_>) -> f64 {
+    let g = input.sample.fault_gbps;
+    if g > 0.0 {
+        let threads = input.threads.max(1) as f64;
+        input.bytes as f64 / (g * 1e9) * 1e3 / (1.0 + 0.8 * (threads - 1.0))
+    } else {
+        0.0
+    }
 }
 
 /// The CPU's speed for `input`, GB/s on all its threads: the calibrated
@@ -580,7 +694,6 @@ pub fn cpu_estimate(input: &PlanInput<'_>) -> f64 {
 /// `--fuzzy 3` of a 38-byte pattern, 9-byte pieces; 0.16 GB/s for `-i
 /// --fuzzy 1 fr33m0ney`), which no fixed factor fits.
 fn cpu_gbps(input: &PlanInput<'_>) -> f64 {
-    let c = input.calibration;
     let threads = input.threads.max(1) as f64;
     let m = &input.query.matcher;
     // The finder's speed on this corpus when the sample measured it
@@ -591,9 +704,40 @@ fn cpu_gbps(input: &PlanInput<'_>) -> f64 {
     };
     let one = match (&**m, input.sample.cpu_gbps()) {
         (crate::cpu::matcher::Matcher::Fuzzy(_), Some(g)) => g,
-        _ => c.cpu_gbps * speed,
+        _ => cpu_base(input).0 * speed,
     };
     one * (1.0 + 0.8 * (threads - 1.0))
+}
+
+/// The single-literal speed the matchers' factors multiply, GB/s on one
+/// thread, and where it comes from (for `--explain`): this machine's
+/// [`scan_probe`] over the rare byte's factor when measured, else the
+/// calibration's (8 GB/s by default: the H100 machine's Xeon, one thread;
+/// refined by recorded runs).
+pub fn cpu_base(input: &PlanInput<'_>) -> (f64, String) {
+    let probe = input.sample.scan_gbps;
+    let rare = crate::cpu::RARE_BYTE_SPEED;
+    if probe > 0.0 {
+        let base = probe / rare;
+        let faults = match input.sample.fault_gbps {
+            g if g > 0.0 => format!("; page faults of the lazy map {g:.1} GB/s"),
+            _ => String::new(),
+        };
+        return (
+            base,
+            format!("{base:.1} GB/s a thread for a literal (probe: memchr at {probe:.1} GB/s over 1 MiB of the corpus, / {rare}){faults}"),
+        );
+    }
+    let c = input.calibration;
+    let from = if c.samples == 0 {
+        "default: the H100 machine's Xeon"
+    } else {
+        "calibrated"
+    };
+    (
+        c.cpu_gbps,
+        format!("{:.1} GB/s a thread for a literal ({from})", c.cpu_gbps),
+    )
 }
 
 /// The bitap kernel's work per corpus byte for `q`, in 32-bit state-word
@@ -661,6 +805,7 @@ pub fn plan(input: &PlanInput<'_>) -> Decision {
         factors: Vec::new(),
         estimate_ms: None,
         cpu_estimate_ms: Some(cpu_estimate(input)),
+        cpu_basis: cpu_base(input).1,
         tier1: None,
     };
     if !d.inhibitors.is_empty() {
@@ -802,10 +947,18 @@ pub fn plan(input: &PlanInput<'_>) -> Decision {
         Want::Count => 0.0,
         Want::Lines => lines / 8.0 / 10e9 * 1e3 + density * lines * 2e-6,
     };
+    let faults = fault_ms(input);
+    if faults > 0.0 {
+        f.push(Factor {
+            name: "page faults (lazy map)",
+            value: format!("{:.1} GB/s", input.sample.fault_gbps),
+            ms: (faults, 0.0),
+        });
+    }
     f.push(Factor {
         name: "expected matches",
         value: format!("{:.2}% of lines", density * 100.0),
-        ms: ((cpu_all - cpu_scan).max(0.0), readback),
+        ms: ((cpu_all - cpu_scan - faults).max(0.0), readback),
     });
     if let Some(t) = tier1 {
         let share = input.sample.candidate_share();
@@ -1308,6 +1461,87 @@ mod tests {
             counts(sample_uncached(&corpus, &q, 16, false))
         );
         assert!(after.matching > first.matching);
+    }
+
+    #[test]
+    fn the_cpu_base_is_the_probe_when_measured_else_the_calibration() {
+        let cal = Calibration::defaults(DeviceClass::Discrete);
+        let lit = q("ERROR_503", Syntax::Fixed, false);
+        let mut i = input(&lit, &cal, 200 << 20, false);
+        i.gpu = None;
+        // Not measured: the calibration's 8 GB/s, said to be the default.
+        let (base, why) = cpu_base(&i);
+        assert_eq!(base, cal.cpu_gbps);
+        assert!(why.contains("default"), "{why}");
+        let before = cpu_estimate(&i);
+        let d = plan(&i);
+        assert!(
+            d.explain().contains("cpu speed: 8.0 GB/s"),
+            "{}",
+            d.explain()
+        );
+        // A probe at 24 GB/s: the base is 24 / 1.5 = 16 GB/s, the
+        // estimate's scan half as long, and --explain says why.
+        i.sample.scan_gbps = 24.0;
+        let (base, why) = cpu_base(&i);
+        assert!((base - 16.0).abs() < 1e-9, "{base}");
+        assert!(why.contains("probe"), "{why}");
+        let scan = |gbps: f64| (200u64 << 20) as f64 / (gbps * 1e9) * 1e3;
+        let want = before - scan(8.0 * lit.matcher.speed()) + scan(16.0 * lit.matcher.speed());
+        assert!((cpu_estimate(&i) - want).abs() < 1e-9);
+        assert!(plan(&i).explain().contains("cpu speed: 16.0 GB/s"));
+        // Page faults of a lazy map add their own time, for every matcher
+        // alike, and are named (with a GPU to weigh, as a factor).
+        let scanned = cpu_estimate(&i);
+        i.sample.fault_gbps = 10.0;
+        let faults = (200u64 << 20) as f64 / 10e9 * 1e3;
+        assert!((cpu_estimate(&i) - scanned - faults).abs() < 1e-9);
+        assert!(plan(&i)
+            .explain()
+            .contains("page faults of the lazy map 10.0 GB/s"));
+        i.gpu = Some((DeviceClass::Discrete, "test gpu".into()));
+        let d = plan(&i);
+        let f = d
+            .factors
+            .iter()
+            .find(|f| f.name == "page faults (lazy map)");
+        assert!(f.is_some_and(|f| (f.ms.0 - faults).abs() < 1e-9), "{d:?}");
+        let sum: f64 = d.factors.iter().map(|f| f.ms.0).sum();
+        assert!((sum - cpu_estimate(&i)).abs() < 1e-6, "{sum} {d:?}");
+        // Recorded runs are named as such when no probe ran.
+        let mut cal = Calibration::defaults(DeviceClass::Discrete);
+        cal.record(&Measurement {
+            backend: MeasuredBackend::Cpu { threads: 1 },
+            bytes: 10_000_000_000,
+            seconds: 1.0,
+        });
+        let i = input(&lit, &cal, 200 << 20, false);
+        let (base, why) = cpu_base(&i);
+        assert_eq!(base, cal.cpu_gbps);
+        assert!(why.contains("calibrated"), "{why}");
+    }
+
+    #[test]
+    fn the_scan_probe_runs_once_per_corpus_and_only_on_large_ones() {
+        // Under 4 MiB: not measured (the calibration decides).
+        let small = Corpus::from_bytes("a", b"x ERROR_512\n".repeat(1000));
+        assert_eq!(scan_probe(&small), (0.0, 0.0));
+        let mut corpus = Corpus::from_bytes("a", b"x ERROR_512 y\n".repeat(400_000));
+        let first = scan_probe(&corpus);
+        assert!(first.0 > 0.0 && first.0.is_finite(), "{first:?}");
+        // Bytes in memory: no page faults to pay.
+        assert_eq!(first.1, 0.0);
+        // Memoised: the same value, one memo entry.
+        assert_eq!(scan_probe(&corpus), first);
+        assert_eq!(corpus.samples.lock().unwrap().entries_len(), 1);
+        // Emptied with the samples when a document is added.
+        corpus.push(crate::Document::from_bytes("b", b"z\n".to_vec()));
+        assert_eq!(corpus.samples.lock().unwrap().entries_len(), 0);
+        assert!(scan_probe(&corpus).0 > 0.0);
+        // A binary document (NUL bytes everywhere) is still timed.
+        let doc = |b: u8, n: usize| crate::Document::from_bytes("c", vec![b; n]);
+        assert!(probe_doc(&doc(0, 4 * PROBE_BYTES)).0 > 0.0);
+        assert_eq!(probe_doc(&doc(b'a', 4 * PROBE_BYTES - 1)), (0.0, 0.0));
     }
 
     #[test]

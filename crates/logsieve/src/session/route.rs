@@ -323,12 +323,17 @@ fn route_auto(input: &RouteInput<'_>) -> Route {
     // Fuzzy needs the CPU's speed on this corpus (the sample's timing:
     // `planner::cpu_estimate`).
     let fuzzy = matches!(query.syntax(), crate::query::Syntax::Fuzzy(_));
-    let mut sample =
-        if want == Want::Lines || opts.explain || fuzzy || matches!(prefilter, Some(Ok(_))) {
-            planner::sample(input.corpus, query, 16, opts.explain)
-        } else {
-            planner::SampleStats::default()
-        };
+    let sampled = want == Want::Lines || opts.explain || fuzzy || matches!(prefilter, Some(Ok(_)));
+    let mut sample = if sampled {
+        planner::sample(input.corpus, query, 16, opts.explain)
+    } else {
+        planner::SampleStats::default()
+    };
+    // This machine's scan speed (`planner::scan_probe`, once per corpus)
+    // when the CPU's estimate is read: against a GPU, or by --explain.
+    if opts.explain || input.gpu.is_some() {
+        (sample.scan_gbps, sample.fault_gbps) = planner::scan_probe(input.corpus);
+    }
     // Tier 1's candidates are the chosen set's, counted on the same
     // windows.
     if let Some(Ok(t)) = &tier1 {
