@@ -213,6 +213,24 @@ fn shift_and(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
     }
 }
 
+// The corpus's 16-byte block holding the bytes being read: four
+// independent loads at once, one memory latency per 16 bytes instead of
+// per 4 (the segment's buffer is padded past its last block).
+struct Reader {
+    blk: vec4<u32>,
+    at: u32,
+}
+
+// Byte p of the segment, through the reader's block.
+fn read_byte(r: ptr<function, Reader>, p: u32) -> u32 {
+    if (p >> 4u) != (*r).at {
+        (*r).at = p >> 4u;
+        let q = (*r).at * 4u;
+        (*r).blk = vec4<u32>(data[q], data[q + 1u], data[q + 2u], data[q + 3u]);
+    }
+    return ((*r).blk[(p >> 2u) & 3u] >> ((p & 3u) * 8u)) & 0xFFu;
+}
+
 // Word i (0 or 1) of a two-word state.
 fn word_of(v: vec2<u32>, i: u32) -> u32 {
     return select(v.x, v.y, i != 0u);
@@ -236,11 +254,7 @@ fn run_small(line: u32, s: u32, e: u32) {
     if rp.skip_off != 0u {
         first = vec2<u32>(rt[rp.skip_off], select(0u, rt[rp.skip_off + 1u], two));
     }
-    // The corpus's 16-byte block holding byte p: four independent loads
-    // at once, one memory latency per 16 bytes instead of per 4 (the
-    // segment's buffer is padded past its last block).
-    var blk = vec4<u32>(0u);
-    var blk_at = 0xFFFFFFFFu;
+    var rd = Reader(vec4<u32>(0u), 0xFFFFFFFFu);
     var d = vec2<u32>(1u, 0u);
     var prev = 256u;
     var p = s;
@@ -252,13 +266,7 @@ fn run_small(line: u32, s: u32, e: u32) {
                 if p >= e {
                     break;
                 }
-                if (p >> 4u) != blk_at {
-                    blk_at = p >> 4u;
-                    let q = blk_at * 4u;
-                    blk = vec4<u32>(data[q], data[q + 1u], data[q + 2u], data[q + 3u]);
-                }
-                let word = blk[(p >> 2u) & 3u];
-                let b = (word >> ((p & 3u) * 8u)) & 0xFFu;
+                let b = read_byte(&rd, p);
                 if rp.unicode != 0u && b >= 128u {
                     break;
                 }
@@ -272,13 +280,7 @@ fn run_small(line: u32, s: u32, e: u32) {
         }
         var next = 256u;
         if p < e {
-            if (p >> 4u) != blk_at {
-                blk_at = p >> 4u;
-                let q = blk_at * 4u;
-                blk = vec4<u32>(data[q], data[q + 1u], data[q + 2u], data[q + 3u]);
-            }
-            let word = blk[(p >> 2u) & 3u];
-            next = (word >> ((p & 3u) * 8u)) & 0xFFu;
+            next = read_byte(&rd, p);
         }
         if rp.unicode != 0u && next >= 128u && next < 256u {
             no_match(line);
@@ -370,11 +372,7 @@ fn run_general(line: u32, s: u32, e: u32) {
             first[w] = rt[rp.skip_off + w];
         }
     }
-    // The corpus's 16-byte block holding byte p: four independent loads
-    // at once, one memory latency per 16 bytes instead of per 4 (the
-    // segment's buffer is padded past its last block).
-    var blk = vec4<u32>(0u);
-    var blk_at = 0xFFFFFFFFu;
+    var rd = Reader(vec4<u32>(0u), 0xFFFFFFFFu);
     d[0] = 1u;
     var prev = 256u;
     var p = s;
@@ -389,13 +387,7 @@ fn run_general(line: u32, s: u32, e: u32) {
                 if p >= e {
                     break;
                 }
-                if (p >> 4u) != blk_at {
-                    blk_at = p >> 4u;
-                    let q = blk_at * 4u;
-                    blk = vec4<u32>(data[q], data[q + 1u], data[q + 2u], data[q + 3u]);
-                }
-                let word = blk[(p >> 2u) & 3u];
-                let b = (word >> ((p & 3u) * 8u)) & 0xFFu;
+                let b = read_byte(&rd, p);
                 if rp.unicode != 0u && b >= 128u {
                     break;
                 }
@@ -412,13 +404,7 @@ fn run_general(line: u32, s: u32, e: u32) {
         }
         var next = 256u;
         if p < e {
-            if (p >> 4u) != blk_at {
-                blk_at = p >> 4u;
-                let q = blk_at * 4u;
-                blk = vec4<u32>(data[q], data[q + 1u], data[q + 2u], data[q + 3u]);
-            }
-            let word = blk[(p >> 2u) & 3u];
-            next = (word >> ((p & 3u) * 8u)) & 0xFFu;
+            next = read_byte(&rd, p);
         }
         if rp.unicode != 0u && next >= 128u && next < 256u {
             no_match(line);
