@@ -144,19 +144,7 @@ fn edges(prev: u32, next: u32) -> u32 {
 fn satisfied(prev: u32, next: u32) -> u32 {
     let pw = prev < 256u && is_word(prev);
     let nw = next < 256u && is_word(next);
-    var s = 0u;
-    if prev == 256u || prev == 13u {
-        s |= 4u;
-    }
-    if prev == 256u {
-        s |= 1u;
-    }
-    if next == 256u || next == 13u {
-        s |= 8u;
-    }
-    if next == 256u {
-        s |= 2u;
-    }
+    var s = edges(prev, next);
     if pw != nw {
         s |= 16u;
     } else {
