@@ -678,6 +678,36 @@ fn the_openapi_document_parses_and_lists_every_route() {
     }
 }
 
+/// REGRESSION (schemathesis ST105, CI at `c7fa333`): `lines` answers
+/// `application/x-ndjson` but the document listed only `application/json`
+/// for a search's 200. Every output's content type must be documented.
+#[test]
+fn regression_every_search_content_type_is_in_the_openapi_document() {
+    let srv = TestServer::ready(session(200), Limits::default(), None);
+    let doc = srv.get("/api/v1/openapi.json").json();
+    let content = doc["paths"]["/api/v1/search"]["post"]["responses"]["200"]["content"]
+        .as_object()
+        .expect("the 200 response has content")
+        .clone();
+    let mut seen = Vec::new();
+    for output in ["lines", "only_matching", "count", "files_with_matches"] {
+        let r = srv.post(
+            "/api/v1/search",
+            &json!({"patterns": ["a"], "syntax": "literal", "output": output}).to_string(),
+        );
+        assert_eq!(r.status, 200, "{output}");
+        let ct = r.header("content-type").unwrap().to_string();
+        assert!(
+            content.contains_key(&ct),
+            "{output}: {ct} not in {content:?}"
+        );
+        seen.push(ct);
+    }
+    seen.sort();
+    seen.dedup();
+    assert_eq!(seen, ["application/json", "application/x-ndjson"]);
+}
+
 /// REGRESSION (schemathesis ST202): `since`/`until` were plain strings in
 /// the document, so a schema-valid request (`"until": "x"`) was refused
 /// with 400. Their `pattern` now describes a subset of the forms the

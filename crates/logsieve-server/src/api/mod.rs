@@ -75,6 +75,7 @@ pub use types::*;
         FileCount,
         BackendInfo,
         FilesResponse,
+        SearchJson,
         StatsRequest,
         PatternsRequest,
         PatternsResponse,

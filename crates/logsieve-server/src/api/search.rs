@@ -157,7 +157,10 @@ pub(super) fn select_files(
     path = "/api/v1/search",
     request_body = SearchRequest,
     responses(
-        (status = 200, description = "`lines`/`only_matching`: NDJSON (application/x-ndjson), one object per line; `count`: CountResponse; `files_with_matches`: FilesResponse", body = CountResponse),
+        (status = 200, description = "`lines`/`only_matching`: NDJSON, one object per line in ripgrep's `--json` schema; `count`: CountResponse; `files_with_matches`: FilesResponse", content(
+            (SearchJson = "application/json"),
+            (String = "application/x-ndjson"),
+        )),
         (status = 400, description = "bad JSON, invalid pattern (with the caret), unknown file, bad time", body = ErrorBody),
         (status = 404, description = "unknown watchlist", body = ErrorBody),
         (status = 413, description = "request body too large", body = ErrorBody),

@@ -184,6 +184,22 @@ pub struct FilesResponse {
     pub backend: BackendInfo,
 }
 
+/// The JSON body of a search (`count` or `files_with_matches`): the
+/// document's name for "one of the two", as `anyOf` because a corpus with
+/// no files gives a body that fits both. Only the OpenAPI document uses it.
+pub struct SearchJson;
+
+impl utoipa::PartialSchema for SearchJson {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::schema::AnyOfBuilder::new()
+            .item(utoipa::openapi::Ref::from_schema_name("CountResponse"))
+            .item(utoipa::openapi::Ref::from_schema_name("FilesResponse"))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for SearchJson {}
+
 /// `POST /api/v1/stats`: `logsieve stats --json` over the served columns.
 #[derive(Deserialize, ToSchema, Clone, Debug)]
 #[serde(deny_unknown_fields)]
