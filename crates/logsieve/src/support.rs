@@ -36,7 +36,7 @@ struct Answers {
 type KernelAnswer = (Option<Kernel>, Result<GpuPlan, Unsupported>);
 
 type PrefilterAnswer = (
-    (Option<Kernel>, Vec<Vec<u8>>),
+    (Option<Kernel>, RequiredLiterals),
     Result<PrefilterPlan, Unsupported>,
 );
 
@@ -386,7 +386,11 @@ impl PrefilterPlan {
     /// The literals for `--explain`: the first few, quoted, the rest
     /// counted.
     pub fn describe(&self) -> String {
-        describe_literals(self.literals.patterns())
+        let lits = describe_literals(self.literals.patterns());
+        match self.literals.case() {
+            crate::query::CaseMode::Sensitive => lits,
+            _ => format!("{lits} (any ASCII case)"),
+        }
     }
 }
 
@@ -469,7 +473,7 @@ pub fn prefilter_support_with(
     };
     let found = memo.prefilter.lock().ok().and_then(|m| {
         m.iter()
-            .find(|((k, l), _)| *k == asked && l == req.literals())
+            .find(|((k, l), _)| *k == asked && l == req)
             .map(|(_, r)| r.clone())
     });
     if let Some(r) = found {
@@ -477,7 +481,7 @@ pub fn prefilter_support_with(
     }
     let r = prefilter_uncached(q, asked, req);
     if let Ok(mut m) = memo.prefilter.lock() {
-        m.push(((asked, req.literals().to_vec()), r.clone()));
+        m.push(((asked, req.clone()), r.clone()));
     }
     r
 }
@@ -524,8 +528,12 @@ fn prefilter_uncached(
         .collect();
     lits.sort();
     lits.dedup();
+    // Folded literals (`query::literals::folded_alternatives`) are lower
+    // case and searched with ASCII `-i` (`scan`'s fold, the many-literal
+    // kernels' folded tables).
     let literals = QueryBuilder::new()
         .syntax(Syntax::Fixed)
+        .case_insensitive(req.folded())
         .build(&lits)
         .map_err(|e| Unsupported::categorical(format!("GPU prefilter literals: {e}")))?;
     // A few literals, each on `scan` (OR-ed line bits), when the

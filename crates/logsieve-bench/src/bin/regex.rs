@@ -11,7 +11,8 @@
 //!
 //! Usage: `regex [--lines N] [--iters N] [--warmup-ms MS] [--only SUBSTRING]
 //! [--rg-file PATH] [--timestamps 1]` (`--only`: the regexes holding it). Medians of `--iters` runs, back to back (hot; the GPU
-//! columns in interleaved rounds, after `--warmup-ms` (1500) of each
+//! columns in interleaved rounds (each column after every other one equally
+//! often: `BALANCED`), after `--warmup-ms` (1500) of each
 //! column back to back, so that the GPU's clocks are up: see
 //! `timing::warm_up`); the phases' times since the epoch go to stderr
 //! (`hot: START..END ms`) to line up with a clock log; auto again repeated alone, back to back
@@ -27,6 +28,11 @@ use logsieve::support::{prefilter_support, shift_and_support};
 use logsieve::{BackendChoice, Corpus, Kernel, Query, QueryBuilder, Request, Session};
 use logsieve_bench::regex_suite::SUITE;
 use logsieve_bench::timing::{count_opts, epoch_ms, timed, warm_up};
+
+/// Four orders of the four columns in which each ordered pair of columns
+/// is adjacent exactly once (a Williams design): over four rounds every
+/// column runs after every other column once.
+const BALANCED: [[usize; 4]; 4] = [[0, 1, 3, 2], [1, 2, 0, 3], [2, 3, 1, 0], [3, 0, 2, 1]];
 
 fn cell(v: Option<f64>) -> String {
     v.map_or("—".to_string(), |x| format!("{x:.3}"))
@@ -129,13 +135,16 @@ fn main() {
             eprintln!("{p}: warm-up: {warm}..{} ms", epoch_ms());
         }
         let hot = epoch_ms();
-        // Each round starts at another column: the first query after
-        // another one pays a switch (measured on the H100, 2026-11-25: auto,
-        // always first, 0.03-0.04 ms over the same route forced second,
-        // and over itself repeated alone).
+        // The first query after a different one pays a switch (measured on
+        // the H100, 2026-11-25: auto, always first, 0.03-0.04 ms over the
+        // same route forced second, and over itself repeated alone). The
+        // rounds' orders form a Williams square ([`BALANCED`]): every column
+        // follows every other one equally often, so that no column always
+        // runs right after the same route (the GPU default after auto, in
+        // the rotation before, paid no switch: auto / best up to 1.26 with
+        // auto repeated alone under the GPU default's time).
         for round in 0..=iters {
-            for k in 0..4 {
-                let col = (k + round) % 4;
+            for col in BALANCED[round % 4] {
                 let t = Instant::now();
                 let ran = match col {
                     0 => {

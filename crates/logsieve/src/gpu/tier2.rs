@@ -64,10 +64,10 @@ impl GpuCorpus {
             }
         } else if pats.len() > crate::support::MAX_SCANS
             || !pats.iter().all(one_ok)
-            || literal.case() != crate::query::CaseMode::Sensitive
+            || literal.case() == crate::query::CaseMode::Unicode
         {
             return Err(Error::backend(format!(
-                "the prefilter's {} literals are not {} or fewer case-sensitive ones of 1-{} bytes",
+                "the prefilter's {} literals are not {} or fewer ASCII ones of 1-{} bytes",
                 pats.len(),
                 crate::support::MAX_SCANS,
                 crate::support::MAX_PATTERN

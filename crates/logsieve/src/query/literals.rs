@@ -25,7 +25,7 @@
 use aho_corasick::packed;
 use memchr::memmem;
 use regex_syntax::hir::literal::{ExtractKind, Extractor};
-use regex_syntax::hir::{Hir, HirKind};
+use regex_syntax::hir::{Capture, Class, Hir, HirKind, Repetition};
 
 /// At most this many literals in a set: Teddy slows down beyond a few
 /// dozen, and a set this large rarely beats the regex engine's own scan.
@@ -39,6 +39,10 @@ pub const MIN_LEN: usize = 3;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RequiredLiterals {
     literals: Vec<Vec<u8>>,
+    /// ASCII case folded ([`folded_alternatives`]): the literals are in
+    /// lower case and stand for every ASCII case variant of themselves
+    /// (searched case-insensitively). Otherwise exact bytes.
+    folded: bool,
 }
 
 impl RequiredLiterals {
@@ -51,19 +55,32 @@ impl RequiredLiterals {
         if set.is_empty() || set.iter().map(Vec::len).min()? < MIN_LEN {
             return None;
         }
-        Some(RequiredLiterals { literals: set })
+        Some(RequiredLiterals {
+            literals: set,
+            folded: false,
+        })
     }
 
     /// A set given by hand (tests, the planner's tables): deduplicated.
     pub fn from_literals(mut literals: Vec<Vec<u8>>) -> RequiredLiterals {
         literals.sort();
         literals.dedup();
-        RequiredLiterals { literals }
+        RequiredLiterals {
+            literals,
+            folded: false,
+        }
     }
 
-    /// The literals, deduplicated (byte-exact: case variants are listed).
+    /// The literals, deduplicated: byte-exact (case variants listed), or
+    /// in lower case when [`RequiredLiterals::folded`].
     pub fn literals(&self) -> &[Vec<u8>] {
         &self.literals
+    }
+
+    /// Whether the literals stand for all their ASCII case variants (to be
+    /// searched ASCII case-insensitively).
+    pub fn folded(&self) -> bool {
+        self.folded
     }
 }
 
@@ -223,9 +240,145 @@ pub fn alternatives(hir: &Hir) -> Vec<RequiredLiterals> {
         out.push(best.literals);
     }
     collect(hir, &mut out, 0);
+    let folded = folded_alternatives(hir, &out);
     out.into_iter()
-        .map(|literals| RequiredLiterals { literals })
+        .map(|literals| RequiredLiterals {
+            literals,
+            folded: false,
+        })
+        .chain(folded)
         .collect()
+}
+
+/// At most this many ASCII-folded candidate sets ([`folded_alternatives`]),
+/// besides the exact ones.
+pub const MAX_FOLDED: usize = 8;
+
+/// The candidate sets of `hir` with its ASCII case classes folded: every
+/// class that is exactly a letter and its other ASCII case (`(?i)t` is
+/// `[Tt]`) read as the lower-case letter, the sets found as [`collect`]
+/// finds them, in lower case, each literal to be searched ASCII
+/// case-insensitively. `(?i)timeout|refused` gives `timeout`, `refu`
+/// (Unicode `-i` makes `s` the class `[Ssſ]`, which stays a class: an
+/// ASCII search would miss `ſ`) where the exact sets must list case
+/// variants and so keep 3-byte windows ("ref" in 8 variants). Sound: a
+/// match holds, at each folded class, one of the two cases, so it holds
+/// some member up to ASCII case. Empty when no class folds; a set
+/// `exact` already has is left out.
+pub fn folded_alternatives(hir: &Hir, exact: &[Vec<Vec<u8>>]) -> Vec<RequiredLiterals> {
+    let mut changed = false;
+    let f = fold_ascii_case(hir, &mut changed, 0);
+    if !changed {
+        return Vec::new();
+    }
+    let mut sets = Vec::new();
+    push_set(&mut sets, required(&f));
+    collect(&f, &mut sets, 0);
+    let mut out: Vec<RequiredLiterals> = Vec::new();
+    for mut set in sets {
+        // A member with a non-ASCII byte (a class the prefix walk expanded:
+        // `refu[Ssſ]ed` gives `refuſed`) is cut before it: a prefix of a
+        // required literal is required too.
+        for l in &mut set {
+            if let Some(i) = l.iter().position(|b| !b.is_ascii()) {
+                l.truncate(i);
+            }
+            l.make_ascii_lowercase();
+        }
+        if set.iter().any(|l| l.len() < MIN_LEN) {
+            continue;
+        }
+        set.sort();
+        set.dedup();
+        // A member holding another one adds nothing (`refused` when
+        // `refu` is there).
+        let all = set.clone();
+        set.retain(|l| {
+            !all.iter()
+                .any(|m| m.len() < l.len() && l.windows(m.len()).any(|w| w == &m[..]))
+        });
+        let letters = set.iter().any(|l| l.iter().any(u8::is_ascii_alphabetic));
+        let fresh = !exact.contains(&set) && !out.iter().any(|o| o.literals == set);
+        if letters && fresh && out.len() < MAX_FOLDED {
+            out.push(RequiredLiterals {
+                literals: set,
+                folded: true,
+            });
+        }
+    }
+    out
+}
+
+/// `hir` with every class of exactly one ASCII letter in both cases
+/// replaced by the lower-case letter (`changed` set when one was).
+fn fold_ascii_case(hir: &Hir, changed: &mut bool, depth: usize) -> Hir {
+    if depth > 64 {
+        return hir.clone();
+    }
+    let sub = |h: &Hir, changed: &mut bool| fold_ascii_case(h, changed, depth + 1);
+    match hir.kind() {
+        HirKind::Class(c) => match ascii_case_pair(c) {
+            Some(lower) => {
+                *changed = true;
+                Hir::literal([lower])
+            }
+            None => hir.clone(),
+        },
+        HirKind::Capture(c) => Hir::capture(Capture {
+            index: c.index,
+            name: c.name.clone(),
+            sub: Box::new(sub(&c.sub, changed)),
+        }),
+        HirKind::Repetition(r) => Hir::repetition(Repetition {
+            min: r.min,
+            max: r.max,
+            greedy: r.greedy,
+            sub: Box::new(sub(&r.sub, changed)),
+        }),
+        HirKind::Concat(parts) => Hir::concat(parts.iter().map(|p| sub(p, changed)).collect()),
+        HirKind::Alternation(alts) => {
+            Hir::alternation(alts.iter().map(|a| sub(a, changed)).collect())
+        }
+        _ => hir.clone(),
+    }
+}
+
+/// The lower-case letter when `class` is exactly `{l, L}` for an ASCII
+/// letter `l`.
+fn ascii_case_pair(class: &Class) -> Option<u8> {
+    let mut members = Vec::with_capacity(2);
+    match class {
+        Class::Unicode(u) => {
+            for r in u.ranges() {
+                for c in r.start()..=r.end() {
+                    if members.len() == 2 || !c.is_ascii() {
+                        return None;
+                    }
+                    members.push(c as u8);
+                }
+            }
+        }
+        Class::Bytes(b) => {
+            for r in b.ranges() {
+                for c in r.start()..=r.end() {
+                    if members.len() == 2 {
+                        return None;
+                    }
+                    members.push(c);
+                }
+            }
+        }
+    }
+    match members[..] {
+        [a, b]
+            if a.is_ascii_alphabetic()
+                && a.to_ascii_lowercase() == b.to_ascii_lowercase()
+                && a != b =>
+        {
+            Some(a.to_ascii_lowercase())
+        }
+        _ => None,
+    }
 }
 
 /// At most this many candidate sets: each costs a pass over the planner's
@@ -303,7 +456,16 @@ impl Prefilter {
     /// is unavailable.
     pub fn new(literals: RequiredLiterals) -> Prefilter {
         let lits = literals.literals();
-        let searcher = if lits.len() == 1 {
+        let searcher = if literals.folded {
+            // Teddy and memmem compare bytes exactly.
+            Searcher::Automaton(
+                aho_corasick::AhoCorasick::builder()
+                    .match_kind(aho_corasick::MatchKind::LeftmostFirst)
+                    .ascii_case_insensitive(true)
+                    .build(lits)
+                    .expect("a few short literals always build"),
+            )
+        } else if lits.len() == 1 {
             Searcher::One(memmem::Finder::new(&lits[0]).into_owned())
         } else if let Some(t) = packed::Config::new().builder().extend(lits).build() {
             Searcher::Teddy(t)
@@ -503,9 +665,119 @@ mod tests {
     }
 
     #[test]
+    fn folded_sets_keep_whole_words_under_ascii_case() {
+        let hir = regex_syntax::ParserBuilder::new()
+            .utf8(false)
+            .build()
+            .parse(r"(?i)timeout|refused")
+            .unwrap();
+        let all = alternatives(&hir);
+        let folded: Vec<&RequiredLiterals> = all.iter().filter(|r| r.folded()).collect();
+        // `s` is `[Ssſ]` under Unicode `-i`: it stays a class, `refu` is
+        // the longest folded prefix of that branch.
+        assert!(
+            folded
+                .iter()
+                .any(|r| r.literals() == [b"refu".to_vec(), b"timeout".to_vec()]),
+            "{all:?}"
+        );
+        // The exact sets come first; a regex without case classes has no
+        // folded set.
+        assert!(!all[0].folded());
+        let plain = regex_syntax::ParserBuilder::new()
+            .build()
+            .parse(r"web-\d\d (ERROR|WARN)")
+            .unwrap();
+        assert!(alternatives(&plain).iter().all(|r| !r.folded()));
+        // The folded prefilter finds every ASCII case variant.
+        let p = Prefilter::new(folded[0].clone());
+        let hay = b"x TimeOUT y\nREFUSED";
+        assert_eq!(p.find(hay, 0, hay.len()), Some(2));
+        assert_eq!(p.find(hay, 3, hay.len()), Some(12));
+    }
+
+    /// Random regexes over a small alphabet (case classes, `-i` groups
+    /// around `k`/`s` whose Unicode variants are not ASCII, alternations,
+    /// repetitions) and random lines holding those variants: every line
+    /// the regex matches holds a member of every candidate set, exact ones
+    /// byte for byte, folded ones up to ASCII case.
+    #[test]
+    fn every_alternative_is_necessary_on_random_regexes_and_lines() {
+        const PIECES: &[&str] = &[
+            "ab",
+            "(?i)ab",
+            "(?i:ks)",
+            "[aA]bc",
+            "(?i:ab|cd)e",
+            "x+",
+            "(?i)s",
+            "K",
+            "(?i:abc)?",
+            "[bB][cC][dD]",
+            "d{2}",
+            "(?i:SAKE)",
+            "e|x",
+        ];
+        const BYTES: &[&str] = &[
+            "a", "A", "b", "B", "c", "C", "d", "D", "e", "E", "k", "K", "s", "S", "x", " ",
+            "\u{212A}", "ſ",
+        ];
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        let (mut checked, mut folded_sets) = (0, 0);
+        for _ in 0..400 {
+            let re: String = (0..1 + next(4))
+                .map(|_| PIECES[next(PIECES.len())])
+                .collect();
+            let Ok(hir) = regex_syntax::ParserBuilder::new()
+                .utf8(false)
+                .build()
+                .parse(&re)
+            else {
+                continue;
+            };
+            let matcher = regex::bytes::Regex::new(&re).unwrap();
+            let sets = alternatives(&hir);
+            folded_sets += sets.iter().filter(|s| s.folded()).count();
+            for _ in 0..60 {
+                let line: String = (0..next(14)).map(|_| BYTES[next(BYTES.len())]).collect();
+                let line = line.as_bytes();
+                if !matcher.is_match(line) {
+                    continue;
+                }
+                checked += 1;
+                for set in &sets {
+                    let holds = set.literals().iter().any(|l| {
+                        line.windows(l.len()).any(|w| match set.folded() {
+                            true => w.eq_ignore_ascii_case(l),
+                            false => w == &l[..],
+                        })
+                    });
+                    assert!(
+                        holds,
+                        "{re}: {:?} misses {:?}",
+                        set,
+                        String::from_utf8_lossy(line)
+                    );
+                }
+            }
+        }
+        assert!(
+            checked > 1000 && folded_sets > 50,
+            "{checked} lines, {folded_sets} folded sets"
+        );
+    }
+
+    #[test]
     fn prefilter_finds_every_literal() {
         let r = RequiredLiterals {
             literals: vec![b"abc".to_vec(), b"xyz".to_vec()],
+            folded: false,
         };
         let p = Prefilter::new(r);
         let hay = b"---xyz---abc";
