@@ -370,11 +370,7 @@ fn ascii_case_pair(class: &Class) -> Option<u8> {
         }
     }
     match members[..] {
-        [a, b]
-            if a.is_ascii_alphabetic()
-                && a.to_ascii_lowercase() == b.to_ascii_lowercase()
-                && a != b =>
-        {
+        [a, b] if a.is_ascii_alphabetic() && a.eq_ignore_ascii_case(&b) && a != b => {
             Some(a.to_ascii_lowercase())
         }
         _ => None,
