@@ -204,7 +204,7 @@ fn kernel_support_uncached(q: &Query, asked: Option<Kernel>) -> Result<GpuPlan, 
     match literal_support(q, asked) {
         Err(u)
             if asked.is_none()
-                && q.required_literals().is_none()
+                && q.literal_alternatives().is_empty()
                 && q.matcher.regex_pattern().is_some() =>
         {
             match shift_and_support(q) {
@@ -437,15 +437,17 @@ pub fn prefilter_plan(
 
 /// Whether tier 1 runs `q` — the required literals on the GPU as a
 /// prefilter, every candidate line verified by the CPU matcher — and with
-/// which kernel (`asked` as in [`kernel_support`]). The literals come from
-/// the CPU's own prefilter ([`Query::required_literals`]: at most
+/// which kernel (`asked` as in [`kernel_support`]). The literals are the
+/// first of [`Query::literal_alternatives`]: the CPU's own prefilter's
+/// ([`Query::required_literals`]: at most
 /// [`crate::query::literals::MAX_SET`], none shorter than
-/// [`crate::query::literals::MIN_LEN`] bytes), so tier 1 takes regexes,
-/// wildcards, `-w`, `-x` and Unicode `-i` exactly when that set exists.
+/// [`crate::query::literals::MIN_LEN`] bytes), or for a regex without
+/// one a rare byte it must hold (`@`), so tier 1 takes regexes,
+/// wildcards, `-w`, `-x` and Unicode `-i` exactly when such a set exists.
 /// Fuzzy matching, and queries without required literals, stay on the
 /// CPU. A query [`kernel_support`] takes is not tier 1's (it runs directly).
 pub fn prefilter_support(q: &Query, asked: Option<Kernel>) -> Result<PrefilterPlan, Unsupported> {
-    match q.required_literals() {
+    match q.literal_alternatives().first() {
         Some(req) => prefilter_support_with(q, asked, req),
         None => prefilter_support_with(q, asked, &RequiredLiterals::from_literals(Vec::new())),
     }

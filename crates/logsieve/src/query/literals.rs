@@ -247,7 +247,49 @@ pub fn alternatives(hir: &Hir) -> Vec<RequiredLiterals> {
             folded: false,
         })
         .chain(folded)
+        .chain(rare_byte_sets(hir))
         .collect()
+}
+
+/// At most this many [`rare_byte_sets`].
+pub const MAX_RARE: usize = 4;
+
+/// Runs of bytes rare in log text (not letters, digits, spaces or the
+/// punctuation of key=value logs: `@`, `#`, `|`, `(`...) that every match
+/// of `hir` holds, each a set of its own: `[a-zA-Z0-9._%+-]+@[a-zA-Z0-9.-]+\.[a-zA-Z]{2,}` holds `@`
+/// and no literal of 3 bytes. Tier 1 weighs them on its sample like any
+/// set; the CPU prefilter does not take them. Sound: every match holds a
+/// match of every part of a concatenation, of a group's inside and of a
+/// repetition's (at least once).
+pub fn rare_byte_sets(hir: &Hir) -> Vec<RequiredLiterals> {
+    fn walk(hir: &Hir, out: &mut Vec<RequiredLiterals>, depth: usize) {
+        if depth > 16 || out.len() >= MAX_RARE {
+            return;
+        }
+        match hir.kind() {
+            // Each run of rare bytes in a literal (a piece of a required
+            // literal is required too).
+            HirKind::Literal(l) => {
+                for run in l.0.split(|&b| commonness(b) > 20).filter(|r| !r.is_empty()) {
+                    let set = RequiredLiterals::from_literals(vec![run.to_vec()]);
+                    if !out.contains(&set) && out.len() < MAX_RARE {
+                        out.push(set);
+                    }
+                }
+            }
+            HirKind::Capture(c) => walk(&c.sub, out, depth + 1),
+            HirKind::Repetition(r) if r.min >= 1 => walk(&r.sub, out, depth + 1),
+            HirKind::Concat(parts) => {
+                for p in parts {
+                    walk(p, out, depth + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(hir, &mut out, 0);
+    out
 }
 
 /// At most this many ASCII-folded candidate sets ([`folded_alternatives`]),
@@ -713,10 +755,14 @@ mod tests {
             "d{2}",
             "(?i:SAKE)",
             "e|x",
+            "@",
+            "(?:#)+",
+            "(a|@)",
+            "[ab]+@",
         ];
         const BYTES: &[&str] = &[
             "a", "A", "b", "B", "c", "C", "d", "D", "e", "E", "k", "K", "s", "S", "x", " ",
-            "\u{212A}", "ſ",
+            "\u{212A}", "ſ", "@", "#",
         ];
         let mut seed = 0x2545_f491_4f6c_dd1du64;
         let mut next = |n: usize| {
@@ -725,7 +771,7 @@ mod tests {
             seed ^= seed << 17;
             (seed % n as u64) as usize
         };
-        let (mut checked, mut folded_sets) = (0, 0);
+        let (mut checked, mut folded_sets, mut rare_sets) = (0, 0, 0);
         for _ in 0..400 {
             let re: String = (0..1 + next(4))
                 .map(|_| PIECES[next(PIECES.len())])
@@ -738,8 +784,13 @@ mod tests {
                 continue;
             };
             let matcher = regex::bytes::Regex::new(&re).unwrap();
-            let sets = alternatives(&hir);
+            let mut sets = alternatives(&hir);
+            sets.extend(rare_byte_sets(&hir));
             folded_sets += sets.iter().filter(|s| s.folded()).count();
+            rare_sets += sets
+                .iter()
+                .filter(|s| s.literals().iter().any(|l| l.len() < MIN_LEN))
+                .count();
             for _ in 0..60 {
                 let line: String = (0..next(14)).map(|_| BYTES[next(BYTES.len())]).collect();
                 let line = line.as_bytes();
@@ -764,9 +815,32 @@ mod tests {
             }
         }
         assert!(
-            checked > 1000 && folded_sets > 50,
-            "{checked} lines, {folded_sets} folded sets"
+            checked > 1000 && folded_sets > 50 && rare_sets > 50,
+            "{checked} lines, {folded_sets} folded sets, {rare_sets} rare-byte sets"
         );
+    }
+
+    #[test]
+    fn rare_bytes_make_sets_of_their_own() {
+        let parse = |re: &str| {
+            regex_syntax::ParserBuilder::new()
+                .build()
+                .parse(re)
+                .unwrap()
+        };
+        let email = parse(r"[a-zA-Z0-9._%+-]+@[a-zA-Z0-9.-]+\.[a-zA-Z]{2,}");
+        assert_eq!(RequiredLiterals::from_hir(&email), None);
+        let sets = rare_byte_sets(&email);
+        assert_eq!(
+            sets,
+            vec![RequiredLiterals::from_literals(vec![b"@".to_vec()])]
+        );
+        // Common bytes, optional parts and alternations give none.
+        for re in [r"\d{4}-\d\d", r"\d+\.\d+", r"(?:@)?x", r"a|@", r"\w+=\w+"] {
+            assert!(rare_byte_sets(&parse(re)).is_empty(), "{re}");
+        }
+        // Inside groups and repetitions that must match once.
+        assert_eq!(rare_byte_sets(&parse(r"(x#)+\d")).len(), 1);
     }
 
     #[test]

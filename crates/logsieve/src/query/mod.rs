@@ -104,6 +104,7 @@ impl QueryBuilder {
             cpu_multi: self.cpu_multi,
             matcher: Arc::new(matcher),
             replacer: Arc::default(),
+            rare_sets: Arc::default(),
         })
     }
 }
@@ -276,6 +277,9 @@ pub struct Query {
     pub(crate) matcher: Arc<Matcher>,
     /// The capture regex of `-r`, compiled on first use.
     replacer: Arc<std::sync::OnceLock<Option<regex::bytes::Regex>>>,
+    /// [`Query::literal_alternatives`] of a regex without a CPU
+    /// prefilter: its rare single bytes, on first use.
+    rare_sets: Arc<std::sync::OnceLock<Vec<literals::RequiredLiterals>>>,
 }
 
 impl Query {
@@ -383,8 +387,26 @@ impl Query {
     /// alternatives`), [`Query::required_literals`] first: tier 1 takes
     /// the one that finds the fewest lines of the corpus
     /// (`planner::tier1_literals`). Empty without required literals.
+    /// A regex without a CPU prefilter (no literal of 3+ bytes) may still
+    /// hold a rare byte (`@` in an email regex): its sets are those bytes
+    /// (`query::literals::rare_byte_sets`), which only tier 1 weighs
+    /// (the CPU's regex engine keeps its own scan).
     pub fn literal_alternatives(&self) -> &[literals::RequiredLiterals] {
-        self.matcher.prefilter().map_or(&[], |p| p.alternatives())
+        if let Some(p) = self.matcher.prefilter() {
+            return p.alternatives();
+        }
+        self.rare_sets.get_or_init(|| {
+            let Some(pattern) = self.matcher.regex_pattern() else {
+                return Vec::new();
+            };
+            regex_syntax::ParserBuilder::new()
+                .utf8(false)
+                .multi_line(true)
+                .case_insensitive(self.case != CaseMode::Sensitive)
+                .build()
+                .parse(pattern)
+                .map_or(Vec::new(), |hir| literals::rare_byte_sets(&hir))
+        })
     }
 
     /// The CPU searcher for [`Query::required_literals`].
