@@ -1,11 +1,12 @@
-//! Tier 1's required-literal extraction (`query/literals.rs`): the
-//! candidate set must never reject a line the regex crate accepts.
+//! Tier 1's required-literal extraction (`query/literals.rs`): no
+//! candidate set — the static pick, every exact alternative, the ASCII-folded
+//! ones and the rare-byte ones — may reject a line the regex crate accepts.
 //!
 //! Input: byte 0 = flags (bit 0: case-insensitive), then the pattern, a
 //! NUL, and the line.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use logsieve::query::literals::{Prefilter, RequiredLiterals};
+use logsieve::query::literals::{alternatives, rare_byte_sets, Prefilter, RequiredLiterals};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&flags, rest)) = data.split_first() else {
@@ -39,15 +40,20 @@ fuzz_target!(|data: &[u8]| {
     else {
         return;
     };
-    let Some(lits) = RequiredLiterals::from_hir(&hir) else {
+    if !re.is_match(line) {
         return;
-    };
-    if re.is_match(line) {
+    }
+    let sets = RequiredLiterals::from_hir(&hir)
+        .into_iter()
+        .chain(alternatives(&hir))
+        .chain(rare_byte_sets(&hir));
+    for lits in sets {
         let pf = Prefilter::new(lits.clone());
         assert!(
             pf.find(line, 0, line.len()).is_some(),
-            "{pat:?} matches {line:?} but none of {:?} occurs",
-            lits.literals()
+            "{pat:?} matches {line:?} but none of {:?} (folded: {}) occurs",
+            lits.literals(),
+            lits.folded()
         );
     }
 });
