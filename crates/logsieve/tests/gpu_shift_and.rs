@@ -254,6 +254,10 @@ fn every_width_linear_and_tables_on_both_tiers() {
     }
     let pats: &[(&str, usize, bool)] = &[
         (r"ERROR_5[0-9]{2}", 1, true),
+        // Linear, no groups, Unicode-dependent (`\d`): `run_linear` with
+        // the undecided lines (the `é` after the run) sent to the CPU.
+        (r"ERROR_5\d\d", 1, true),
+        (r"trace=[0-9a-f]{30}\d\d", 2, true),
         (r"ERR(OR|X)_5[0-9]", 1, false),
         (r"\bERROR_5\d\d", 1, true),
         (r"trace=[0-9a-f]{32}", 2, true),

@@ -32,7 +32,7 @@ use crate::query::glushkov::{cond, Automaton};
 /// The shader module.
 pub(crate) const MODULE: Module = Module {
     label: "shift-and",
-    view: View::U32,
+    view: View::Vec4,
     wgsl: include_str!("shift_and.wgsl"),
     entry_points: &["shift_and", "compact"],
 };
@@ -58,7 +58,10 @@ const SKIP_MAX_PER_MILLE: u64 = 5;
 
 /// Whether the kernel skips the bytes that leave the start alone as it is
 /// (`first`: [`Automaton::start_skip`]), given the corpus's byte
-/// frequencies `freq`. A thread in the skip loop and one in a step diverge,
+/// frequencies `freq`. Only the kernel's paths with look-around groups or
+/// more than two state words have the skip loop: the linear path without
+/// groups (`run_linear`, one or two words) steps every byte, its step
+/// costing little more than a skipped byte. A thread in the skip loop and one in a step diverge,
 /// and a warp then pays both: the loop pays where a step is dear (the
 /// follow tables, or conditional edges to check every byte) or where the
 /// first positions' bytes are rare. Measured on the H100 (2026-11-25,
