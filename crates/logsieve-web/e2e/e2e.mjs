@@ -75,9 +75,9 @@ const QUERIES = [
   [{ patterns: 'ERROR_503' }, ['-F', '-e', 'ERROR_503'], 'WebGPU'],
   [{ patterns: 'nullpointerexception', ignoreCase: true }, ['-F', '-i', '-e', 'nullpointerexception'], 'WebGPU'],
   [{ patterns: '192.168.1' }, ['-F', '-e', '192.168.1'], 'WebGPU'],
-  [{ patterns: 'ERROR_50[0-4] .*timeout', syntax: 'regex' }, ['-e', 'ERROR_50[0-4] .*timeout'], 'CPU'],
-  [{ patterns: 'GET /api/*/orders', syntax: 'wildcard' }, ['--wildcard', '-e', 'GET /api/*/orders'], 'CPU'],
-  [{ patterns: 'NullPointerExeption', syntax: 'fuzzy', fuzzy: 1 }, ['--fuzzy', '1', '-e', 'NullPointerExeption'], 'CPU'],
+  [{ patterns: 'ERROR_50[0-4] .*timeout', syntax: 'regex' }, ['-e', 'ERROR_50[0-4] .*timeout'], 'WebGPU'],
+  [{ patterns: 'GET /api/*/orders', syntax: 'wildcard' }, ['--wildcard', '-e', 'GET /api/*/orders'], 'WebGPU'],
+  [{ patterns: 'NullPointerExeption', syntax: 'fuzzy', fuzzy: 1 }, ['--fuzzy', '1', '-e', 'NullPointerExeption'], 'WebGPU'],
   [{ patterns: 'ERROR_503\nOutOfMemoryError' }, ['-F', '-e', 'ERROR_503', '-e', 'OutOfMemoryError'], 'CPU'],
   [{ patterns: 'e' }, ['-F', '-e', 'e'], 'WebGPU'],
 ];

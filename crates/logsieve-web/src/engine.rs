@@ -85,8 +85,10 @@ pub struct Request {
     pub invert: bool,
     /// `auto`, `cpu` or `gpu`.
     pub backend: String,
-    /// The GPU kernel (default `scan`).
-    pub kernel: GpuKernel,
+    /// The GPU kernel asked for by name; `None` (no `kernel` field, as the
+    /// page sends): the route picks, as natively (`scan` for a literal,
+    /// `shift-and` for a regex or wildcard, `bitap` for fuzzy).
+    pub kernel: Option<GpuKernel>,
     /// A time range (Unix ms, start inclusive, end exclusive) chosen by
     /// dragging on the histogram: only lines stamped inside it count.
     pub range: Option<(i64, i64)>,
@@ -113,9 +115,12 @@ impl Request {
         if !matches!(backend.as_str(), "auto" | "cpu" | "gpu") {
             return Err(format!("unknown backend {backend:?}"));
         }
-        let kname = str_of("kernel", "scan");
-        let kernel =
-            GpuKernel::from_name(&kname).ok_or_else(|| format!("unknown GPU kernel {kname:?}"))?;
+        let kernel = match v.get("kernel").and_then(Value::as_str) {
+            None => None,
+            Some(k) => {
+                Some(GpuKernel::from_name(k).ok_or_else(|| format!("unknown GPU kernel {k:?}"))?)
+            }
+        };
         let ms_of = |k: &str| v.get(k).and_then(Value::as_f64).filter(|x| x.is_finite());
         let range = match (ms_of("sinceMs"), ms_of("untilMs")) {
             (Some(a), Some(b)) if a < b => Some((a as i64, b as i64)),
@@ -437,7 +442,7 @@ impl WebEngine {
             },
             threads: 1,
             want: Want::Lines,
-            gpu_kernel: Some(req.kernel),
+            gpu_kernel: req.kernel,
             ..Default::default()
         };
         let gpu = self.gpu.as_ref().map(|g| {

@@ -237,3 +237,90 @@ async fn fuzzy_cases_on_bitap() {
     console_log!("fuzzy cases on bitap: {ran}");
     assert!(ran >= 10, "only {ran} fuzzy cases ran on bitap");
 }
+
+/// One query on `shift-and` (tier 2 of regex) over `corpus` in segments of
+/// at most `max_segment` bytes, counts and line ids against the CPU engine.
+async fn shift_and_agrees(
+    ctx: &GpuContext,
+    corpus: &Corpus,
+    q: &Query,
+    max_segment: Option<u64>,
+    what: &str,
+) {
+    let opts = UploadOptions {
+        max_segment,
+        ..Default::default()
+    };
+    let g = GpuCorpus::upload_async(ctx, corpus, opts, &mut |_, _| {})
+        .await
+        .unwrap_or_else(|e| panic!("{what}: upload: {e}"));
+    let cpu = CpuOptions {
+        threads: 1,
+        want: Want::Lines,
+        max_count: None,
+        line_ids: true,
+    };
+    let want: Vec<_> = corpus
+        .docs()
+        .iter()
+        .map(|d| search_doc(d, q, &cpu))
+        .collect();
+    for w in [Want::Count, Want::Lines] {
+        let r = g
+            .search_async(corpus, q, GpuKernel::ShiftAnd, w, None)
+            .await
+            .unwrap_or_else(|e| panic!("{what}: shift-and {w:?}: {e}"));
+        for (di, (got, exp)) in r.docs.iter().zip(&want).enumerate() {
+            assert_eq!(got.count, exp.count, "{what}: {w:?} doc {di}: count");
+            if w == Want::Lines {
+                assert_eq!(got.lines, exp.lines, "{what}: doc {di}: line ids");
+            }
+        }
+    }
+}
+
+/// Regex on the `shift-and` kernel in the browser (its pipelines built
+/// without blocking, 32-bit words): the table's regex cases the automaton
+/// takes, on small segments, then regexes of the bench's suite over
+/// generated logs with non-ASCII bytes (undecided lines, decided by the
+/// CPU) and CRLF — the kernel's linear path with one and two words, the
+/// look-around groups, the follow tables, four words — against the CPU
+/// engine.
+#[wasm_bindgen_test]
+async fn regexes_on_shift_and() {
+    let Some(c) = ctx().await else { return };
+    let mut ran = 0;
+    for case in CASES.iter().filter(|c| matches!(c.syntax, Syntax::Regex)) {
+        let Ok(q) = build(&case.patterns(), case.syntax, case.flags()) else {
+            continue;
+        };
+        if logsieve::support::shift_and_support(&q).is_err() {
+            continue;
+        }
+        let corpus = Corpus::from_bytes(case.name, case.corpus.to_vec());
+        shift_and_agrees(&c, &corpus, &q, Some(64), case.name).await;
+        ran += 1;
+    }
+    console_log!("regex cases on shift-and: {ran}");
+    assert!(ran >= 10, "only {ran} regex cases ran on shift-and");
+    let mut data = generated(1500, 5);
+    data.extend_from_slice("ERROR_5é1 latency_ms=12é34 u12345\r\nERROR_501 é\r\n".as_bytes());
+    let corpus = Corpus::from_bytes("gen.log", data);
+    for p in [
+        r"ERROR_5\d\d",
+        r"latency_ms=\d{4,}",
+        r"trace=[0-9a-f]{32}",
+        r"\bu\d{5}\b",
+        r"web-\d\d (ERROR|WARN)",
+        r"req=[0-9a-f]{16} trace=[0-9a-f]{32} user=u\d+ client=10\.\d+\.\d+\.\d+",
+        r"bytes=\d{6,}$",
+    ] {
+        let q = build(&[p.as_bytes().to_vec()], Syntax::Regex, Flags::default()).unwrap();
+        logsieve::support::shift_and_support(&q).unwrap_or_else(|e| panic!("{p}: {e}"));
+        let n = search_doc(&corpus.docs()[0], &q, &CpuOptions::default()).count;
+        assert!(n > 0, "{p}: the corpus holds matches");
+        for seg in [None, Some(8192)] {
+            shift_and_agrees(&c, &corpus, &q, seg, &format!("{p} segments {seg:?}")).await;
+        }
+    }
+}

@@ -153,6 +153,8 @@ pub fn gpu_support(q: &Query) -> Result<GpuPlan, Unsupported> {
 /// by default for a query the literal kernels cannot run and that has no
 /// required literal for tier 1 ([`prefilter_support`]): a regex without a
 /// useful literal runs whole on the GPU; one with a literal runs tier 1.
+/// In the browser, where tier 1 does not run, tier 2 takes every regex it
+/// can.
 ///
 /// Fuzzy matching ([`bitap_support`]): `bitap` when asked for by name, and
 /// by default for `--fuzzy K` with K >= 1 (K = 0 is a literal).
@@ -204,14 +206,18 @@ fn kernel_support_uncached(q: &Query, asked: Option<Kernel>) -> Result<GpuPlan, 
     match literal_support(q, asked) {
         Err(u)
             if asked.is_none()
-                && q.literal_alternatives().is_empty()
+                && (q.literal_alternatives().is_empty() || cfg!(target_arch = "wasm32"))
                 && q.matcher.regex_pattern().is_some() =>
         {
             match shift_and_support(q) {
                 Ok(_) => Ok(GpuPlan {
                     kernel: Kernel::ShiftAnd,
                     note: Some(format!(
-                        "tier 2: the regex's automaton on the GPU ({u}; no required literal)"
+                        "tier 2: the regex's automaton on the GPU ({u}; {})",
+                        match q.literal_alternatives().is_empty() {
+                            true => "no required literal",
+                            false => "tier 1 does not run in the browser",
+                        }
                     )),
                 }),
                 // Both tiers' reasons (a forced route shows them).
@@ -231,8 +237,9 @@ fn kernel_support_uncached(q: &Query, asked: Option<Kernel>) -> Result<GpuPlan, 
 /// literals (no regex matcher; the literal kernels run those), more than
 /// [`crate::query::glushkov::MAX_POSITIONS`] positions once bounded
 /// repetition is expanded, more than
-/// [`crate::query::glushkov::MAX_GROUPS`] look-around edge groups, and the
-/// browser build (its readback of undecided lines blocks).
+/// [`crate::query::glushkov::MAX_GROUPS`] look-around edge groups. It
+/// runs in the browser build too (its pipelines and its readback of
+/// undecided lines are async); tier 1 does not (`prefilter_support`).
 pub fn shift_and_support(q: &Query) -> Result<Arc<Automaton>, Unsupported> {
     match answers(q) {
         Some(memo) => memo.shift_and.get_or_init(|| shift_and_uncached(q)).clone(),
@@ -247,11 +254,6 @@ fn shift_and_uncached(q: &Query) -> Result<Arc<Automaton>, Unsupported> {
     if q.kind() == QueryKind::Fuzzy {
         return Err(Unsupported::categorical(
             "fuzzy matching runs on the bitap kernel, not the regex automaton".to_string(),
-        ));
-    }
-    if cfg!(target_arch = "wasm32") {
-        return Err(Unsupported::shape(
-            "the GPU regex automaton runs natively only".to_string(),
         ));
     }
     Automaton::for_query(q)

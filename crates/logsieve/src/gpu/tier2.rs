@@ -91,7 +91,7 @@ impl GpuCorpus {
         self.check_corpus(corpus)?;
         let c = &*self.ctx.inner;
         c.check_faults()?;
-        let pipes = shift_and::pipes(&self.ctx)?;
+        let pipes = shift_and::pipes(&self.ctx).await?;
         let lines = want == Want::Lines;
         let mut st = self.lock_state()?;
         // The literals' parameters (the state lock keeps another search

@@ -171,8 +171,9 @@ thread_local! {
     static PIPES: Built<(), ShiftAndPipes> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// The layout and pipelines for `ctx`, built on first use.
-pub(crate) fn pipes(ctx: &GpuContext) -> Result<Arc<ShiftAndPipes>, Error> {
+/// The layout and pipelines for `ctx`, built on first use (async: the
+/// browser cannot block on the error scope).
+pub(crate) async fn pipes(ctx: &GpuContext) -> Result<Arc<ShiftAndPipes>, Error> {
     if let Some(m) = per_line::cached(&PIPES, ctx, &()) {
         return Ok(m);
     }
@@ -211,7 +212,7 @@ pub(crate) fn pipes(ctx: &GpuContext) -> Result<Arc<ShiftAndPipes>, Error> {
         .map(|&w| compute_pipeline(&c.device, &pl, &module, "shift_and", &[("W", w as f64)]))
         .collect();
     let compact = compute_pipeline(&c.device, &pl, &module, "compact", &[]);
-    if let Some(e) = pollster::block_on(scope.pop()) {
+    if let Some(e) = scope.pop().await {
         return Err(Error::backend(format!(
             "GPU shift-and kernel compilation failed: {e}"
         )));
