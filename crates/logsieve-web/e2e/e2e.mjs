@@ -76,6 +76,7 @@ const QUERIES = [
   [{ patterns: 'nullpointerexception', ignoreCase: true }, ['-F', '-i', '-e', 'nullpointerexception'], 'WebGPU'],
   [{ patterns: '192.168.1' }, ['-F', '-e', '192.168.1'], 'WebGPU'],
   [{ patterns: 'ERROR_50[0-4] .*timeout', syntax: 'regex' }, ['-e', 'ERROR_50[0-4] .*timeout'], 'WebGPU'],
+  [{ patterns: 'ERROR_50[0-4].*latency_ms=\\d{3,}', syntax: 'regex' }, ['-e', 'ERROR_50[0-4].*latency_ms=\\d{3,}'], 'WebGPU'],
   [{ patterns: 'GET /api/*/orders', syntax: 'wildcard' }, ['--wildcard', '-e', 'GET /api/*/orders'], 'WebGPU'],
   [{ patterns: 'NullPointerExeption', syntax: 'fuzzy', fuzzy: 1 }, ['--fuzzy', '1', '-e', 'NullPointerExeption'], 'WebGPU'],
   [{ patterns: 'ERROR_503\nOutOfMemoryError' }, ['-F', '-e', 'ERROR_503', '-e', 'OutOfMemoryError'], 'CPU'],

@@ -119,7 +119,7 @@ function showEngine() {
     e.dataset.engine = 'webgpu';
     const soft = st.gpu.info && st.gpu.info.type === 'Cpu';
     e.textContent = `WebGPU · ${st.gpu.adapter}${soft ? ' (software)' : ''}`;
-    e.title = 'Literal, regex, wildcard and fuzzy queries run as WGSL compute kernels on this GPU; several literals and Unicode case folding on the CPU engine in a Web Worker.';
+    e.title = 'Literal, regex, wildcard and fuzzy queries run as WGSL compute kernels on this GPU; several patterns on the CPU engine in a Web Worker.';
   } else {
     e.dataset.engine = 'cpu';
     e.textContent = 'CPU engine (Web Worker)';
