@@ -48,12 +48,13 @@ async fn ctx() -> Option<GpuContext> {
 }
 
 /// Uploads `corpus` (segments of at most `max_segment` bytes) and checks
-/// every kernel, for counts and for line ids, against the CPU engine.
+/// each of `kernels`, for counts and for line ids, against the CPU engine.
 /// Returns the number of comparisons.
 async fn check(
     ctx: &GpuContext,
     corpus: &Corpus,
     q: &Query,
+    kernels: &[GpuKernel],
     max_segment: Option<u64>,
     what: &str,
 ) -> usize {
@@ -80,7 +81,7 @@ async fn check(
         .map(|d| search_doc(d, q, &cpu))
         .collect();
     let mut n = 0;
-    for k in GpuKernel::ALL {
+    for &k in kernels {
         for w in [Want::Count, Want::Lines] {
             let r = g
                 .search_async(corpus, q, k, w, None)
@@ -116,7 +117,7 @@ async fn case_table_every_kernel() {
         // is compared with.
         let cpu = search_doc(&corpus.docs()[0], &q, &CpuOptions::default());
         assert_eq!(cpu.lines, case.expected, "{}: CPU vs the table", case.name);
-        compared += check(&c, &corpus, &q, None, case.name).await;
+        compared += check(&c, &corpus, &q, &GpuKernel::ALL, None, case.name).await;
         cases += 1;
     }
     console_log!("case table: {cases} GPU-capable cases, {compared} comparisons");
@@ -164,6 +165,7 @@ async fn generated_logs_in_many_segments() {
                 &c,
                 &corpus,
                 &q,
+                &GpuKernel::ALL,
                 seg,
                 &format!("{pat:?} -{flags} segments {seg:?}"),
             )
@@ -238,47 +240,6 @@ async fn fuzzy_cases_on_bitap() {
     assert!(ran >= 10, "only {ran} fuzzy cases ran on bitap");
 }
 
-/// One query on `shift-and` (tier 2 of regex) over `corpus` in segments of
-/// at most `max_segment` bytes, counts and line ids against the CPU engine.
-async fn shift_and_agrees(
-    ctx: &GpuContext,
-    corpus: &Corpus,
-    q: &Query,
-    max_segment: Option<u64>,
-    what: &str,
-) {
-    let opts = UploadOptions {
-        max_segment,
-        ..Default::default()
-    };
-    let g = GpuCorpus::upload_async(ctx, corpus, opts, &mut |_, _| {})
-        .await
-        .unwrap_or_else(|e| panic!("{what}: upload: {e}"));
-    let cpu = CpuOptions {
-        threads: 1,
-        want: Want::Lines,
-        max_count: None,
-        line_ids: true,
-    };
-    let want: Vec<_> = corpus
-        .docs()
-        .iter()
-        .map(|d| search_doc(d, q, &cpu))
-        .collect();
-    for w in [Want::Count, Want::Lines] {
-        let r = g
-            .search_async(corpus, q, GpuKernel::ShiftAnd, w, None)
-            .await
-            .unwrap_or_else(|e| panic!("{what}: shift-and {w:?}: {e}"));
-        for (di, (got, exp)) in r.docs.iter().zip(&want).enumerate() {
-            assert_eq!(got.count, exp.count, "{what}: {w:?} doc {di}: count");
-            if w == Want::Lines {
-                assert_eq!(got.lines, exp.lines, "{what}: doc {di}: line ids");
-            }
-        }
-    }
-}
-
 /// Regex on the `shift-and` kernel in the browser (its pipelines built
 /// without blocking, 32-bit words): the table's regex cases the automaton
 /// takes, on small segments, then regexes of the bench's suite over
@@ -298,7 +259,7 @@ async fn regexes_on_shift_and() {
             continue;
         }
         let corpus = Corpus::from_bytes(case.name, case.corpus.to_vec());
-        shift_and_agrees(&c, &corpus, &q, Some(64), case.name).await;
+        check(&c, &corpus, &q, &[GpuKernel::ShiftAnd], Some(64), case.name).await;
         ran += 1;
     }
     console_log!("regex cases on shift-and: {ran}");
@@ -320,7 +281,8 @@ async fn regexes_on_shift_and() {
         let n = search_doc(&corpus.docs()[0], &q, &CpuOptions::default()).count;
         assert!(n > 0, "{p}: the corpus holds matches");
         for seg in [None, Some(8192)] {
-            shift_and_agrees(&c, &corpus, &q, seg, &format!("{p} segments {seg:?}")).await;
+            let what = format!("{p} segments {seg:?}");
+            check(&c, &corpus, &q, &[GpuKernel::ShiftAnd], seg, &what).await;
         }
     }
 }
