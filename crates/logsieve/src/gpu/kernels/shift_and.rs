@@ -61,8 +61,8 @@ const SKIP_MAX_PER_MILLE: u64 = 5;
 /// frequencies `freq`. Only the kernel's paths with look-around groups or
 /// more than two state words have the skip loop: the linear path without
 /// groups (`run_linear`, one or two words) steps every byte, its step
-/// costing little more than a skipped byte. A thread in the skip loop and one in a step diverge,
-/// and a warp then pays both: the loop pays where a step is dear (the
+/// costing little more than a skipped byte. A thread in the skip loop and
+/// one in a step diverge, and a warp then pays both: the loop pays where a step is dear (the
 /// follow tables, or conditional edges to check every byte) or where the
 /// first positions' bytes are rare. Measured on the H100 (2026-11-25,
 /// tier 2 over 194 MB, skip always on against off, one call each):
