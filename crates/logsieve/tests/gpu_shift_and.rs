@@ -74,7 +74,24 @@ fn line_strategy() -> impl Strategy<Value = Vec<u8>> {
 
 fn check_line(q: &Query, a: &Automaton, line: &[u8], what: &str) -> Result<(), TestCaseError> {
     let want = q.is_match_line(line);
-    match a.run_line(line) {
+    check_verdict(a, a.run_line(line), want, line, what)?;
+    // Tier 1's windows (several threads a line): the same verdicts, for
+    // any number of parts.
+    for parts in [2, 3, 5, 16] {
+        let v = a.run_parts(line, parts);
+        check_verdict(a, v, want, line, &format!("{what}, {parts} parts"))?;
+    }
+    Ok(())
+}
+
+fn check_verdict(
+    a: &Automaton,
+    v: Verdict,
+    want: bool,
+    line: &[u8],
+    what: &str,
+) -> Result<(), TestCaseError> {
+    match v {
         Verdict::Undecided => {
             prop_assert!(a.unicode, "{what}: undecided without unicode");
             prop_assert!(

@@ -613,20 +613,49 @@ impl Automaton {
         d.iter().zip(m).any(|(a, b)| a & b != 0)
     }
 
+    /// True when a conditional edge looks at word characters (`\b`, `\B`,
+    /// `\<` ...), not only at the line's edges (`^`, `$`).
+    pub fn looks_at_words(&self) -> bool {
+        const WORDS: u16 = cond::WORD
+            | cond::NOT_WORD
+            | cond::WORD_START
+            | cond::WORD_END
+            | cond::START_HALF
+            | cond::END_HALF;
+        self.groups.iter().any(|g| g.cond & WORDS != 0)
+    }
+
     /// Runs the automaton over one line (no terminator), as the GPU kernel
     /// does: the reference the kernel is tested against.
     pub fn run_line(&self, line: &[u8]) -> Verdict {
+        self.run_window(line, 0, line.len() + 1)
+    }
+
+    /// The matches of `line` that start at a byte in `from..to` (`to` up
+    /// to `line.len() + 1`: the line's end is a place a match can start):
+    /// the start is set again after each byte only before `to`; past it
+    /// the run goes on while a match is under way (a state bit set) and
+    /// stops when none is. As the kernel's windows (tier 1's verification
+    /// with several threads a line): under a Unicode-dependent regex whose
+    /// edges look at word characters, a window after a byte >= 0x80 is
+    /// undecided.
+    pub fn run_window(&self, line: &[u8], from: usize, to: usize) -> Verdict {
         let w = self.words;
+        if self.unicode && from > 0 && line[from - 1] >= 0x80 && self.looks_at_words() {
+            return Verdict::Undecided;
+        }
         let mut d = vec![0u32; w];
         d[0] = 1;
         let mut f = vec![0u32; w];
         let skip = self.start_skip();
-        let mut p = 0;
-        while p <= line.len() {
-            // As the kernel: bytes that leave the start alone as it is.
+        let mut p = from;
+        loop {
+            // As the kernel: bytes that leave the start alone as it is
+            // (while the start is still set again after them).
             if let Some(first) = &skip {
                 if d[0] == 1 && d[1..].iter().all(|&x| x == 0) {
-                    while let Some(&b) = line.get(p) {
+                    while p + 1 < to && p < line.len() {
+                        let b = line[p];
                         if self.unicode && b >= 0x80 {
                             return Verdict::Undecided;
                         }
@@ -668,10 +697,43 @@ impl Automaton {
             for u in 0..w {
                 d[u] = f[u] & m[u];
             }
-            d[0] |= 1;
             p += 1;
+            if p < to {
+                d[0] |= 1;
+            } else if d.iter().all(|&x| x == 0) {
+                break;
+            }
         }
         Verdict::NoMatch
+    }
+
+    /// Runs the automaton over `line` in `parts` windows, as the kernel's
+    /// tier-1 verification does with several threads a line: part `j`
+    /// takes the matches starting in `j * c..(j + 1) * c` (`c` the line's
+    /// length over `parts`, rounded up; the last part also the line's
+    /// end). The line matches when a part matches; otherwise it is
+    /// undecided when a part is.
+    pub fn run_parts(&self, line: &[u8], parts: usize) -> Verdict {
+        let n = line.len();
+        let c = n.div_ceil(parts.max(1));
+        let mut undecided = false;
+        for j in 0..parts.max(1) {
+            let from = j * c;
+            if j > 0 && from >= n {
+                break;
+            }
+            let to = if from + c >= n { n + 1 } else { from + c };
+            match self.run_window(line, from, to) {
+                Verdict::Match => return Verdict::Match,
+                Verdict::Undecided => undecided = true,
+                Verdict::NoMatch => {}
+            }
+        }
+        if undecided {
+            Verdict::Undecided
+        } else {
+            Verdict::NoMatch
+        }
     }
 }
 
@@ -727,6 +789,40 @@ mod tests {
         }
         for p in tables {
             assert!(automaton(p).linear.is_none(), "{p}");
+        }
+    }
+
+    /// A window verdict on hand-made lines: a match is found by the part
+    /// it starts in, across the parts' edges, at the line's edges.
+    #[test]
+    fn parts_find_matches_across_their_edges() {
+        let a = automaton(r"ERROR_5\d\d");
+        let line = b"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaERROR_503 zzz";
+        for parts in 1..=16 {
+            assert_eq!(a.run_parts(line, parts), Verdict::Match, "{parts}");
+            assert_eq!(a.run_parts(b"ERROR_50", parts), Verdict::NoMatch);
+        }
+        let a = automaton(r"\bab$");
+        for parts in 1..=8 {
+            assert_eq!(a.run_parts(b"xx ab", parts), Verdict::Match);
+            assert_eq!(a.run_parts(b"xxab", parts), Verdict::NoMatch);
+            assert_eq!(a.run_parts(b"x ab\r", parts), Verdict::NoMatch);
+        }
+        // Unbounded: a match under way runs on past its part's share.
+        let a = automaton(r"a\d*b");
+        let line = b"xxa0123456789012345678901234567890b";
+        for parts in 1..=16 {
+            assert_eq!(a.run_parts(line, parts), Verdict::Match, "{parts}");
+            assert_eq!(
+                a.run_parts(&line[..line.len() - 1], parts),
+                Verdict::NoMatch
+            );
+        }
+        // An empty match at the line's end, whatever the parts.
+        let a = automaton(r"$");
+        for parts in 1..=8 {
+            assert_eq!(a.run_parts(b"abcdefgh", parts), Verdict::Match, "{parts}");
+            assert_eq!(a.run_parts(b"", parts), Verdict::Match);
         }
     }
 }

@@ -6,8 +6,9 @@
 //!
 //! With `filter` the driver is tier 1's verifier on the GPU: it runs after
 //! a literal kernel (`scan`) in the same pass; `compact` lists the lines
-//! whose result bit that kernel set, and the automaton runs one thread per
-//! listed line (see `shift_and.wgsl`). It leaves the result bits to the
+//! whose result bit that kernel set, and `verify_split` runs the automaton
+//! over the listed lines, up to 16 threads a line while the candidates are
+//! few (see `shift_and.wgsl`). It leaves the result bits to the
 //! literal kernel (it clears only its own candidate bits, counters and the
 //! list's count). The lists (4 bytes a line per segment) are made once per
 //! corpus, on its first `shift-and` query of either tier (every automaton
@@ -27,30 +28,25 @@ use crate::gpu::context::{Ctx, GpuContext};
 use crate::gpu::pipelines::{buffer_entry, compute_pipeline};
 use crate::gpu::segment::{entry, ResidentSegment};
 use crate::gpu::GpuKernel;
-use crate::query::glushkov::{cond, Automaton};
+use crate::query::glushkov::Automaton;
 
 /// The shader module.
 pub(crate) const MODULE: Module = Module {
     label: "shift-and",
     view: View::Vec4,
     wgsl: include_str!("shift_and.wgsl"),
-    entry_points: &["shift_and", "compact"],
+    entry_points: &["shift_and", "compact", "verify_split"],
 };
 
 /// Words of the uniform (a multiple of four: 16-byte rows).
 const RP_WORDS: usize = 12;
 
-/// The conditions that look at word characters, not only at the line's
-/// edges: with none of them in the groups the kernel tests the edges alone.
-const WORD_CONDS: u16 = cond::WORD
-    | cond::NOT_WORD
-    | cond::WORD_START
-    | cond::WORD_END
-    | cond::START_HALF
-    | cond::END_HALF;
-
 /// The uniform's word that turns the filter on (`RParams::only_marked`).
 const RP_FILTER: usize = 6;
+
+/// The widths `verify_split` has a pipeline for (its paths hold the
+/// state in a `vec2`).
+const SPLIT_WIDTHS: [usize; 2] = [1, 2];
 
 /// The most of the corpus's bytes (per mille) a linear automaton's first
 /// positions may take for the start's skip loop to run.
@@ -152,7 +148,7 @@ pub(crate) fn tables(a: &Automaton, w: usize, freq: &[u64; 256]) -> (Vec<u32>, [
         0,
         lin_off as u32,
         skip_off as u32,
-        u32::from(a.groups.iter().any(|g| g.cond & WORD_CONDS != 0)),
+        u32::from(a.looks_at_words()),
         0,
         0,
     ];
@@ -163,6 +159,9 @@ pub(crate) fn tables(a: &Automaton, w: usize, freq: &[u64; 256]) -> (Vec<u32>, [
 pub(crate) struct ShiftAndPipes {
     layout: wgpu::BindGroupLayout,
     pipes: Vec<wgpu::ComputePipeline>,
+    /// `verify_split`, one per width of [`SPLIT_WIDTHS`]: tier 1's
+    /// verification, several threads a line.
+    split: Vec<wgpu::ComputePipeline>,
     /// `compact`: the candidates' line ids into the segment's list.
     compact: wgpu::ComputePipeline,
 }
@@ -211,6 +210,10 @@ pub(crate) async fn pipes(ctx: &GpuContext) -> Result<Arc<ShiftAndPipes>, Error>
         .iter()
         .map(|&w| compute_pipeline(&c.device, &pl, &module, "shift_and", &[("W", w as f64)]))
         .collect();
+    let split = SPLIT_WIDTHS
+        .iter()
+        .map(|&w| compute_pipeline(&c.device, &pl, &module, "verify_split", &[("W", w as f64)]))
+        .collect();
     let compact = compute_pipeline(&c.device, &pl, &module, "compact", &[]);
     if let Some(e) = scope.pop().await {
         return Err(Error::backend(format!(
@@ -220,6 +223,7 @@ pub(crate) async fn pipes(ctx: &GpuContext) -> Result<Arc<ShiftAndPipes>, Error>
     let m = Arc::new(ShiftAndPipes {
         layout,
         pipes,
+        split,
         compact,
     });
     per_line::keep(&PIPES, ctx, (), m.clone());
@@ -247,6 +251,9 @@ pub(crate) struct ResidentAutomaton {
     rp: [u32; RP_WORDS],
     /// Index of its pipeline in [`ShiftAndPipes`].
     pipe: usize,
+    /// Under the filter, its `verify_split` pipeline's index, when its
+    /// width has one.
+    split: Option<usize>,
     binds: Vec<wgpu::BindGroup>,
     /// Each segment's candidate list (binding 13), shared by every
     /// automaton of the corpus.
@@ -298,6 +305,10 @@ impl ResidentAutomaton {
             tables,
             rp,
             pipe: WIDTHS.iter().position(|&x| x == w).unwrap_or(3),
+            split: SPLIT_WIDTHS
+                .iter()
+                .position(|&x| x == w)
+                .filter(|_| rp[RP_FILTER] != 0),
             binds,
             lists,
             _tbuf: tbuf,
@@ -412,14 +423,18 @@ pub(crate) struct ShiftAnd<'a> {
 impl<'a> ShiftAnd<'a> {
     /// The driver of the resident automaton `r` (from
     /// [`AutomatonCache::get`]); with its filter, over only the lines
-    /// whose result bit is set when it runs.
+    /// whose result bit is set when it runs (in windows, several threads
+    /// a line, at one or two state words: `verify_split`).
     pub(crate) fn new(
         c: &'a Ctx,
         pipes: &'a ShiftAndPipes,
         r: &'a ResidentAutomaton,
     ) -> ShiftAnd<'a> {
         ShiftAnd {
-            pipeline: &pipes.pipes[r.pipe],
+            pipeline: match r.split {
+                Some(i) => &pipes.split[i],
+                None => &pipes.pipes[r.pipe],
+            },
             compact: &pipes.compact,
             filter: r.rp[RP_FILTER] != 0,
             automaton: r,
@@ -490,6 +505,17 @@ mod tests {
                 naga::back::pipeline_constants::process_overrides(&module, &info, ep, &consts)
             {
                 panic!("shift-and pipeline W = {w}: {e:?}");
+            }
+        }
+        // `verify_split` at the widths it has pipelines for.
+        for w in SPLIT_WIDTHS {
+            let mut consts = naga::back::PipelineConstants::default();
+            consts.insert("W".to_string(), w as f64);
+            let ep = Some((naga::ShaderStage::Compute, "verify_split"));
+            if let Err(e) =
+                naga::back::pipeline_constants::process_overrides(&module, &info, ep, &consts)
+            {
+                panic!("verify_split pipeline W = {w}: {e:?}");
             }
         }
         // `compact` (tier 1's candidate list) takes no constant.

@@ -18,9 +18,10 @@
 // kernel in the same pass, whose per-line result bits are the candidates (a
 // prefilter: false positives, never false negatives). `compact` first
 // gathers the candidates' line ids into `list` (one thread per bit word,
-// one global atomic per workgroup); then one thread per *listed* line runs
-// the automaton: a candidate that does not match has its bit cleared, an
-// undecided one moves to `cand`. The bits left are the regex's matches,
+// one global atomic per workgroup); then `verify_split` runs the automaton
+// over the *listed* lines, several threads a line while the candidates are
+// few: a candidate that does not match has its bit cleared, an undecided
+// one moves to `cand`. The bits left are the regex's matches,
 // exactly as without the filter. A pass over every line that skipped
 // unmarked ones kept almost every warp busy: with 8% of lines candidates,
 // 1 - 0.92^32 = 93% of 32-line warps hold one, and a warp costs its
@@ -68,6 +69,15 @@ var<workgroup> wmask: array<u32, 2048>;
 var<workgroup> wlisted: atomic<u32>;
 var<workgroup> wbase: u32;
 var<workgroup> wcount: u32;
+// `verify_split`: each line's verdict, OR-ed by its parts (slot = the
+// line's place in the workgroup).
+var<workgroup> wverdict: array<atomic<u32>, 256>;
+
+// What a run says of a line (or of a window of it).
+const NO_MATCH: u32 = 0u;
+const MATCH: u32 = 1u;
+// A byte >= 0x80 under a Unicode-dependent regex: the CPU decides.
+const UNDECIDED: u32 = 2u;
 
 // One thread per word of the result bits: appends the ids of the lines
 // whose bit is set to `list` (cleared to zero count before the pass).
@@ -113,6 +123,22 @@ fn compact(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
 fn no_match(line: u32) {
     if rp.only_marked != 0u {
         atomicAnd(&result[line >> 5u], ~(1u << (line & 31u)));
+    }
+}
+
+// A line's verdict into the bits: a match sets its result bit (under the
+// filter it is set already); otherwise the candidate bit is cleared and an
+// undecided line moves to `cand`.
+fn settle(line: u32, v: u32) {
+    if (v & MATCH) != 0u {
+        if rp.only_marked == 0u {
+            set_result(line);
+        }
+        return;
+    }
+    no_match(line);
+    if (v & UNDECIDED) != 0u {
+        set_cand(line);
     }
 }
 
@@ -167,6 +193,11 @@ fn satisfied(prev: u32, next: u32) -> u32 {
 
 @compute @workgroup_size(256)
 fn shift_and(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    whole_lines(wid, nwg, lid);
+}
+
+// One thread a line (under the filter: a listed line), the whole line.
+fn whole_lines(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) {
     let id = group_id(wid, nwg) * WG + lid;
     // Under the filter, thread `id` verifies the id-th listed candidate;
     // workgroups past the list's end leave before loading the masks.
@@ -194,12 +225,88 @@ fn shift_and(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
     let s = starts[line];
     let e = starts[line + 1u] - 1u;
     // W is a pipeline constant: each pipeline keeps one of the two.
+    var v = NO_MATCH;
     if W <= 2u && rp.lin_off != 0u && rp.n_groups == 0u {
-        run_linear(line, s, e);
+        v = run_linear(s, e + 1u, e);
     } else if W <= 2u {
-        run_small(line, s, e);
+        v = run_small(s, s, e + 1u, e);
     } else {
-        run_general(line, s, e);
+        v = run_general(s, e);
+    }
+    settle(line, v);
+}
+
+// Most threads a candidate line in `verify_split`.
+const MAX_PARTS: u32 = 16u;
+// `verify_split` splits the lines while candidates x parts stays within
+// this many threads: past it the GPU has threads enough without.
+const SPLIT_THREADS: u32 = 131072u;
+
+// Tier 1's verification with several threads a line (one or two state
+// words): T threads a listed line (a power of two; T = 1 when the
+// candidates alone fill the GPU), part j taking the matches that start in
+// its share of the line, j * c to (j + 1) * c (c = the line's length / T,
+// rounded up; the last part also the line's end): the start is set again
+// only within the share, and past it the part runs on while a match is
+// under way (glushkov::Automaton::run_parts, the reference). A thread
+// alone on a line waits on every byte's chain of instructions, so the
+// walk's length is the pass's time when the candidates are few
+// (`ERROR_5\d\d`, 4,125 lines: shift-and took ~90 µs of a 170 µs pass
+// walking whole lines on the H100, 2026-11-25). The parts' verdicts meet
+// in workgroup memory; part 0 settles the line.
+@compute @workgroup_size(256)
+fn verify_split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    if lid == 0u {
+        wcount = atomicLoad(&list[0]);
+    }
+    let n = workgroupUniformLoad(&wcount);
+    var t = 1u;
+    let room = min(SPLIT_THREADS, seg.n_lines);
+    while t < MAX_PARTS && n * t * 2u <= room {
+        t *= 2u;
+    }
+    // Candidates enough to fill the GPU: one thread a line, without the
+    // parts' meeting.
+    if t == 1u {
+        whole_lines(wid, nwg, lid);
+        return;
+    }
+    let g = group_id(wid, nwg);
+    if g * WG >= n * t {
+        return;
+    }
+    for (var i = lid; i < 256u * W; i += 256u) {
+        wmask[i] = rt[i];
+    }
+    atomicStore(&wverdict[lid], NO_MATCH);
+    workgroupBarrier();
+    let id = g * WG + lid;
+    let k = id / t;
+    let j = id % t;
+    var line = 0u;
+    if k < n {
+        line = atomicLoad(&list[1u + k]);
+        let s = starts[line];
+        let e = starts[line + 1u] - 1u;
+        let c = (e - s + t - 1u) / t;
+        let w0 = s + j * c;
+        if j == 0u || w0 < e {
+            // The last part also takes a match at the line's end.
+            let to = select(w0 + c, e + 1u, w0 + c >= e);
+            var v = NO_MATCH;
+            if rp.lin_off != 0u && rp.n_groups == 0u {
+                v = run_linear(w0, to, e);
+            } else {
+                v = run_small(s, w0, to, e);
+            }
+            if v != NO_MATCH {
+                atomicOr(&wverdict[lid / t], v);
+            }
+        }
+    }
+    workgroupBarrier();
+    if k < n && j == 0u {
+        settle(line, atomicLoad(&wverdict[lid / t]));
     }
 }
 
@@ -236,10 +343,13 @@ fn word_of(v: vec2<u32>, i: u32) -> u32 {
 // or the start's skip loop: a thread alone on its line (tier 1's sparse
 // candidates) waits on each instruction of its chain, so the instructions
 // a byte are the time a byte.
-fn run_linear(line: u32, s: u32, e: u32) {
+// The matches of the line ending at `e` that start at a byte in [s, to)
+// (to = e + 1: the whole line from s): the start is set again only before
+// `to`; past it the run goes on while a match is under way
+// (glushkov::Automaton::run_window).
+fn run_linear(s: u32, to: u32, e: u32) -> u32 {
     let two = W > 1u;
     let uni = rp.unicode != 0u;
-    let verify = rp.only_marked != 0u;
     let lst = vec2<u32>(rt[rp.last_off], select(0u, rt[rp.last_off + 1u], two));
     let sh = vec2<u32>(rt[rp.lin_off], select(0u, rt[rp.lin_off + 1u], two));
     let sl = vec2<u32>(rt[rp.lin_off + W], select(0u, rt[rp.lin_off + W + 1u], two));
@@ -248,6 +358,11 @@ fn run_linear(line: u32, s: u32, e: u32) {
     var blk = vec4<u32>(0u);
     var at = 0xFFFFFFFFu;
     var d = vec2<u32>(1u, 0u);
+    // The start is set again after each byte before `lim`; from `lim` on
+    // (the share's last byte) the run goes on while a state bit is set.
+    // One test a byte, as the whole line's `p >= e` alone.
+    let lim = min(e, to - 1u);
+    var start = 1u;
     var p = s;
     loop {
         var next = 256u;
@@ -260,20 +375,17 @@ fn run_linear(line: u32, s: u32, e: u32) {
             let v = select(select(blk.x, blk.y, i == 1u), select(blk.z, blk.w, i == 3u), i >= 2u);
             next = (v >> ((p & 3u) * 8u)) & 0xFFu;
             if uni && next >= 128u {
-                no_match(line);
-                set_cand(line);
-                return;
+                return UNDECIDED;
             }
         }
         if any((d & lst) != vec2<u32>(0u)) {
-            if !verify {
-                set_result(line);
-            }
-            return;
+            return MATCH;
         }
-        if p >= e {
-            no_match(line);
-            return;
+        if p >= lim {
+            if p >= e || all(d == vec2<u32>(0u)) {
+                break;
+            }
+            start = 0u;
         }
         let x = d & sh;
         var f = (x << vec2<u32>(1u)) | (d & sl);
@@ -282,16 +394,19 @@ fn run_linear(line: u32, s: u32, e: u32) {
         }
         let m = next * W;
         d = f & vec2<u32>(wmask[m], select(0u, wmask[m + 1u], two));
-        d.x |= 1u;
+        d.x |= start;
         p += 1u;
     }
+    return NO_MATCH;
 }
 
 // One or two state words as a vec2 in registers: the general path's
 // arrays, indexed by loop counters and by group sources, may live in
 // local memory (measured: `ERROR_5\d\d`, one word, 7.5 ms on the H100 for
-// 194 MB, ~26 GB/s). Same steps as `run_general`.
-fn run_small(line: u32, s: u32, e: u32) {
+// 194 MB, ~26 GB/s). Same steps as `run_general`. The line is [s, e); the
+// run takes the matches starting in [w0, to), as `run_linear` (the whole
+// line: w0 = s, to = e + 1).
+fn run_small(s: u32, w0: u32, to: u32, e: u32) -> u32 {
     let two = W > 1u;
     let lst = vec2<u32>(rt[rp.last_off], select(0u, rt[rp.last_off + 1u], two));
     let lin = rp.lin_off != 0u;
@@ -308,13 +423,24 @@ fn run_small(line: u32, s: u32, e: u32) {
     var rd = Reader(vec4<u32>(0u), 0xFFFFFFFFu);
     var d = vec2<u32>(1u, 0u);
     var prev = 256u;
-    var p = s;
+    if w0 > s {
+        prev = read_byte(&rd, w0 - 1u);
+        // Under a Unicode regex the byte before the window is part of a
+        // character whose word class the step cannot tell.
+        if rp.unicode != 0u && rp.word_conds != 0u && prev >= 128u {
+            return UNDECIDED;
+        }
+    }
+    // As in `run_linear`.
+    let lim = min(e, to - 1u);
+    var start = 1u;
+    var p = w0;
     loop {
         // The start alone: skip the bytes that leave it so (a byte >= 0x80
         // under a Unicode regex stops the skip; the step below decides).
         if rp.skip_off != 0u && d.x == 1u && d.y == 0u {
             loop {
-                if p >= e {
+                if p >= lim {
                     break;
                 }
                 let b = read_byte(&rd, p);
@@ -334,9 +460,7 @@ fn run_small(line: u32, s: u32, e: u32) {
             next = read_byte(&rd, p);
         }
         if rp.unicode != 0u && next >= 128u && next < 256u {
-            no_match(line);
-            set_cand(line);
-            return;
+            return UNDECIDED;
         }
         var sat = 0u;
         if rp.n_groups != 0u {
@@ -366,14 +490,13 @@ fn run_small(line: u32, s: u32, e: u32) {
             }
         }
         if acc {
-            if rp.only_marked == 0u {
-                set_result(line);
-            }
-            return;
+            return MATCH;
         }
-        if p >= e {
-            no_match(line);
-            return;
+        if p >= lim {
+            if p >= e || all(d == vec2<u32>(0u)) {
+                break;
+            }
+            start = 0u;
         }
         var f = fg;
         if lin {
@@ -396,14 +519,15 @@ fn run_small(line: u32, s: u32, e: u32) {
         }
         let m = next * W;
         d = f & vec2<u32>(wmask[m], select(0u, wmask[m + 1u], two));
-        d.x |= 1u;
+        d.x |= start;
         prev = next;
         p += 1u;
     }
+    return NO_MATCH;
 }
 
-// Any width up to MAXW words.
-fn run_general(line: u32, s: u32, e: u32) {
+// Any width up to MAXW words, over the whole line [s, e).
+fn run_general(s: u32, e: u32) -> u32 {
     var d: array<u32, MAXW>;
     var f: array<u32, MAXW>;
     // The accepting positions, in registers (tested at every boundary).
@@ -458,9 +582,7 @@ fn run_general(line: u32, s: u32, e: u32) {
             next = read_byte(&rd, p);
         }
         if rp.unicode != 0u && next >= 128u && next < 256u {
-            no_match(line);
-            set_cand(line);
-            return;
+            return UNDECIDED;
         }
         var sat = 0u;
         if rp.n_groups != 0u {
@@ -482,15 +604,10 @@ fn run_general(line: u32, s: u32, e: u32) {
             }
         }
         if acc {
-            // Under the filter the bit is already set.
-            if rp.only_marked == 0u {
-                set_result(line);
-            }
-            return;
+            return MATCH;
         }
         if p >= e {
-            no_match(line);
-            return;
+            break;
         }
         if rp.lin_off != 0u {
             var carry = 0u;
@@ -532,4 +649,5 @@ fn run_general(line: u32, s: u32, e: u32) {
         prev = next;
         p += 1u;
     }
+    return NO_MATCH;
 }
