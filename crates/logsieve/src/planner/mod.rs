@@ -371,6 +371,33 @@ pub fn bitap_units(q: &Query) -> Option<f64> {
     Some(f64::from(b.k + 1) * b.words as f64 * spill)
 }
 
+/// The cost of a byte of `q`'s automaton on the `shift-and` kernel, in
+/// units of the linear path's (`run_linear`: the extended shift-and form,
+/// no look-around groups, one or two state words): 1, else 2 (the step
+/// with groups or follow tables). On the H100 (194 MB, 2026-11-25, tier 2
+/// over every line) the linear path's regexes took 0.54-0.67 ms, the
+/// others 0.82-1.95 (1.3-3.2x, median 1.9: `\b(GET|POST) /api/v\d/`
+/// 1.26, `user=u1\d*7 ` 1.30). The calibration keeps `shift-and`'s speed
+/// in bytes x units per second, as bitap's ([`bitap_units`]): with one
+/// rate for every automaton a linear one made the others look fast, and
+/// tier 1 chose the denser literal ` /api/v` (17.5% of lines, 0.34 ms)
+/// over `GET /api/v`, `POST /api/v` (12.2%, 0.28 ms; session 7).
+pub fn shift_and_units(q: &Query) -> f64 {
+    match crate::support::shift_and_support(q) {
+        Ok(a) if a.linear.is_some() && a.groups.is_empty() && a.words <= 2 => 1.0,
+        _ => 2.0,
+    }
+}
+
+/// `shift-and`'s speed for `q`, GB/s of corpus: the calibrated speed per
+/// unit (before any run, an eighth of the literal kernels': brute-line,
+/// also a thread per line, ran at ~1/8 of scan on the H100) over
+/// [`shift_and_units`].
+pub fn shift_and_gbps(c: &Calibration, q: &Query) -> f64 {
+    let g = c.gpu_gbps.get(&Kernel::ShiftAnd).copied();
+    g.unwrap_or_else(|| c.best_kernel().1 / 8.0) / shift_and_units(q)
+}
+
 /// The bitap kernel's speed in bytes x [`bitap_units`] per second before
 /// any run: half the literal kernels' (measured on the H100: 265-291
 /// against `scan`'s ~500).
@@ -485,19 +512,16 @@ pub fn plan(input: &PlanInput<'_>) -> Decision {
         (k, g.unwrap_or_else(|| c.best_kernel().1 / 10.0))
     } else if gpu_support(input.query).is_ok_and(|p| p.kernel == Kernel::ShiftAnd) {
         // Tier 2: the regex automaton, one thread per line, at its
-        // calibrated speed (before any run, an eighth of the literal
-        // kernels': brute-line, also a thread per line, ran at ~1/8 of
-        // scan on the H100).
+        // calibrated speed.
         f.push(Factor {
             name: "tier 2 automaton",
-            value: "shift-and, one thread per line".to_string(),
+            value: format!(
+                "shift-and, one thread per line, {:.0} units a byte",
+                shift_and_units(input.query)
+            ),
             ms: (0.0, 0.0),
         });
-        let g = c.gpu_gbps.get(&Kernel::ShiftAnd).copied();
-        (
-            Kernel::ShiftAnd,
-            g.unwrap_or_else(|| c.best_kernel().1 / 8.0),
-        )
+        (Kernel::ShiftAnd, shift_and_gbps(c, input.query))
     } else if let Some(units) = gpu_support(input.query)
         .ok()
         .filter(|p| p.kernel == Kernel::Bitap)
@@ -583,8 +607,7 @@ pub fn plan(input: &PlanInput<'_>) -> Decision {
             // The automaton over the candidate lines, in the literal's
             // submission: their share of the bytes at tier 2's speed, no
             // readback (`gpu::tier2`).
-            let g2 = c.gpu_gbps.get(&Kernel::ShiftAnd).copied();
-            let g2 = g2.unwrap_or_else(|| c.best_kernel().1 / 8.0);
+            let g2 = shift_and_gbps(c, input.query);
             let verify = share * bytes / (g2 * 1e9) * 1e3;
             f.push(Factor {
                 name: "candidate share",
@@ -661,8 +684,7 @@ pub fn plan(input: &PlanInput<'_>) -> Decision {
     // H100 `trace=[0-9a-f]{32}`, 69% candidates, took 8.5 ms on tier 1 and
     // 3.3 on tier 2; docs/bench/h100-2026-11-24-regex.md).
     if tier1.is_some() && crate::support::shift_and_support(input.query).is_ok() {
-        let g2 = c.gpu_gbps.get(&Kernel::ShiftAnd).copied();
-        let g2 = g2.unwrap_or_else(|| c.best_kernel().1 / 8.0);
+        let g2 = shift_and_gbps(c, input.query);
         // Tier 2 pays start-up and upload too when not resident
         // (REGRESSION: without them one-shot `-w`, `-x` and prefix-literal
         // regexes started the GPU: 436-496 ms against rg's 32-43 on the
@@ -930,10 +952,15 @@ mod tests {
             let gpu = d.estimate_ms.map(|e| e.1);
             (d.choice.clone(), gpu, d.explain())
         };
-        // 7.6% candidates, 0.8% matching: the scan plus 7.6% of tier 2.
+        // 7.6% candidates, 0.8% matching: the scan plus 7.6% of tier 2,
+        // whose step (follow tables) costs two units a byte.
         let (choice, gpu, e) = plan_with(&cal, r"user=u1\d*7 ", 76, 8);
         assert_eq!(choice, Choice::GpuPrefilter(Kernel::Scan), "{e}");
-        let t2 = bytes as f64 / 43e6;
+        assert_eq!(
+            shift_and_units(&q(r"user=u1\d*7 ", Syntax::Regex, false)),
+            2.0
+        );
+        let t2 = bytes as f64 / 43e6 * 2.0;
         let scan = bytes as f64 / 500e6;
         let want = scan + 0.076 * t2 + cal.gpu_latency_ms;
         assert!((gpu.unwrap() - want).abs() < 0.05, "{e}");
@@ -963,14 +990,13 @@ mod tests {
             seconds: 0.467,
         });
         assert!(cal.gpu_gbps[&Kernel::ShiftAnd] > 0.7 * default);
-        let query = q(
-            r"\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b",
-            Syntax::Regex,
-            false,
-        );
+        // A regex of the linear path without a required literal.
+        let query = q(r"[0-9a-f]{32}", Syntax::Regex, false);
+        assert_eq!(shift_and_units(&query), 1.0);
         let mut inp = input(&query, &cal, 194_000_000, true);
         inp.threads = 16;
-        assert_eq!(plan(&inp).choice, Choice::Gpu(Kernel::ShiftAnd));
+        let d = plan(&inp);
+        assert_eq!(d.choice, Choice::Gpu(Kernel::ShiftAnd), "{}", d.explain());
     }
 
     #[test]

@@ -71,6 +71,7 @@ pub fn literal_counts(corpus: &Corpus, q: &Query) -> (u64, Vec<u64>) {
 /// the candidates read back and checked by the CPU on `threads` threads.
 /// The planner's score uses the same terms (`plan`).
 pub fn tier1_gpu_ms(
+    q: &Query,
     plan: &PrefilterPlan,
     share: f64,
     bytes: f64,
@@ -81,11 +82,7 @@ pub fn tier1_gpu_ms(
     let scan = bytes / (kernel_gbps(plan, c) * 1e9) * 1e3;
     let n = share * lines;
     match plan.verify {
-        Verifier::Gpu => {
-            let g2 = c.gpu_gbps.get(&Kernel::ShiftAnd).copied();
-            let g2 = g2.unwrap_or_else(|| c.best_kernel().1 / 8.0);
-            scan + share * bytes / (g2 * 1e9) * 1e3
-        }
+        Verifier::Gpu => scan + share * bytes / (super::shift_and_gbps(c, q) * 1e9) * 1e3,
         Verifier::Cpu => {
             scan + lines / 8.0 / 10e9 * 1e3 + n * 2e-6 + n * VERIFY_MS_PER_LINE / threads.max(1.0)
         }
@@ -233,6 +230,7 @@ pub fn tier1_literals(q: &Query, input: &Tier1Input<'_>) -> Result<Tier1Literals
         let count = counts.get(i).copied().unwrap_or(0);
         let share = (sample_lines > 0).then(|| count as f64 / sample_lines as f64);
         let gpu_ms = tier1_gpu_ms(
+            q,
             &plan,
             share.unwrap_or(0.0),
             input.bytes,

@@ -311,8 +311,10 @@ impl Session {
         };
         // Bitap's speed is kept per state-word update
         // (`planner::bitap_units`): a run counts its bytes times its units.
+        // So is shift-and's (`planner::shift_and_units`).
         let units = match ran {
             Backend::Gpu(Kernel::Bitap) => planner::bitap_units(q).unwrap_or(1.0),
+            Backend::Gpu(Kernel::ShiftAnd) => planner::shift_and_units(q),
             _ => 1.0,
         };
         self.record(&planner::Measurement {
