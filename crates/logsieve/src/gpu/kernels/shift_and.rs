@@ -497,25 +497,21 @@ mod tests {
             &MODULE.source(),
             naga::valid::Capabilities::empty(),
         );
-        for w in WIDTHS {
-            let mut consts = naga::back::PipelineConstants::default();
-            consts.insert("W".to_string(), w as f64);
-            let ep = Some((naga::ShaderStage::Compute, "shift_and"));
-            if let Err(e) =
-                naga::back::pipeline_constants::process_overrides(&module, &info, ep, &consts)
-            {
-                panic!("shift-and pipeline W = {w}: {e:?}");
-            }
-        }
         // `verify_split` at the widths it has pipelines for.
-        for w in SPLIT_WIDTHS {
-            let mut consts = naga::back::PipelineConstants::default();
-            consts.insert("W".to_string(), w as f64);
-            let ep = Some((naga::ShaderStage::Compute, "verify_split"));
-            if let Err(e) =
-                naga::back::pipeline_constants::process_overrides(&module, &info, ep, &consts)
-            {
-                panic!("verify_split pipeline W = {w}: {e:?}");
+        let widths = [
+            ("shift_and", &WIDTHS[..]),
+            ("verify_split", &SPLIT_WIDTHS[..]),
+        ];
+        for (entry, ws) in widths {
+            for &w in ws {
+                let mut consts = naga::back::PipelineConstants::default();
+                consts.insert("W".to_string(), w as f64);
+                let ep = Some((naga::ShaderStage::Compute, entry));
+                if let Err(e) =
+                    naga::back::pipeline_constants::process_overrides(&module, &info, ep, &consts)
+                {
+                    panic!("{entry} pipeline W = {w}: {e:?}");
+                }
             }
         }
         // `compact` (tier 1's candidate list) takes no constant.
