@@ -5,7 +5,8 @@
 //! `Undecided`).
 //!
 //! Input: byte 0 = flags (bit 0 -i, bit 1 -w, bit 2 -x, bit 3 wildcard
-//! syntax), then the pattern, a NUL, and the line (up to its first `\n`).
+//! syntax, bits 4-7 the parts of `run_parts` less one), then the pattern,
+//! a NUL, and the line (up to its first `\n`).
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use logsieve::query::glushkov::{Automaton, Verdict};
@@ -41,11 +42,15 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let m = q.is_match_line(line);
-    let v = a.run_line(line);
-    match v {
-        Verdict::Undecided => {}
-        Verdict::Match => assert!(m, "{q:?}: automaton matches {line:?}, the CPU matcher does not"),
-        Verdict::NoMatch => assert!(!m, "{q:?}: automaton rejects {line:?}, the CPU matcher accepts it"),
+    // The whole line, then in parts as tier 1's `verify_split` runs it
+    // (`Automaton::run_parts`: each part the matches starting in its share).
+    let parts = usize::from(flags >> 4) + 1;
+    for (v, how) in [(a.run_line(line), "whole"), (a.run_parts(line, parts), "parts")] {
+        match v {
+            Verdict::Undecided => {}
+            Verdict::Match => assert!(m, "{q:?} ({how}, {parts}): automaton matches {line:?}, the CPU matcher does not"),
+            Verdict::NoMatch => assert!(!m, "{q:?} ({how}, {parts}): automaton rejects {line:?}, the CPU matcher accepts it"),
+        }
     }
     // Without flags the CPU matcher is the regex crate itself.
     if flags & 15 == 0 {
