@@ -161,7 +161,9 @@ impl GpuCorpus {
                 let use_ts = self.timestamps_on();
                 let mut enc = self.encode(&driver, &st.binds, use_ts);
                 self.encode_readback(&mut enc, &driver, lines, use_ts);
+                let t_encoded = t0.elapsed();
                 c.queue.submit([enc.finish()]);
+                let t_submitted = t0.elapsed();
                 c.map_many_async(&self.readback_maps(&driver, lines, use_ts))
                     .await?;
                 let t_mapped = t0.elapsed();
@@ -173,11 +175,14 @@ impl GpuCorpus {
                 if c.tuning.trace_queries {
                     eprintln!(
                         "logsieve: shift-and{} query: automaton at {:.1} us, resident at {:.1} us \
-                         ({} built so far), mapped at {:.1} us, kernel {}",
+                         ({} built so far), encoded at {:.1} us, submitted at {:.1} us, \
+                         mapped at {:.1} us, kernel {}",
                         if prms.is_empty() { "" } else { " (verify)" },
                         t_built.as_secs_f64() * 1e6,
                         t_resident.as_secs_f64() * 1e6,
                         st.automata.built,
+                        t_encoded.as_secs_f64() * 1e6,
+                        t_submitted.as_secs_f64() * 1e6,
                         t_mapped.as_secs_f64() * 1e6,
                         kernel_time
                             .map_or("-".into(), |k| format!("{:.1} us", k.as_secs_f64() * 1e6)),
