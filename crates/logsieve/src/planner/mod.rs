@@ -384,7 +384,7 @@ pub fn bitap_units(q: &Query) -> Option<f64> {
 /// over `GET /api/v`, `POST /api/v` (12.2%, 0.28 ms; session 7).
 pub fn shift_and_units(q: &Query) -> f64 {
     match crate::support::shift_and_support(q) {
-        Ok(a) if a.linear.is_some() && a.groups.is_empty() && a.words <= 2 => 1.0,
+        Ok(a) if a.linear_path() => 1.0,
         _ => 2.0,
     }
 }

@@ -613,6 +613,13 @@ impl Automaton {
         d.iter().zip(m).any(|(a, b)| a & b != 0)
     }
 
+    /// True when the kernel runs this automaton on its linear path
+    /// (`run_linear` in `shift_and.wgsl`: the extended shift-and form, no
+    /// look-around groups, one or two state words), the cheapest step.
+    pub fn linear_path(&self) -> bool {
+        self.linear.is_some() && self.groups.is_empty() && self.words <= 2
+    }
+
     /// True when a conditional edge looks at word characters (`\b`, `\B`,
     /// `\<` ...), not only at the line's edges (`^`, `$`).
     pub fn looks_at_words(&self) -> bool {
