@@ -553,6 +553,26 @@ fn big_generated_corpus_every_thread_count() {
             "aho-corasick",
         ),
         (&["ERROR"], Syntax::Fixed, "i", "aho-corasick+prefilter"),
+        // Sets found by a rare two-byte window of each (`cpu::Windows`):
+        // the literals themselves, under -v, and a regex's required set.
+        (
+            &["ERROR_503", "NullPointerException", "queue depth"],
+            Syntax::Fixed,
+            "",
+            "aho-corasick",
+        ),
+        (
+            &["ERROR_503", "NullPointerException"],
+            Syntax::Fixed,
+            "v",
+            "aho-corasick",
+        ),
+        (
+            &[r"(?:ERROR_50[0-9]|NullPointerException)\b"],
+            Syntax::Regex,
+            "",
+            "regex+prefilter",
+        ),
         (
             &[r"192\.168\.1\.[0-9]+ "],
             Syntax::Regex,

@@ -37,7 +37,7 @@ pub(crate) enum Matcher {
     /// The empty pattern: every line matches.
     All,
     Memmem(memmem::Finder<'static>),
-    Aho(AhoCorasick),
+    Aho(AhoCorasick, Option<Vec<Vec<u8>>>),
     /// Many literals: the hashed-prefix table (`cpu/multi.rs`).
     Multi(super::multi::PrefixTable),
     /// A regex; `word` means it has the `-w` wrapper and the match proper is
@@ -170,7 +170,8 @@ impl Matcher {
                         .map_err(|e| {
                             Error::pattern(format!("cannot build literal matcher: {e}"))
                         })?;
-                    let aho = Matcher::Aho(ac);
+                    let exact = (a.case == CaseMode::Sensitive).then(|| lits.to_vec());
+                    let aho = Matcher::Aho(ac, exact);
                     if a.case == CaseMode::Ascii {
                         // aho-corasick folds case byte by byte in its
                         // automaton (~1.3 GB/s here); a window of the
@@ -274,7 +275,7 @@ impl Matcher {
         match self {
             Matcher::All => "all-lines",
             Matcher::Memmem(_) => "memmem",
-            Matcher::Aho(_) => "aho-corasick",
+            Matcher::Aho(..) => "aho-corasick",
             Matcher::Multi(_) => "prefix-table",
             Matcher::Regex { .. } => "regex",
             Matcher::Fuzzy(_) => "fuzzy",
@@ -284,7 +285,7 @@ impl Matcher {
                 (true, true) => "multiline-pcre2",
             },
             Matcher::Prefiltered { inner, .. } => match **inner {
-                Matcher::Aho(_) => "aho-corasick+prefilter",
+                Matcher::Aho(..) => "aho-corasick+prefilter",
                 _ => "regex+prefilter",
             },
         }
@@ -301,14 +302,18 @@ impl Matcher {
         // (0.5), memmem-prefiltered regexes 6.2 (0.75), other prefilters
         // 4.8-6.2 (0.6). Memory-bound matchers (memmem) ran 4x faster on
         // the quiet 2-core build machine (24 GB/s), compute-bound ones
-        // 1.3-1.8x: a fixed factor fits one machine's memory.
+        // 1.3-1.8x: a fixed factor fits one machine's memory. A regex
+        // without a literal (`\d{4}-\d\d`, 69% of lines matching) was
+        // estimated at 1.5x its run with 0.25 on session 8's build
+        // machine and 2.0-2.6x on session 9's (73 ms ran, the probe's base
+        // 6.8-7.8 GB/s): 0.35 puts both within 1.6x.
         match self {
             Matcher::All => 4.0,
             Matcher::Memmem(_) => 0.75,
-            Matcher::Aho(ac) if ac.patterns_len() <= 64 => 0.6,
-            Matcher::Aho(_) => 0.5,
+            Matcher::Aho(ac, _) if ac.patterns_len() <= 64 => 0.6,
+            Matcher::Aho(..) => 0.5,
             Matcher::Multi(_) => 0.1,
-            Matcher::Regex { .. } => 0.25,
+            Matcher::Regex { .. } => 0.35,
             Matcher::Fuzzy(_) => 0.05,
             Matcher::Doc { .. } => 0.25,
             Matcher::Prefiltered { pre, .. } => match pre.name() {
@@ -337,6 +342,20 @@ impl Matcher {
             Matcher::Prefiltered { pre, .. } => pre.single().map(|n| (n, true)),
             _ => None,
         }
+    }
+
+    /// The literals, two or more, this matcher finds candidates by, byte
+    /// for byte (the query's own, or its required set when not folded),
+    /// and whether a candidate's line is verified.
+    pub(crate) fn literal_set(&self) -> Option<(&[Vec<u8>], bool)> {
+        let (lits, verify) = match self {
+            Matcher::Aho(_, Some(lits)) => (&lits[..], false),
+            Matcher::Prefiltered { pre, .. } if !pre.literals().folded() => {
+                (pre.literals().literals(), true)
+            }
+            _ => return None,
+        };
+        (lits.len() >= 2).then_some((lits, verify))
     }
 
     /// The whole-buffer regex of a `-U`/`-P` query.
@@ -380,7 +399,7 @@ impl Matcher {
                 start: at + i,
                 verify: false,
             }),
-            Matcher::Aho(ac) => ac.find(Input::new(hay).span(at..end)).map(|m| Candidate {
+            Matcher::Aho(ac, _) => ac.find(Input::new(hay).span(at..end)).map(|m| Candidate {
                 start: m.start(),
                 verify: false,
             }),
@@ -425,7 +444,7 @@ impl Matcher {
         match self {
             Matcher::All => true,
             Matcher::Memmem(f) => f.find(line).is_some(),
-            Matcher::Aho(ac) => ac.is_match(line),
+            Matcher::Aho(ac, _) => ac.is_match(line),
             Matcher::Multi(t) => t.is_match(line),
             Matcher::Regex { re, .. } => re.is_match(line),
             Matcher::Fuzzy(f) => f.is_match_line(line),
@@ -443,7 +462,7 @@ impl Matcher {
                 let n = f.needle().len();
                 out.extend(f.find_iter(line).map(|s| s..s + n));
             }
-            Matcher::Aho(ac) => out.extend(ac.find_iter(line).map(|m| m.start()..m.end())),
+            Matcher::Aho(ac, _) => out.extend(ac.find_iter(line).map(|m| m.start()..m.end())),
             Matcher::Multi(t) => out.extend(t.find_iter_line(line)),
             Matcher::Regex {
                 re, word: false, ..

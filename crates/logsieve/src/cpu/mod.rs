@@ -110,23 +110,166 @@ const RARE_SHARE: usize = 512;
 ///   `latency_ms=19` (0.48 a byte), against 66M for the whole of
 ///   `rg -c -x '.*rt=1\.879'`.
 pub(crate) struct RareByte<'n> {
-    needle: &'n [u8],
-    finder: DocFinder,
+    finder: DocFinder<'n>,
     /// The candidate's line is verified (a required literal's regex).
     verify: bool,
 }
 
-enum DocFinder {
+enum DocFinder<'n> {
     Byte {
+        needle: &'n [u8],
         offset: usize,
         byte: u8,
     },
     Pair {
+        needle: &'n [u8],
         i1: usize,
         b1: u8,
         i2: usize,
         b2: u8,
     },
+    Windows(Windows<'n>),
+}
+
+/// A few literals found by one three-byte window of each, the window seen
+/// least in the document's sample, searched together by Teddy
+/// (aho-corasick's packed searcher) and each hit compared with the
+/// literals holding that window.
+///
+/// aho-corasick gives Teddy a fingerprint of the literals' first
+/// `min(4, shortest)` bytes. On the build machine's Xeon (2026-11-26, one
+/// thread, 194 MB in memory) a fingerprint of 4 ran at 2.1 GB/s
+/// (`ERROR_503`, `NullPointerException`, `queue depth`: 72-92 ms; 33 ms
+/// by the windows `R_5`, `Nul`, `e d`, 7 hits in the 64 KiB sample), and
+/// prefixes that are common cost a verification each (three 10-byte
+/// strings cut at random from the log: 150 ms, 37 by their windows).
+/// Windows of 2 bytes were as fast when rare (30 ms) but hit 5-10x more
+/// often on other sets (`rex` and its case variants, the 3-byte set of
+/// `-i nullpointerexception`: 59 ms, 33 with 3 bytes).
+struct Windows<'n> {
+    literals: &'n [Vec<u8>],
+    teddy: aho_corasick::packed::Searcher,
+    /// Per window (the searcher's pattern id): each literal that holds it,
+    /// and where.
+    holders: Vec<Vec<(usize, usize)>>,
+}
+
+/// The bytes of a window.
+const WINDOW: usize = 3;
+/// The most literals searched by their windows. Past a few, their
+/// windows are seldom all rare, and Teddy's 8 buckets (16 fat) hold more
+/// than one window each.
+const WINDOW_MAX_SET: usize = 16;
+/// The windows are taken when their hits in the sample are under one in
+/// this many sampled bytes: each hit costs a compare and a restart.
+/// Ten-byte strings cut at random from the 194 MB log (build machine, one
+/// thread, in memory, 2026-11-26), windows against aho-corasick: 3
+/// strings, 13 hits, 37 ms against 150; 4, 43 hits, 40 against 52; 8, 61
+/// hits, 42 against 54; 12 and 16, 334 and 364 hits, 51-52 against 55-59
+/// (not taken).
+const WINDOW_SHARE: usize = 256;
+
+/// A sampled window's slot in [`Windows::plan`]'s count table (65,536
+/// slots: a rare window shares its count with few others).
+fn window_slot(w: &[u8]) -> usize {
+    let v = u32::from(w[0]) << 16 | u32::from(w[1]) << 8 | u32::from(w[2]);
+    (v.wrapping_mul(0x9E37_79B1) >> 16) as usize
+}
+
+impl<'n> Windows<'n> {
+    /// The windows of `literals` in `sample`, or `None` when some literal
+    /// is shorter than a window, holds a line end (a window hit could then
+    /// stand for a literal starting lines before it), or the windows are
+    /// not rare enough.
+    fn plan(literals: &'n [Vec<u8>], sample: &[u8]) -> Option<Windows<'n>> {
+        if literals.len() < 2
+            || literals.len() > WINDOW_MAX_SET
+            || literals
+                .iter()
+                .any(|l| l.len() < WINDOW || l.contains(&b'\n'))
+        {
+            return None;
+        }
+        let mut seen = vec![0u16; 1 << 16];
+        for w in sample.windows(WINDOW) {
+            let c = &mut seen[window_slot(w)];
+            *c = c.saturating_add(1);
+        }
+        let offsets: Vec<usize> = literals
+            .iter()
+            .map(|lit| {
+                (0..=lit.len() - WINDOW)
+                    .min_by_key(|&i| (seen[window_slot(&lit[i..])], i))
+                    .expect("a literal longer than a window")
+            })
+            .collect();
+        let w = Windows::at(literals, &offsets)?;
+        let hits: usize = w
+            .teddy_windows()
+            .map(|x| usize::from(seen[window_slot(&x)]))
+            .sum();
+        (hits * WINDOW_SHARE <= sample.len()).then_some(w)
+    }
+
+    /// The windows `literals[k][offsets[k]..offsets[k] + WINDOW]`.
+    fn at(literals: &'n [Vec<u8>], offsets: &[usize]) -> Option<Windows<'n>> {
+        let mut windows: Vec<[u8; WINDOW]> = Vec::new();
+        let mut holders: Vec<Vec<(usize, usize)>> = Vec::new();
+        for (k, (lit, &off)) in literals.iter().zip(offsets).enumerate() {
+            let w: [u8; WINDOW] = lit[off..off + WINDOW].try_into().expect("a window's bytes");
+            match windows.iter().position(|x| *x == w) {
+                Some(i) => holders[i].push((k, off)),
+                None => {
+                    windows.push(w);
+                    holders.push(vec![(k, off)]);
+                }
+            }
+        }
+        let teddy = aho_corasick::packed::Config::new()
+            .builder()
+            .extend(&windows)
+            .build()?;
+        Some(Windows {
+            literals,
+            teddy,
+            holders,
+        })
+    }
+
+    /// Each distinct window, by the searcher's pattern id.
+    fn teddy_windows(&self) -> impl Iterator<Item = [u8; WINDOW]> + '_ {
+        self.holders.iter().map(|h| {
+            let (k, off) = h[0];
+            self.literals[k][off..off + WINDOW]
+                .try_into()
+                .expect("a window's bytes")
+        })
+    }
+
+    /// The start of the first literal occurrence found in `hay[at..end]`.
+    /// A later literal may start before it, but only on its line: no
+    /// literal holds a line end, and both cover the window's hit.
+    #[inline]
+    fn find(&self, hay: &[u8], at: usize, end: usize) -> Option<usize> {
+        let mut from = at;
+        while from < end {
+            let m = self
+                .teddy
+                .find_in(&hay[..end], aho_corasick::Span::from(from..end))?;
+            let hit = m.start();
+            for &(k, off) in &self.holders[m.pattern().as_usize()] {
+                let lit = &self.literals[k];
+                if hit >= at + off
+                    && hit - off + lit.len() <= end
+                    && hay[hit - off..].starts_with(lit)
+                {
+                    return Some(hit - off);
+                }
+            }
+            from = hit + 1;
+        }
+        None
+    }
 }
 
 /// How many sample positions hold `needle[i]` and `needle[j]` at their
@@ -161,11 +304,20 @@ impl<'n> RareByte<'n> {
     /// The plan for `q` on `hay`, when it has a single literal and the
     /// document is large enough to be worth sampling.
     pub(crate) fn plan(q: &'n Query, hay: &[u8]) -> Option<RareByte<'n>> {
-        let (needle, verify) = q.matcher.single_literal()?;
-        if hay.len() < RARE_MIN_DOC || needle.len() < 2 {
+        if hay.len() < RARE_MIN_DOC {
             return None;
         }
         let sample = &hay[..hay.len().min(RARE_SAMPLE)];
+        if let Some((literals, verify)) = q.matcher.literal_set() {
+            return Windows::plan(literals, sample).map(|w| RareByte {
+                finder: DocFinder::Windows(w),
+                verify,
+            });
+        }
+        let (needle, verify) = q.matcher.single_literal()?;
+        if needle.len() < 2 {
+            return None;
+        }
         let mut freq = [0u32; 256];
         for &b in sample {
             freq[b as usize] += 1;
@@ -174,7 +326,11 @@ impl<'n> RareByte<'n> {
         by_rarity.sort_by_key(|&i| (freq[needle[i] as usize], i));
         let (offset, byte) = (by_rarity[0], needle[by_rarity[0]]);
         let finder = if freq[byte as usize] as usize * RARE_SHARE <= sample.len() {
-            DocFinder::Byte { offset, byte }
+            DocFinder::Byte {
+                needle,
+                offset,
+                byte,
+            }
         } else {
             // One of the four rarest bytes and any other: the pair seen
             // together least (two digits side by side in a number are not
@@ -196,17 +352,14 @@ impl<'n> RareByte<'n> {
             }
             let (_, i1, i2) = best;
             DocFinder::Pair {
+                needle,
                 i1,
                 b1: needle[i1],
                 i2,
                 b2: needle[i2],
             }
         };
-        Some(RareByte {
-            needle,
-            finder,
-            verify,
-        })
+        Some(RareByte { finder, verify })
     }
 
     /// What finds the literal (`--explain`'s name for it).
@@ -214,20 +367,32 @@ impl<'n> RareByte<'n> {
         match self.finder {
             DocFinder::Byte { .. } => "rare-byte",
             DocFinder::Pair { .. } => "rare-pair",
+            DocFinder::Windows(_) => "rare-windows",
         }
     }
 
-    /// The first occurrence of the literal inside `hay[at..end]`.
+    /// The first occurrence of the literal inside `hay[at..end]` (of a
+    /// set: the first found, see [`Windows::find`]).
     #[inline]
     fn find(&self, hay: &[u8], at: usize, end: usize) -> Option<usize> {
-        let needle = self.needle;
-        let n = needle.len();
-        let (offset, byte) = match self.finder {
-            DocFinder::Pair { i1, b1, i2, b2 } => {
+        let (needle, offset, byte) = match self.finder {
+            DocFinder::Pair {
+                needle,
+                i1,
+                b1,
+                i2,
+                b2,
+            } => {
                 return pair_find(&hay[..end], at, needle, (i1, b1), (i2, b2));
             }
-            DocFinder::Byte { offset, byte } => (offset, byte),
+            DocFinder::Windows(ref w) => return w.find(hay, at, end),
+            DocFinder::Byte {
+                needle,
+                offset,
+                byte,
+            } => (needle, offset, byte),
         };
+        let n = needle.len();
         let mut from = at + offset;
         while from < end {
             let i = from + memchr::memchr(byte, &hay[from..end])?;
@@ -357,6 +522,11 @@ fn pair_scan_avx2(
 /// (`planner::scan_probe`) divided by it is the base.
 pub(crate) const RARE_BYTE_SPEED: f64 = 1.5;
 
+/// [`Windows`]' speed over the planner's base: 6.5 GB/s in memory on the
+/// build machine (see there), 5.5 in a one-shot process against its
+/// probe's 9.9 base (0.56; 2026-11-26).
+pub(crate) const WINDOWS_SPEED: f64 = 0.6;
+
 /// The speed of the CPU finder that runs `q` on `hay`, over the calibrated
 /// single-literal speed (the planner's CPU estimate). One thread on the
 /// H100 machine's Xeon (cpu-shapes, 194 MB, 2026-11-25): `ERROR_503` by
@@ -368,6 +538,7 @@ pub(crate) fn doc_speed(q: &Query, hay: &[u8]) -> f64 {
     match RareByte::plan(q, hay).map(|r| r.finder) {
         Some(DocFinder::Byte { .. }) => RARE_BYTE_SPEED,
         Some(DocFinder::Pair { .. }) => 1.25,
+        Some(DocFinder::Windows(_)) => WINDOWS_SPEED,
         None => q.matcher.speed(),
     }
 }
@@ -378,7 +549,7 @@ pub(crate) fn doc_speed(q: &Query, hay: &[u8]) -> f64 {
 pub(crate) fn matcher_name(q: &Query, hay: &[u8]) -> String {
     let name = q.cpu_matcher_name();
     match RareByte::plan(q, hay) {
-        Some(r) if name == "memmem" => r.name().to_string(),
+        Some(r) if name == "memmem" || name == "aho-corasick" => r.name().to_string(),
         Some(r) => name.replace("prefilter", r.name()),
         None => name.to_string(),
     }
@@ -834,6 +1005,7 @@ mod tests {
             matches!(
                 r.finder,
                 DocFinder::Byte {
+                    needle: b"QxQ",
                     byte: b'x' | b'Q',
                     ..
                 }
@@ -841,7 +1013,6 @@ mod tests {
             "{}",
             r.name()
         );
-        assert_eq!(r.needle, b"QxQ");
         let mut a = Vec::new();
         let mut b = Vec::new();
         for_each_match_rare(
@@ -892,6 +1063,137 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The lines [`for_each_match_rare`] selects in `hay`, by `rare` or
+    /// by the query's own finder.
+    fn rare_lines(q: &Query, hay: &[u8], rare: Option<&RareByte>) -> Vec<usize> {
+        let mut out = Vec::new();
+        for_each_match_rare(q, hay, 0, hay.len(), &Cancel::never(), rare, |s, _| {
+            out.push(s);
+            true
+        });
+        out
+    }
+
+    /// [`Windows::find`] in `hay[at..end]` against a naive search: an
+    /// occurrence when there is one, on the line of the first.
+    fn windows_check(
+        w: &Windows,
+        lits: &[Vec<u8>],
+        hay: &[u8],
+        at: usize,
+        end: usize,
+    ) -> Result<(), String> {
+        let occurs = |p: usize| {
+            lits.iter()
+                .any(|l| p + l.len() <= end && hay[p..].starts_with(l))
+        };
+        let first = (at..end).find(|&p| occurs(p));
+        match (first, w.find(hay, at, end)) {
+            (None, None) => Ok(()),
+            (Some(f), Some(p))
+                if p >= at && occurs(p) && !hay[f.min(p)..f.max(p)].contains(&b'\n') =>
+            {
+                Ok(())
+            }
+            (f, p) => Err(format!("[{at}, {end}): first {f:?}, found {p:?}")),
+        }
+    }
+
+    #[test]
+    fn windows_sweep_every_range_and_window() {
+        // Overlapping literals sharing windows, on and across line ends.
+        let hay = b"xabcab\nabc\ncabca\nbbcacab";
+        let lits = [b"abca".to_vec(), b"cab".to_vec(), b"bcaca".to_vec()];
+        for o0 in 0..2 {
+            for o1 in 0..1 {
+                for o2 in 0..3 {
+                    let w = Windows::at(&lits, &[o0, o1, o2]).expect("builds");
+                    for at in 0..=hay.len() {
+                        for end in at..=hay.len() {
+                            windows_check(&w, &lits, hay, at, end)
+                                .unwrap_or_else(|e| panic!("windows {o0} {o1} {o2}: {e}"));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// [`Windows::find`], with any window of each literal, finds an
+        /// occurrence inside `[at, end)` exactly when there is one, on the
+        /// line of the first; [`for_each_match_rare`] by it selects the
+        /// lines the query's own finder selects.
+        #[test]
+        fn windows_find_what_the_literals_find(
+            hay in proptest::collection::vec(proptest::sample::select(b"ab\nc".to_vec()), 0..80),
+            lits in proptest::collection::vec(
+                proptest::collection::vec(proptest::sample::select(b"abc".to_vec()), 3..7),
+                2..6,
+            ),
+            offs in proptest::collection::vec(0usize..8, 6),
+            at in 0usize..80,
+            len in 0usize..80,
+        ) {
+            let offsets: Vec<usize> =
+                lits.iter().zip(&offs).map(|(l, &o)| o % (l.len() - 2)).collect();
+            let w = Windows::at(&lits, &offsets).expect("Teddy or Rabin-Karp builds");
+            let at = at.min(hay.len());
+            let end = at + len % (hay.len() - at + 1);
+            let got = windows_check(&w, &lits, &hay, at, end);
+            proptest::prop_assert!(got.is_ok(), "{}", got.unwrap_err());
+            let strs: Vec<String> =
+                lits.iter().map(|l| String::from_utf8(l.clone()).unwrap()).collect();
+            let q = crate::QueryBuilder::new()
+                .syntax(crate::Syntax::Fixed)
+                .build(&strs)
+                .unwrap();
+            let rare = RareByte { finder: DocFinder::Windows(w), verify: false };
+            proptest::prop_assert_eq!(rare_lines(&q, &hay, Some(&rare)), rare_lines(&q, &hay, None));
+        }
+    }
+
+    #[test]
+    fn rare_windows_find_what_the_literals_find() {
+        // The generator's log (over RARE_MIN_DOC): three literals as a
+        // fixed-string set, and two as the required set of a regex
+        // (candidates verified); lines equal the query's own finder's.
+        let hay = crate::gen::generate(&crate::gen::GenOptions {
+            lines: 20_000,
+            seed: 7,
+            ..Default::default()
+        });
+        assert!(hay.len() > RARE_MIN_DOC);
+        let cases: &[(crate::Syntax, &[&str])] = &[
+            (
+                crate::Syntax::Fixed,
+                &["ERROR_503", "NullPointerException", "queue depth"],
+            ),
+            (
+                crate::Syntax::Regex,
+                &[r"(?:ERROR_50[0-9]|NullPointerException)\b"],
+            ),
+        ];
+        for &(syntax, pats) in cases {
+            let q = crate::QueryBuilder::new()
+                .syntax(syntax)
+                .build(pats)
+                .unwrap();
+            let r = RareByte::plan(&q, &hay).expect("a set on a large document");
+            assert_eq!(r.name(), "rare-windows", "{pats:?}");
+            let got = rare_lines(&q, &hay, Some(&r));
+            assert_eq!(got, rare_lines(&q, &hay, None), "{pats:?}");
+            assert!(got.len() > 50, "{pats:?}: {}", got.len());
+        }
+        // Windows on every other line are not rare: not taken.
+        let hay = b"abcd\nxyz\n".repeat(RARE_MIN_DOC / 9 + 1);
+        let q = crate::QueryBuilder::new()
+            .syntax(crate::Syntax::Fixed)
+            .build(&["abcd", "xyz!"])
+            .unwrap();
+        assert!(RareByte::plan(&q, &hay).is_none());
     }
 
     #[test]
