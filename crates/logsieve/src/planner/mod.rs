@@ -273,9 +273,11 @@ pub fn cpu_estimate(input: &PlanInput<'_>) -> f64 {
     let lines = input.lines.unwrap_or((bytes / 200.0) as u64) as f64;
     // A regex that finds each match itself pays no second check: 1M
     // matching lines of `\d{4}-\d\d` ran in 126 ms on the H100 machine's
-    // CPU (80 ms on the build machine), 97 ms of it the scan at 2 GB/s.
+    // CPU (80 ms on the build machine), 97 ms of it the scan at 2 GB/s:
+    // 29 ms for the matches (5e-5 a line until session 9 put the
+    // regex's estimate at 2.1x its run on that session's build machine).
     let per_line_ms = match &**m {
-        crate::cpu::matcher::Matcher::Regex { .. } => 5e-5,
+        crate::cpu::matcher::Matcher::Regex { .. } => 3e-5,
         _ if m.verifies() => 4e-4,
         _ => 1e-4,
     };
