@@ -1,0 +1,797 @@
+//! Finders chosen for one document from a sample of its bytes: a single
+//! literal by its rarest byte or pair, a few literals by a rare window of
+//! each ([`RareByte`]). The engine's loop (`for_each_match_rare`) takes
+//! them in place of the query's own finder on documents of 1 MiB or more.
+
+use crate::query::Query;
+
+/// Documents under this size are searched by the query's own finder:
+/// sampling costs more than it saves.
+const RARE_MIN_DOC: usize = 1 << 20;
+/// The sample of a document's bytes the rare byte is chosen on.
+const RARE_SAMPLE: usize = 64 << 10;
+/// The sample a pair of bytes is scored on (each of the literal's 4 rarest
+/// bytes with each other byte: 48 pairs of a 13-byte literal, ~0.1 ms).
+const PAIR_SAMPLE: usize = 8 << 10;
+/// A byte is rare under one in this many sampled bytes.
+const RARE_SHARE: usize = 512;
+
+/// A single literal (the query's, or its one required literal) found by
+/// what its bytes are worth in this document, not in English text:
+///
+/// - **rare byte**: `memchr` on the literal's rarest byte, then the literal
+///   compared where it would start. Taken when that byte is under 1/512 of
+///   the document's first 64 KiB: memchr's loop costs ~0.2 instructions a
+///   byte against ~0.47 for memmem's packed pair, ~80 a hit (callgrind,
+///   194 MB generated log: `ERROR_503` by its `R`, 0.06% of bytes, 39M
+///   instructions against 92M; by a byte at 0.4%, 123M against 101M).
+/// - **document pair**: otherwise two of the literal's bytes at their
+///   distance (one of its four rarest bytes in the sample and another, the
+///   pair seen together least in the sample's first 8 KiB), tested 128
+///   bytes a step with AVX2 ([`pair_find`]).
+///   memmem's packed pair ranks bytes by English text and tests 32 bytes
+///   a step: 94M instructions on the 194 MB log for `rt=1.879`, `dead` or
+///   `latency_ms=19` (0.48 a byte), against 66M for the whole of
+///   `rg -c -x '.*rt=1\.879'`.
+pub(crate) struct RareByte<'n> {
+    finder: DocFinder<'n>,
+    /// The candidate's line is verified (a required literal's regex).
+    pub(super) verify: bool,
+}
+
+enum DocFinder<'n> {
+    Byte {
+        needle: &'n [u8],
+        offset: usize,
+        byte: u8,
+    },
+    Pair {
+        needle: &'n [u8],
+        i1: usize,
+        b1: u8,
+        i2: usize,
+        b2: u8,
+        i3: usize,
+        b3: u8,
+    },
+    Windows(Windows<'n>),
+}
+
+/// A few literals found by one three-byte window of each, the window seen
+/// least in the document's sample, searched together by Teddy
+/// (aho-corasick's packed searcher) and each hit compared with the
+/// literals holding that window.
+///
+/// aho-corasick gives Teddy a fingerprint of the literals' first
+/// `min(4, shortest)` bytes. On the build machine's Xeon (2026-11-26, one
+/// thread, 194 MB in memory) a fingerprint of 4 ran at 2.1 GB/s
+/// (`ERROR_503`, `NullPointerException`, `queue depth`: 72-92 ms; 33 ms
+/// by the windows `R_5`, `Nul`, `e d`, 7 hits in the 64 KiB sample), and
+/// prefixes that are common cost a verification each (three 10-byte
+/// strings cut at random from the log: 150 ms, 37 by their windows).
+/// Windows of 2 bytes were as fast when rare (30 ms) but hit 5-10x more
+/// often on other sets (`rex` and its case variants, the 3-byte set of
+/// `-i nullpointerexception`: 59 ms, 33 with 3 bytes).
+struct Windows<'n> {
+    literals: &'n [Vec<u8>],
+    teddy: aho_corasick::packed::Searcher,
+    /// Per window (the searcher's pattern id): each literal that holds it,
+    /// and where.
+    holders: Vec<Vec<(usize, usize)>>,
+}
+
+/// The bytes of a window.
+const WINDOW: usize = 3;
+/// The most literals searched by their windows. Past a few, their
+/// windows are seldom all rare, and Teddy's 8 buckets (16 fat) hold more
+/// than one window each.
+const WINDOW_MAX_SET: usize = 16;
+/// The windows are taken when their hits in the sample are under one in
+/// this many sampled bytes: each hit costs a compare and a restart.
+/// Ten-byte strings cut at random from the 194 MB log (build machine, one
+/// thread, in memory, 2026-11-26), windows against aho-corasick: 3
+/// strings, 13 hits, 37 ms against 150; 4, 43 hits, 40 against 52; 8, 61
+/// hits, 42 against 54; 12 and 16, 334 and 364 hits, 51-52 against 55-59
+/// (not taken).
+const WINDOW_SHARE: usize = 256;
+
+/// A sampled window's slot in [`Windows::plan`]'s count table (65,536
+/// slots: a rare window shares its count with few others).
+fn window_slot(w: &[u8]) -> usize {
+    let v = u32::from(w[0]) << 16 | u32::from(w[1]) << 8 | u32::from(w[2]);
+    (v.wrapping_mul(0x9E37_79B1) >> 16) as usize
+}
+
+impl<'n> Windows<'n> {
+    /// The windows of `literals` in `sample`, or `None` when some literal
+    /// is shorter than a window, holds a line end (a window hit could then
+    /// stand for a literal starting lines before it), or the windows are
+    /// not rare enough.
+    fn plan(literals: &'n [Vec<u8>], sample: &[u8]) -> Option<Windows<'n>> {
+        if literals.len() < 2
+            || literals.len() > WINDOW_MAX_SET
+            || literals
+                .iter()
+                .any(|l| l.len() < WINDOW || l.contains(&b'\n'))
+        {
+            return None;
+        }
+        let mut seen = vec![0u16; 1 << 16];
+        for w in sample.windows(WINDOW) {
+            let c = &mut seen[window_slot(w)];
+            *c = c.saturating_add(1);
+        }
+        let offsets: Vec<usize> = literals
+            .iter()
+            .map(|lit| {
+                (0..=lit.len() - WINDOW)
+                    .min_by_key(|&i| (seen[window_slot(&lit[i..])], i))
+                    .expect("a literal longer than a window")
+            })
+            .collect();
+        let w = Windows::at(literals, &offsets)?;
+        let hits: usize = w
+            .teddy_windows()
+            .map(|x| usize::from(seen[window_slot(&x)]))
+            .sum();
+        (hits * WINDOW_SHARE <= sample.len()).then_some(w)
+    }
+
+    /// The windows `literals[k][offsets[k]..offsets[k] + WINDOW]`.
+    fn at(literals: &'n [Vec<u8>], offsets: &[usize]) -> Option<Windows<'n>> {
+        let mut windows: Vec<[u8; WINDOW]> = Vec::new();
+        let mut holders: Vec<Vec<(usize, usize)>> = Vec::new();
+        for (k, (lit, &off)) in literals.iter().zip(offsets).enumerate() {
+            let w: [u8; WINDOW] = lit[off..off + WINDOW].try_into().expect("a window's bytes");
+            match windows.iter().position(|x| *x == w) {
+                Some(i) => holders[i].push((k, off)),
+                None => {
+                    windows.push(w);
+                    holders.push(vec![(k, off)]);
+                }
+            }
+        }
+        let teddy = aho_corasick::packed::Config::new()
+            .builder()
+            .extend(&windows)
+            .build()?;
+        Some(Windows {
+            literals,
+            teddy,
+            holders,
+        })
+    }
+
+    /// Each distinct window, by the searcher's pattern id.
+    fn teddy_windows(&self) -> impl Iterator<Item = [u8; WINDOW]> + '_ {
+        self.holders.iter().map(|h| {
+            let (k, off) = h[0];
+            self.literals[k][off..off + WINDOW]
+                .try_into()
+                .expect("a window's bytes")
+        })
+    }
+
+    /// The start of the first literal occurrence found in `hay[at..end]`.
+    /// A later literal may start before it, but only on its line: no
+    /// literal holds a line end, and both cover the window's hit.
+    #[inline]
+    fn find(&self, hay: &[u8], at: usize, end: usize) -> Option<usize> {
+        let mut from = at;
+        while from < end {
+            let m = self
+                .teddy
+                .find_in(&hay[..end], aho_corasick::Span::from(from..end))?;
+            let hit = m.start();
+            for &(k, off) in &self.holders[m.pattern().as_usize()] {
+                let lit = &self.literals[k];
+                if hit >= at + off
+                    && hit - off + lit.len() <= end
+                    && hay[hit - off..].starts_with(lit)
+                {
+                    return Some(hit - off);
+                }
+            }
+            from = hit + 1;
+        }
+        None
+    }
+}
+
+/// How many sample positions hold `needle[i]` and `needle[j]` at their
+/// distance: the false hits a pair finder would stop at.
+fn pair_hits(sample: &[u8], needle: &[u8], i: usize, j: usize) -> usize {
+    let n = needle.len();
+    let sample = &sample[..sample.len().min(PAIR_SAMPLE)];
+    if sample.len() < n {
+        return 0;
+    }
+    let (x, y) = (needle[i], needle[j]);
+    let len = sample.len() - n + 1;
+    let (a, b) = (&sample[i..i + len], &sample[j..j + len]);
+    // Counted in bytes, 255 positions at a time: the compiler keeps 16
+    // counters in a vector register. Summed as `usize` a position at a
+    // time (two positions a step), the choice of a pair for a 12-byte
+    // literal (44 pairs over 8 KiB) took 0.37-0.90 ms against 20-34 us,
+    // and it is made twice a one-shot search (1.25% of `-o 'error
+    // count=\d+'`'s samples; build machine, 2026-11-25).
+    let mut hits = 0usize;
+    for (ca, cb) in a.chunks(255).zip(b.chunks(255)) {
+        let c = ca
+            .iter()
+            .zip(cb)
+            .fold(0u8, |c, (&p, &q)| c + u8::from((p == x) & (q == y)));
+        hits += usize::from(c);
+    }
+    hits
+}
+
+impl<'n> RareByte<'n> {
+    /// The plan for `q` on `hay`, when it has a single literal and the
+    /// document is large enough to be worth sampling.
+    pub(crate) fn plan(q: &'n Query, hay: &[u8]) -> Option<RareByte<'n>> {
+        if hay.len() < RARE_MIN_DOC {
+            return None;
+        }
+        let sample = &hay[..hay.len().min(RARE_SAMPLE)];
+        if let Some((literals, verify)) = q.matcher.literal_set() {
+            return Windows::plan(literals, sample).map(|w| RareByte {
+                finder: DocFinder::Windows(w),
+                verify,
+            });
+        }
+        let (needle, verify) = q.matcher.single_literal()?;
+        if needle.len() < 2 {
+            return None;
+        }
+        let mut freq = [0u32; 256];
+        for &b in sample {
+            freq[b as usize] += 1;
+        }
+        let mut by_rarity: Vec<usize> = (0..needle.len()).collect();
+        by_rarity.sort_by_key(|&i| (freq[needle[i] as usize], i));
+        let (offset, byte) = (by_rarity[0], needle[by_rarity[0]]);
+        let finder = if freq[byte as usize] as usize * RARE_SHARE <= sample.len() {
+            DocFinder::Byte {
+                needle,
+                offset,
+                byte,
+            }
+        } else {
+            // One of the four rarest bytes and any other: the pair seen
+            // together least (two digits side by side in a number are not
+            // rare together, `79` in `rt=1.879`; `latency_ms=19`'s four
+            // rarest bytes are all in `latency_ms=`, on 34% of lines, and
+            // only its `9` tells the 3.5% apart).
+            let mut best = (usize::MAX, 0, 1);
+            for &i in &by_rarity[..by_rarity.len().min(4)] {
+                for &j in &by_rarity {
+                    if j == i || needle[i] == needle[j] {
+                        continue;
+                    }
+                    let (i, j) = (i.min(j), i.max(j));
+                    let h = pair_hits(sample, needle, i, j);
+                    if h < best.0 {
+                        best = (h, i, j);
+                    }
+                }
+            }
+            let (_, i1, i2) = best;
+            // A third byte sifts the pair's hits before they leave the
+            // vector loop: the rarest of the others (the literal's own
+            // first when it has only two bytes).
+            let i3 = by_rarity
+                .iter()
+                .copied()
+                .find(|&i| i != i1 && i != i2)
+                .unwrap_or(i1);
+            DocFinder::Pair {
+                needle,
+                i1,
+                b1: needle[i1],
+                i2,
+                b2: needle[i2],
+                i3,
+                b3: needle[i3],
+            }
+        };
+        Some(RareByte { finder, verify })
+    }
+
+    /// What finds the literal (`--explain`'s name for it).
+    pub(crate) fn name(&self) -> &'static str {
+        match self.finder {
+            DocFinder::Byte { .. } => "rare-byte",
+            DocFinder::Pair { .. } => "rare-pair",
+            DocFinder::Windows(_) => "rare-windows",
+        }
+    }
+
+    /// The first occurrence of the literal inside `hay[at..end]` (of a
+    /// set: the first found, see [`Windows::find`]).
+    #[inline]
+    pub(super) fn find(&self, hay: &[u8], at: usize, end: usize) -> Option<usize> {
+        let (needle, offset, byte) = match self.finder {
+            DocFinder::Pair {
+                needle,
+                i1,
+                b1,
+                i2,
+                b2,
+                i3,
+                b3,
+            } => {
+                return pair_find(&hay[..end], at, needle, [(i1, b1), (i2, b2), (i3, b3)]);
+            }
+            DocFinder::Windows(ref w) => return w.find(hay, at, end),
+            DocFinder::Byte {
+                needle,
+                offset,
+                byte,
+            } => (needle, offset, byte),
+        };
+        let n = needle.len();
+        let mut from = at + offset;
+        while from < end {
+            let i = from + memchr::memchr(byte, &hay[from..end])?;
+            let p = i - offset;
+            if p + n <= end && &hay[p..p + n] == needle {
+                return Some(p);
+            }
+            from = i + 1;
+        }
+        None
+    }
+}
+
+/// The first `p >= at` with `hay[p..p + needle.len()] == needle`, found by
+/// two of its bytes, `needle[i1] == b1` at `p + i1` and `b2` at `p + i2`,
+/// the pair's hits sifted by a third, `b3` at `p + i3`.
+fn pair_find(hay: &[u8], at: usize, needle: &[u8], bytes: [(usize, u8); 3]) -> Option<usize> {
+    let n = needle.len();
+    let last = hay.len().checked_sub(n)?;
+    let [(i1, b1), (i2, b2), _] = bytes;
+    let mut p = at;
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        loop {
+            // SAFETY: AVX2 is present (checked just above).
+            let (block, mut bits) = unsafe { pair_scan_avx2(hay, p, bytes) };
+            p = block;
+            if bits == 0 {
+                break;
+            }
+            while bits != 0 {
+                let c = p + bits.trailing_zeros() as usize;
+                if c + n <= hay.len() && &hay[c..c + n] == needle {
+                    return Some(c);
+                }
+                bits &= bits - 1;
+            }
+            p += 64;
+        }
+    }
+    while p <= last {
+        if hay[p + i1] == b1 && hay[p + i2] == b2 && &hay[p..p + n] == needle {
+            return Some(p);
+        }
+        p += 1;
+    }
+    None
+}
+
+/// [`pair_find`]'s scan, 64 candidate starts a step from `p`: the first
+/// step with a hit of all three bytes and its bits (bit `k`: a hit at
+/// start `p + k`), or where the scalar tail resumes with no bits. The loop
+/// tests the pair; the third byte is loaded only for a block with a pair
+/// hit. A pair alone stopped the loop 190,321 times for `dead` in the 194
+/// MB log (4,416 occurrences; `e` and `d` two apart in hex ids) and
+/// 128,459 times for `rt=1.879` (66), each a return, compares and a
+/// restart; with the third byte 11,065 and 10,580 times. No call inside,
+/// so the broadcast bytes stay in registers (a `bcmp` call in the loop
+/// spilled them: 21 instructions a step against 12).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn pair_scan_avx2(hay: &[u8], mut p: usize, bytes: [(usize, u8); 3]) -> (usize, u64) {
+    use std::arch::x86_64::*;
+    const V: usize = 32;
+    let [(i1, b1), (i2, b2), (i3, b3)] = bytes;
+    let far = i1.max(i2).max(i3);
+    let v1 = _mm256_set1_epi8(b1 as i8);
+    let v2 = _mm256_set1_epi8(b2 as i8);
+    let v3 = _mm256_set1_epi8(b3 as i8);
+    let base = hay.as_ptr();
+    // SAFETY (both): the callers keep at + far + 32 <= hay.len(), so
+    // every 32-byte load below is in bounds.
+    let pair = |at: usize| {
+        let (a, b) = unsafe {
+            (
+                _mm256_loadu_si256(base.add(at + i1).cast::<__m256i>()),
+                _mm256_loadu_si256(base.add(at + i2).cast::<__m256i>()),
+            )
+        };
+        _mm256_and_si256(_mm256_cmpeq_epi8(a, v1), _mm256_cmpeq_epi8(b, v2))
+    };
+    let third = |at: usize, m: __m256i| {
+        let c = unsafe { _mm256_loadu_si256(base.add(at + i3).cast::<__m256i>()) };
+        _mm256_and_si256(m, _mm256_cmpeq_epi8(c, v3))
+    };
+    let bits = |lo: __m256i, hi: __m256i| {
+        (_mm256_movemask_epi8(lo) as u32 as u64) | ((_mm256_movemask_epi8(hi) as u32 as u64) << 32)
+    };
+    // 128 starts a step while every load ends inside `hay`.
+    while p + far + 4 * V <= hay.len() {
+        let (m0, m1, m2, m3) = (pair(p), pair(p + V), pair(p + 2 * V), pair(p + 3 * V));
+        let any = _mm256_or_si256(_mm256_or_si256(m0, m1), _mm256_or_si256(m2, m3));
+        if _mm256_movemask_epi8(any) != 0 {
+            let (m0, m1) = (third(p, m0), third(p + V, m1));
+            let (m2, m3) = (third(p + 2 * V, m2), third(p + 3 * V, m3));
+            let first = bits(m0, m1);
+            if first != 0 {
+                return (p, first);
+            }
+            let second = bits(m2, m3);
+            if second != 0 {
+                return (p + 2 * V, second);
+            }
+        }
+        p += 4 * V;
+    }
+    // Then 64 a step: p + far + 64 <= len.
+    while p + far + 2 * V <= hay.len() {
+        let (lo, hi) = (pair(p), pair(p + V));
+        if _mm256_movemask_epi8(_mm256_or_si256(lo, hi)) != 0 {
+            let b = bits(third(p, lo), third(p + V, hi));
+            if b != 0 {
+                return (p, b);
+            }
+        }
+        p += 2 * V;
+    }
+    (p, 0)
+}
+
+/// A rare byte's finder's speed over the planner's single-literal base
+/// ([`doc_speed`]): `memchr` on one byte, the planner's probe
+/// (`planner::scan_probe`) divided by it is the base.
+pub(crate) const RARE_BYTE_SPEED: f64 = 1.5;
+
+/// [`Windows`]' speed over the planner's base. At 0.6 the three literals
+/// of cpu-shapes were estimated at 1.41-1.64x their run on session 9's
+/// build machine (43-45 ms ran) and 1.69x on the H100 machine's Xeon (31
+/// ms), `-i` literals at 1.47-1.69x and 1.82-1.93x.
+pub(crate) const WINDOWS_SPEED: f64 = 0.8;
+
+/// The speed of the CPU finder that runs `q` on `hay`, over the calibrated
+/// single-literal speed (the planner's CPU estimate). One thread on the
+/// H100 machine's Xeon (cpu-shapes, 194 MB, 2026-11-25): `ERROR_503` by
+/// its rare byte ran at 12.7 GB/s (1.6 of the 8 GB/s base; the 0.75 of
+/// memmem made the estimate 2.1x the run). The pair scan takes 0.56x
+/// memmem's instructions on the build machine (`-x '.*rt=1\.879'`: 56M
+/// against 102M in all), taken as 10 GB/s (1.25) until measured there.
+pub(crate) fn doc_speed(q: &Query, hay: &[u8]) -> f64 {
+    match RareByte::plan(q, hay).map(|r| r.finder) {
+        Some(DocFinder::Byte { .. }) => RARE_BYTE_SPEED,
+        Some(DocFinder::Pair { .. }) => 1.25,
+        Some(DocFinder::Windows(_)) => WINDOWS_SPEED,
+        None => q.matcher.speed(),
+    }
+}
+
+/// The name of the CPU matcher that runs `q` on `hay` (`--explain`): the
+/// query's own, its single literal's finder named as chosen for this
+/// document ([`RareByte`]).
+pub(crate) fn matcher_name(q: &Query, hay: &[u8]) -> String {
+    let name = q.cpu_matcher_name();
+    match RareByte::plan(q, hay) {
+        Some(r) if name == "memmem" || name == "aho-corasick" => r.name().to_string(),
+        Some(r) => name.replace("prefilter", r.name()),
+        None => name.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::for_each_match_rare;
+    use super::*;
+    use crate::cancel::Cancel;
+
+    /// [`pair_hits`] against a position-by-position count, on random
+    /// samples of every length around its 255-byte blocks and its cut.
+    #[test]
+    fn pair_hits_counts_every_position() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let needle = b"abba\n";
+        for len in [
+            0, 1, 4, 5, 6, 254, 255, 256, 259, 510, 511, 600, 8191, 8192, 9000,
+        ] {
+            let sample: Vec<u8> = (0..len)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    b"ab\n"[(x % 3) as usize]
+                })
+                .collect();
+            let cut = &sample[..sample.len().min(PAIR_SAMPLE)];
+            let n = needle.len();
+            for i in 0..n {
+                for j in i + 1..n {
+                    let want = (0..(cut.len() + 1).saturating_sub(n))
+                        .filter(|&p| cut[p + i] == needle[i] && cut[p + j] == needle[j])
+                        .count();
+                    assert_eq!(pair_hits(&sample, needle, i, j), want, "{len} {i} {j}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn rare_byte_finds_what_memmem_finds() {
+        // A document over RARE_MIN_DOC whose literal has a rare byte
+        // (`Q`), occurrences at the edges, across piece boundaries and
+        // straddling a line; counts and starts equal memmem's.
+        let mut hay = b"QQxQ\n".to_vec();
+        let mut i = 0;
+        while hay.len() < RARE_MIN_DOC + 1000 {
+            hay.extend_from_slice(match i % 100 {
+                0 => &b"abc def QxQ ghi\n"[..],
+                50 => b"Qx\nxQ\n",
+                _ => b"nothing here at all\n",
+            });
+            i += 1;
+        }
+        hay.extend_from_slice(b"QxQ");
+        let q = crate::QueryBuilder::new()
+            .syntax(crate::Syntax::Fixed)
+            .build(&["QxQ"])
+            .unwrap();
+        let r = RareByte::plan(&q, &hay).expect("x and Q are rare");
+        assert!(
+            matches!(
+                r.finder,
+                DocFinder::Byte {
+                    needle: b"QxQ",
+                    byte: b'x' | b'Q',
+                    ..
+                }
+            ),
+            "{}",
+            r.name()
+        );
+        let mut a = Vec::new();
+        let mut b = Vec::new();
+        for_each_match_rare(
+            &q,
+            &hay,
+            0,
+            hay.len(),
+            &Cancel::never(),
+            Some(&r),
+            |s, _| {
+                a.push(s);
+                true
+            },
+        );
+        for_each_match_rare(&q, &hay, 0, hay.len(), &Cancel::never(), None, |s, _| {
+            b.push(s);
+            true
+        });
+        assert_eq!(a, b);
+        assert!(a.len() > 400, "{}", a.len());
+        // Inside a range that cuts an occurrence: not found.
+        assert_eq!(r.find(&hay, 0, 3), None);
+        assert_eq!(r.find(&hay, 1, 4), Some(1));
+    }
+
+    proptest::proptest! {
+        /// The AVX2 pair scan (128 and 64 starts a step, then the scalar
+        /// tail) finds the first occurrence a naive loop finds, for every
+        /// pair of needle positions and every third byte that sifts it,
+        /// every start and haystack length around the step edges.
+        #[test]
+        fn pair_find_agrees_with_a_naive_search(
+            hay in proptest::collection::vec(proptest::sample::select(b"ab\nc".to_vec()), 0..400),
+            needle in proptest::collection::vec(proptest::sample::select(b"abc".to_vec()), 2..6),
+            at in 0usize..64,
+        ) {
+            let n = needle.len();
+            for i1 in 0..n {
+                for i2 in i1 + 1..n {
+                    for len in [hay.len(), hay.len().saturating_sub(1), hay.len() / 2] {
+                        let h = &hay[..len];
+                        let at = at.min(len);
+                        let want = (at..=len.saturating_sub(n))
+                            .find(|&p| p + n <= len && h[p..p + n] == needle[..]);
+                        for i3 in 0..n {
+                            let bytes = [(i1, needle[i1]), (i2, needle[i2]), (i3, needle[i3])];
+                            let got = pair_find(h, at, &needle, bytes);
+                            proptest::prop_assert_eq!(got, want, "i1 {} i2 {} i3 {} len {}", i1, i2, i3, len);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The lines [`for_each_match_rare`] selects in `hay`, by `rare` or
+    /// by the query's own finder.
+    fn rare_lines(q: &Query, hay: &[u8], rare: Option<&RareByte>) -> Vec<usize> {
+        let mut out = Vec::new();
+        for_each_match_rare(q, hay, 0, hay.len(), &Cancel::never(), rare, |s, _| {
+            out.push(s);
+            true
+        });
+        out
+    }
+
+    /// [`Windows::find`] in `hay[at..end]` against a naive search: an
+    /// occurrence when there is one, on the line of the first.
+    fn windows_check(
+        w: &Windows,
+        lits: &[Vec<u8>],
+        hay: &[u8],
+        at: usize,
+        end: usize,
+    ) -> Result<(), String> {
+        let occurs = |p: usize| {
+            lits.iter()
+                .any(|l| p + l.len() <= end && hay[p..].starts_with(l))
+        };
+        let first = (at..end).find(|&p| occurs(p));
+        match (first, w.find(hay, at, end)) {
+            (None, None) => Ok(()),
+            (Some(f), Some(p))
+                if p >= at && occurs(p) && !hay[f.min(p)..f.max(p)].contains(&b'\n') =>
+            {
+                Ok(())
+            }
+            (f, p) => Err(format!("[{at}, {end}): first {f:?}, found {p:?}")),
+        }
+    }
+
+    #[test]
+    fn windows_sweep_every_range_and_window() {
+        // Overlapping literals sharing windows, on and across line ends.
+        let hay = b"xabcab\nabc\ncabca\nbbcacab";
+        let lits = [b"abca".to_vec(), b"cab".to_vec(), b"bcaca".to_vec()];
+        for o0 in 0..2 {
+            for o1 in 0..1 {
+                for o2 in 0..3 {
+                    let w = Windows::at(&lits, &[o0, o1, o2]).expect("builds");
+                    for at in 0..=hay.len() {
+                        for end in at..=hay.len() {
+                            windows_check(&w, &lits, hay, at, end)
+                                .unwrap_or_else(|e| panic!("windows {o0} {o1} {o2}: {e}"));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// [`Windows::find`], with any window of each literal, finds an
+        /// occurrence inside `[at, end)` exactly when there is one, on the
+        /// line of the first; [`for_each_match_rare`] by it selects the
+        /// lines the query's own finder selects.
+        #[test]
+        fn windows_find_what_the_literals_find(
+            hay in proptest::collection::vec(proptest::sample::select(b"ab\nc".to_vec()), 0..80),
+            lits in proptest::collection::vec(
+                proptest::collection::vec(proptest::sample::select(b"abc".to_vec()), 3..7),
+                2..6,
+            ),
+            offs in proptest::collection::vec(0usize..8, 6),
+            at in 0usize..80,
+            len in 0usize..80,
+        ) {
+            let offsets: Vec<usize> =
+                lits.iter().zip(&offs).map(|(l, &o)| o % (l.len() - 2)).collect();
+            let w = Windows::at(&lits, &offsets).expect("Teddy or Rabin-Karp builds");
+            let at = at.min(hay.len());
+            let end = at + len % (hay.len() - at + 1);
+            let got = windows_check(&w, &lits, &hay, at, end);
+            proptest::prop_assert!(got.is_ok(), "{}", got.unwrap_err());
+            let strs: Vec<String> =
+                lits.iter().map(|l| String::from_utf8(l.clone()).unwrap()).collect();
+            let q = crate::QueryBuilder::new()
+                .syntax(crate::Syntax::Fixed)
+                .build(&strs)
+                .unwrap();
+            let rare = RareByte { finder: DocFinder::Windows(w), verify: false };
+            proptest::prop_assert_eq!(rare_lines(&q, &hay, Some(&rare)), rare_lines(&q, &hay, None));
+        }
+    }
+
+    #[test]
+    fn rare_windows_find_what_the_literals_find() {
+        // The generator's log (over RARE_MIN_DOC): three literals as a
+        // fixed-string set, and two as the required set of a regex
+        // (candidates verified); lines equal the query's own finder's.
+        let hay = crate::gen::generate(&crate::gen::GenOptions {
+            lines: 20_000,
+            seed: 7,
+            ..Default::default()
+        });
+        assert!(hay.len() > RARE_MIN_DOC);
+        let cases: &[(crate::Syntax, &[&str])] = &[
+            (
+                crate::Syntax::Fixed,
+                &["ERROR_503", "NullPointerException", "queue depth"],
+            ),
+            (
+                crate::Syntax::Regex,
+                &[r"(?:ERROR_50[0-9]|NullPointerException)\b"],
+            ),
+        ];
+        for &(syntax, pats) in cases {
+            let q = crate::QueryBuilder::new()
+                .syntax(syntax)
+                .build(pats)
+                .unwrap();
+            let r = RareByte::plan(&q, &hay).expect("a set on a large document");
+            assert_eq!(r.name(), "rare-windows", "{pats:?}");
+            let got = rare_lines(&q, &hay, Some(&r));
+            assert_eq!(got, rare_lines(&q, &hay, None), "{pats:?}");
+            assert!(got.len() > 50, "{pats:?}: {}", got.len());
+        }
+        // Windows on every other line are not rare: not taken.
+        let hay = b"abcd\nxyz\n".repeat(RARE_MIN_DOC / 9 + 1);
+        let q = crate::QueryBuilder::new()
+            .syntax(crate::Syntax::Fixed)
+            .build(&["abcd", "xyz!"])
+            .unwrap();
+        assert!(RareByte::plan(&q, &hay).is_none());
+    }
+
+    #[test]
+    fn rare_pair_finds_what_memmem_finds() {
+        // No byte of the literal is rare (all are on every line), so the
+        // document pair runs; occurrences at the edges and on many
+        // alignments, counts and starts equal memmem's.
+        let mut hay = b"rt=1.879 ".to_vec();
+        let mut i = 0u64;
+        while hay.len() < RARE_MIN_DOC + 1000 {
+            let pad = " ".repeat((i % 37) as usize);
+            let line = if i.is_multiple_of(97) {
+                format!("x{pad} rt=1.879 y=1.{}\n", i % 1000)
+            } else {
+                format!("x{pad} rt=1.{} y=8.79 t=0.1\n", i % 1000)
+            };
+            hay.extend_from_slice(line.as_bytes());
+            i += 1;
+        }
+        hay.extend_from_slice(b"rt=1.879");
+        let q = crate::QueryBuilder::new()
+            .syntax(crate::Syntax::Fixed)
+            .build(&["rt=1.879"])
+            .unwrap();
+        let r = RareByte::plan(&q, &hay).expect("a single literal on a large document");
+        assert_eq!(r.name(), "rare-pair");
+        let mut a = Vec::new();
+        let mut b = Vec::new();
+        for_each_match_rare(
+            &q,
+            &hay,
+            0,
+            hay.len(),
+            &Cancel::never(),
+            Some(&r),
+            |s, _| {
+                a.push(s);
+                true
+            },
+        );
+        for_each_match_rare(&q, &hay, 0, hay.len(), &Cancel::never(), None, |s, _| {
+            b.push(s);
+            true
+        });
+        assert_eq!(a, b);
+        assert!(a.len() > 100, "{}", a.len());
+        assert_eq!(r.find(&hay, 0, 7), None);
+        assert_eq!(r.find(&hay, 0, 8), Some(0));
+        let second = memchr::memmem::find(&hay[1..], b"rt=1.879").map(|i| i + 1);
+        assert_eq!(r.find(&hay, 1, hay.len()), second);
+    }
+}
