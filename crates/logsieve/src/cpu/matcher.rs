@@ -305,8 +305,11 @@ impl Matcher {
         // 1.3-1.8x: a fixed factor fits one machine's memory. A regex
         // without a literal (`\d{4}-\d\d`, 69% of lines matching) was
         // estimated at 1.5x its run with 0.25 on session 8's build
-        // machine and 2.0-2.6x on session 9's (73 ms ran, the probe's base
-        // 6.8-7.8 GB/s): 0.35 puts both within 1.6x.
+        // machine and 2.0-2.6x on session 9's (70-73 ms ran); with 0.35
+        // (and the planner's 3e-5 ms a matching line) 1.74-1.76x there
+        // and 1.18-1.30x on the H100 machine's Xeon. 0.45 made the CPU
+        // look as fast as tier 2 for `[0-9a-f]{32}` (27 ms on 16 cores
+        // there): `planner::tests::tier2_first_run_averages_in`.
         match self {
             Matcher::All => 4.0,
             Matcher::Memmem(_) => 0.75,
