@@ -559,25 +559,8 @@ mod tests {
             "{}",
             r.name()
         );
-        let mut a = Vec::new();
-        let mut b = Vec::new();
-        for_each_match_rare(
-            &q,
-            &hay,
-            0,
-            hay.len(),
-            &Cancel::never(),
-            Some(&r),
-            |s, _| {
-                a.push(s);
-                true
-            },
-        );
-        for_each_match_rare(&q, &hay, 0, hay.len(), &Cancel::never(), None, |s, _| {
-            b.push(s);
-            true
-        });
-        assert_eq!(a, b);
+        let a = rare_lines(&q, &hay, Some(&r));
+        assert_eq!(a, rare_lines(&q, &hay, None));
         assert!(a.len() > 400, "{}", a.len());
         // Inside a range that cuts an occurrence: not found.
         assert_eq!(r.find(&hay, 0, 3), None);
@@ -769,25 +752,8 @@ mod tests {
             .unwrap();
         let r = RareByte::plan(&q, &hay).expect("a single literal on a large document");
         assert_eq!(r.name(), "rare-pair");
-        let mut a = Vec::new();
-        let mut b = Vec::new();
-        for_each_match_rare(
-            &q,
-            &hay,
-            0,
-            hay.len(),
-            &Cancel::never(),
-            Some(&r),
-            |s, _| {
-                a.push(s);
-                true
-            },
-        );
-        for_each_match_rare(&q, &hay, 0, hay.len(), &Cancel::never(), None, |s, _| {
-            b.push(s);
-            true
-        });
-        assert_eq!(a, b);
+        let a = rare_lines(&q, &hay, Some(&r));
+        assert_eq!(a, rare_lines(&q, &hay, None));
         assert!(a.len() > 100, "{}", a.len());
         assert_eq!(r.find(&hay, 0, 7), None);
         assert_eq!(r.find(&hay, 0, 8), Some(0));
