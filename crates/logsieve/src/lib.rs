@@ -68,6 +68,6 @@ pub use kernel::{Kernel, MultiKernel};
 pub use options::{BackendChoice, CpuMulti, SearchOptions, Tuning};
 pub use pattern_counts::{PatternCounts, PatternNamer};
 pub use query::{CaseMode, Query, QueryBuilder, QueryKind, Syntax};
-pub use results::{BackendReport, DocHits, Want};
+pub use results::{BackendReport, DocHits, HitSink, Want};
 pub use session::{Answer, Request, Route, SearchResult, Session};
 pub use watchlist::{Watchlist, WatchlistOptions};

@@ -35,6 +35,35 @@ pub struct DocHits {
     pub starts: Vec<u64>,
 }
 
+/// Where a search hands over its selected lines while it runs, before its
+/// answer: a printer that writes a line while the search has it in the
+/// CPU's cache (as ripgrep does) instead of reading every printed line
+/// back from memory afterwards (a page-table walk and a cache miss each:
+/// 2.5 ms of 36 for 20k lines of a 194 MB file, against rg's 0.5).
+///
+/// What is handed over is always in the answer too; an engine that does
+/// not stream hands over nothing, and the caller prints from the answer.
+/// [`Session::execute_streamed`](crate::Session::execute_streamed).
+pub trait HitSink {
+    /// The next selected lines of document `doc`, in order after those
+    /// handed over before: their starts and, when line ids were asked
+    /// for, their ids (else empty). Only the CPU engine on a document it
+    /// searches in one part without `-v` calls this.
+    fn lines(&mut self, doc: usize, starts: &[u64], ids: &[u64]);
+    /// Document `doc` is searched and `hits` is its whole answer (the
+    /// lines handed over before included). The CPU engine calls it for
+    /// each document, in order; other engines do not.
+    fn doc_done(&mut self, doc: usize, hits: &DocHits);
+}
+
+/// A sink that keeps nothing ([`Session::execute_with`](crate::Session::execute_with)).
+pub(crate) struct NoSink;
+
+impl HitSink for NoSink {
+    fn lines(&mut self, _: usize, _: &[u64], _: &[u64]) {}
+    fn doc_done(&mut self, _: usize, _: &DocHits) {}
+}
+
 /// Two answers are equal when they select the same lines: `starts` is a
 /// by-product some backends do not produce.
 impl PartialEq for DocHits {

@@ -177,3 +177,111 @@ fn per_pattern_counts_agree_on_every_route() {
         assert!(g.backend.name.starts_with("gpu/"), "{}", g.backend);
     }
 }
+
+/// What a search handed to its sink while it ran.
+#[derive(Default)]
+struct Recorder {
+    /// Per document: the starts and ids handed over in pieces.
+    pieces: Vec<(usize, Vec<u64>, Vec<u64>)>,
+    /// The documents reported done, in the order reported, with their hits.
+    done: Vec<(usize, logsieve::DocHits)>,
+}
+
+impl logsieve::HitSink for Recorder {
+    fn lines(&mut self, doc: usize, starts: &[u64], ids: &[u64]) {
+        match self.pieces.last_mut() {
+            Some((d, s, i)) if *d == doc => {
+                s.extend_from_slice(starts);
+                i.extend_from_slice(ids);
+            }
+            _ => self.pieces.push((doc, starts.to_vec(), ids.to_vec())),
+        }
+    }
+    fn doc_done(&mut self, doc: usize, hits: &logsieve::DocHits) {
+        self.done.push((doc, hits.clone()));
+    }
+}
+
+/// Every case, three documents to a corpus (the case's, an empty one, the
+/// case's again), through `execute_streamed` on every route: the answer is
+/// the oracle's; what was handed over in pieces is each document's lines
+/// in order (the CPU engine) or nothing; a document reported done carries
+/// its answer, and documents are reported in order, after their pieces.
+#[test]
+fn streamed_lines_are_the_answers_lines_in_order() {
+    use logsieve::{Cancel, Document, Request};
+    let mut checked = 0;
+    for case in CASES {
+        let pats = case.patterns();
+        let Ok(q) = build(&pats, case.syntax, case.flags()) else {
+            continue;
+        };
+        let oracle = naive(case.corpus, &pats, case.syntax, case.flags());
+        let docs = [case.corpus, b"".as_slice(), case.corpus];
+        let mut s = Session::new(Corpus::from_docs(
+            docs.iter()
+                .enumerate()
+                .map(|(k, d)| Document::from_bytes(format!("d{k}"), d.to_vec()))
+                .collect(),
+        ));
+        for (backend, max_count, line_ids) in [
+            (BackendChoice::Cpu, None, true),
+            (BackendChoice::Cpu, None, false),
+            (BackendChoice::Cpu, Some(1), true),
+            (BackendChoice::Auto, None, true),
+        ] {
+            let opts = SearchOptions {
+                backend,
+                want: Want::Lines,
+                max_count,
+                line_ids,
+                ..Default::default()
+            };
+            let what = format!("{} {backend:?} -m {max_count:?} ids {line_ids}", case.name);
+            let req = Request::Search(&q);
+            let route = s.prepare(&req, &opts).expect(&what);
+            let mut rec = Recorder::default();
+            let r = match s.execute_streamed(&req, &route, &opts, &Cancel::new(), &mut rec) {
+                Ok(logsieve::Answer::Search(r)) => r,
+                other => panic!("{what}: {:?}", other.err()),
+            };
+            let want: Vec<u64> = oracle
+                .iter()
+                .copied()
+                .take(max_count.map_or(usize::MAX, |m| m as usize))
+                .collect();
+            for (k, hits) in r.docs.iter().enumerate() {
+                let expected: &[u64] = if k == 1 { &[] } else { &want };
+                assert_eq!(hits.count, expected.len() as u64, "{what}: doc {k}");
+                if line_ids {
+                    assert_eq!(hits.lines, expected, "{what}: doc {k}");
+                }
+            }
+            for (k, starts, ids) in &rec.pieces {
+                let hits = &r.docs[*k];
+                assert!(!q.invert(), "{what}: pieces under -v");
+                assert_eq!(starts, &hits.starts, "{what}: doc {k}'s pieces");
+                let want_ids: &[u64] = if line_ids { &hits.lines } else { &[] };
+                assert_eq!(&ids[..], want_ids, "{what}: doc {k}'s piece ids");
+            }
+            let order: Vec<usize> = rec.done.iter().map(|(k, _)| *k).collect();
+            if r.backend.name.starts_with("cpu/") {
+                assert_eq!(order, [0, 1, 2], "{what}");
+                // One part a document this small: every line was handed.
+                let streamed: Vec<usize> = rec.pieces.iter().map(|p| p.0).collect();
+                let with_lines: Vec<usize> = (0..3)
+                    .filter(|&k| !q.invert() && r.docs[k].count > 0)
+                    .collect();
+                assert_eq!(streamed, with_lines, "{what}");
+            } else {
+                assert!(order.is_empty() && rec.pieces.is_empty(), "{what}");
+            }
+            for (k, hits) in &rec.done {
+                assert_eq!(hits, &r.docs[*k], "{what}: doc {k} done");
+                assert_eq!(hits.starts, r.docs[*k].starts, "{what}: doc {k} done");
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > CASES.len(), "{checked} streamed searches checked");
+}

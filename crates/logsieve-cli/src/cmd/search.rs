@@ -14,7 +14,7 @@ use logsieve::{
 use crate::exit::{err, EXIT_ERROR, EXIT_MATCH, EXIT_NO_MATCH};
 use crate::flags::{ColorChoice, SearchArgs};
 use crate::input;
-use crate::printer::{per_pattern, Counting, JsonPrinter, Printer};
+use crate::printer::{per_pattern, Counting, JsonPrinter, Printer, Streamer};
 
 struct Plan {
     query: Query,
@@ -160,7 +160,46 @@ pub fn run(a: &SearchArgs, tuning: &Tuning) -> i32 {
     if let Some(w) = session.calibration_warning() {
         err(w);
     }
-    let result = match session.execute(&req, &route, &search_opts) {
+    let stdout = io::stdout();
+    let mut out = Counting {
+        inner: io::BufWriter::with_capacity(1 << 16, stdout.lock()),
+        bytes: 0,
+    };
+    let printer = Printer {
+        a,
+        query: &plan.query,
+        color,
+        with_filename,
+        line_number,
+        heading,
+    };
+    // Lines are printed while the search runs (rg's way: each line while
+    // the CPU still has it in its cache); a reader that goes away cancels.
+    let streams = !a.report.json && !counting;
+    let (answer, printed) = if streams {
+        let cancel = logsieve::Cancel::new();
+        let mut sink = Streamer::new(&printer, &mut out, session.corpus(), cancel.clone());
+        let answer = session.execute_streamed(&req, &route, &search_opts, &cancel, &mut sink);
+        let printed = match &answer {
+            Ok(Answer::Search(r)) => sink.finish(r),
+            _ => sink.error().map_or(Ok(()), Err),
+        };
+        (answer, printed)
+    } else {
+        (session.execute(&req, &route, &search_opts), Ok(()))
+    };
+    match printed {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
+            // The reader has what it wanted (`| head`): lines were printed.
+            return if had_error { EXIT_ERROR } else { EXIT_MATCH };
+        }
+        Err(e) => {
+            err(e);
+            return EXIT_ERROR;
+        }
+        Ok(()) => {}
+    }
+    let result = match answer {
         Ok(Answer::Search(r)) => r,
         Ok(_) => unreachable!("a search request is answered by a search result"),
         Err(e) => {
@@ -208,19 +247,6 @@ pub fn run(a: &SearchArgs, tuning: &Tuning) -> i32 {
             EXIT_NO_MATCH
         };
     }
-    let stdout = io::stdout();
-    let mut out = Counting {
-        inner: io::BufWriter::with_capacity(1 << 16, stdout.lock()),
-        bytes: 0,
-    };
-    let printer = Printer {
-        a,
-        query: &plan.query,
-        color,
-        with_filename,
-        line_number,
-        heading,
-    };
     let res = if a.report.json {
         let (before, after) = (
             a.before_context.or(a.context).unwrap_or(0),
@@ -230,6 +256,8 @@ pub fn run(a: &SearchArgs, tuning: &Tuning) -> i32 {
             .context(before, after)
             .max_count(a.max_count)
             .print(&mut out, session.corpus(), &result, t0)
+    } else if streams {
+        Ok(())
     } else {
         printer.print(&mut out, session.corpus(), &result)
     };

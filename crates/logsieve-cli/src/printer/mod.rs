@@ -8,7 +8,7 @@ pub mod standard;
 pub mod stats;
 
 pub use json::JsonPrinter;
-pub use standard::Printer;
+pub use standard::{Printer, Streamer};
 
 /// What the text printer reads of a file. A loaded [`logsieve::Document`]
 /// is one; so is the partial file rebuilt from a server's answer

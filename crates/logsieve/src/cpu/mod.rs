@@ -276,17 +276,37 @@ pub fn search_doc_cancellable(
     opts: &CpuOptions,
     cancel: &Cancel,
 ) -> Result<DocHits, Error> {
-    search_doc_stepped(doc, q, opts, cancel, CANCEL_STEP)
+    search_doc_stepped(doc, q, opts, cancel, CANCEL_STEP, None)
 }
+
+/// [`search_doc_cancellable`] that hands the lines it selects to `sink`
+/// piece by piece while it runs (see [`search_doc_stepped`]).
+pub(crate) fn search_doc_streamed(
+    doc: &Document,
+    q: &Query,
+    opts: &CpuOptions,
+    cancel: &Cancel,
+    sink: PieceSink<'_>,
+) -> Result<DocHits, Error> {
+    search_doc_stepped(doc, q, opts, cancel, CANCEL_STEP, Some(sink))
+}
+
+/// The selected lines of one piece, handed over as the search finds them:
+/// their starts and their ids (empty without line ids).
+pub(crate) type PieceSink<'s> = &'s mut dyn FnMut(&[u64], &[u64]);
 
 /// [`search_doc_cancellable`] with pieces of `step` bytes (tests use tiny
 /// ones). A token that can never fire searches each part in one piece.
+/// With `sink`, a document searched in one part without `-v` hands each
+/// piece's lines to it as soon as the piece is searched (the lines are
+/// still in the cache), before the answer.
 pub(crate) fn search_doc_stepped(
     doc: &Document,
     q: &Query,
     opts: &CpuOptions,
     cancel: &Cancel,
     step: usize,
+    sink: Option<PieceSink<'_>>,
 ) -> Result<DocHits, Error> {
     cancel.check()?;
     let hay = doc.data();
@@ -306,13 +326,14 @@ pub(crate) fn search_doc_stepped(
     // Per part: the matches, their line starts, each one's line number
     // within the part (newlines counted between consecutive matches, in
     // parallel with the other parts) and the part's newlines in all.
-    type Part = (u64, Vec<usize>, Vec<u64>, u64);
-    let run = |&(s, e): &(usize, usize)| -> Part {
+    type Part = (u64, Vec<u64>, Vec<u64>, u64);
+    let run = |&(s, e): &(usize, usize), sink: &mut dyn FnMut(&[u64], &[u64])| -> Part {
         let mut count = 0u64;
         let mut starts = Vec::new();
         let mut lines = Vec::new();
         let (mut line, mut at) = (0u64, s);
         let (mut from, mut go) = (s, true);
+        let mut handed = 0;
         while go && from < e {
             // The next piece ends at a line start (or the part's end).
             let to = if !live || e - from <= step {
@@ -328,11 +349,20 @@ pub(crate) fn search_doc_stepped(
                     lines.push(line);
                 }
                 if want_lines {
-                    starts.push(ls);
+                    starts.push(ls as u64);
                 }
                 go = limit.is_none_or(|l| count < l);
                 go
             });
+            // Never more than -m lines (`-m 0` still finds the first).
+            let end = limit.map_or(starts.len(), |l| {
+                starts.len().min(usize::try_from(l).unwrap_or(usize::MAX))
+            });
+            if end > handed {
+                let ids = if want_ids { &lines[handed..end] } else { &[] };
+                sink(&starts[handed..end], ids);
+                handed = end;
+            }
             from = to;
             go = go && !(live && cancel.is_cancelled());
         }
@@ -345,11 +375,16 @@ pub(crate) fn search_doc_stepped(
     };
     let results: Vec<Part> = if parts.len() > 1 {
         match pool(threads) {
-            Some(p) => p.install(|| parts.par_iter().map(run).collect()),
-            None => parts.iter().map(run).collect(),
+            Some(p) => p.install(|| parts.par_iter().map(|p| run(p, &mut |_, _| {})).collect()),
+            None => parts.iter().map(|p| run(p, &mut |_, _| {})).collect(),
         }
     } else {
-        parts.iter().map(run).collect()
+        // One part: its pieces' lines are the document's, in order (under
+        // -v the selected lines are only known at the end).
+        match sink.filter(|_| want_lines && !q.invert()) {
+            Some(sink) => parts.iter().map(|p| run(p, &mut *sink)).collect(),
+            None => parts.iter().map(|p| run(p, &mut |_, _| {})).collect(),
+        }
     };
     // A piece cut short by the token leaves a partial count: no answer.
     cancel.check()?;
@@ -373,10 +408,7 @@ pub(crate) fn search_doc_stepped(
     // Each part counted its own newlines; a prefix sum places them
     // (REGRESSION: one sequential count over the whole document made dense
     // line output on 16 threads 2.4x slower on the H100).
-    let mut starts: Vec<u64> = results
-        .iter()
-        .flat_map(|r| r.1.iter().map(|&ls| ls as u64))
-        .collect();
+    let mut starts: Vec<u64> = results.iter().flat_map(|r| r.1.iter().copied()).collect();
     if !want_ids {
         if let Some(m) = opts.max_count {
             starts.truncate(m.min(usize::MAX as u64) as usize);
@@ -444,7 +476,10 @@ mod tests {
     proptest::proptest! {
         /// Cut into pieces for a live cancel token (as small as one byte),
         /// a search answers what the one-piece search answers: counts, line
-        /// ids, starts, under -v and -m, with one thread and several.
+        /// ids, starts, under -v and -m, with one thread and several. The
+        /// pieces handed to a sink, put together, are that answer's lines
+        /// (a document this small is one part), and none come under -v or
+        /// when only counting.
         #[test]
         fn pieces_answer_as_one_piece(
             text in proptest::collection::vec(proptest::sample::select(b"ab\nx".to_vec()), 0..400),
@@ -473,10 +508,23 @@ mod tests {
             };
             let whole = search_doc(doc, &q, &opts);
             let live = Cancel::new();
-            let pieces = search_doc_stepped(doc, &q, &opts, &live, step).unwrap();
+            let (mut handed, mut handed_ids, mut calls) = (Vec::new(), Vec::new(), 0);
+            let mut sink = |starts: &[u64], ids: &[u64]| {
+                handed.extend_from_slice(starts);
+                handed_ids.extend_from_slice(ids);
+                calls += 1;
+            };
+            let pieces = search_doc_stepped(doc, &q, &opts, &live, step, Some(&mut sink)).unwrap();
             proptest::prop_assert_eq!(whole.count, pieces.count);
             proptest::prop_assert_eq!(&whole.lines, &pieces.lines);
             proptest::prop_assert_eq!(&whole.starts, &pieces.starts);
+            if lines && !invert {
+                proptest::prop_assert_eq!(&handed, &pieces.starts);
+                let ids: &[u64] = if line_ids { &pieces.lines } else { &[] };
+                proptest::prop_assert_eq!(&handed_ids[..], ids);
+            } else {
+                proptest::prop_assert_eq!(calls, 0);
+            }
         }
     }
 
@@ -490,13 +538,13 @@ mod tests {
         let c = Cancel::new();
         let opts = CpuOptions::default();
         assert_eq!(
-            search_doc_stepped(&corpus.docs()[0], &q, &opts, &c, 8)
+            search_doc_stepped(&corpus.docs()[0], &q, &opts, &c, 8, None)
                 .unwrap()
                 .count,
             2000
         );
         c.cancel();
-        let e = search_doc_stepped(&corpus.docs()[0], &q, &opts, &c, 8).unwrap_err();
+        let e = search_doc_stepped(&corpus.docs()[0], &q, &opts, &c, 8, None).unwrap_err();
         assert!(e.is_cancelled());
     }
 

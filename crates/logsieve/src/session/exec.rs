@@ -13,7 +13,7 @@ use crate::pattern_counts::{cpu_counts, literal_set, PatternCounts};
 use crate::pipeline::{self, Stats, StatsQuery};
 use crate::planner;
 use crate::query::Query;
-use crate::results::BackendReport;
+use crate::results::{BackendReport, HitSink, NoSink};
 use crate::watchlist::Watchlist;
 
 impl Session {
@@ -40,10 +40,25 @@ impl Session {
         opts: &SearchOptions,
         cancel: &Cancel,
     ) -> Result<Answer, Error> {
+        self.execute_streamed(request, route, opts, cancel, &mut NoSink)
+    }
+
+    /// [`Session::execute_with`] that hands a search's selected lines to
+    /// `sink` while it runs, where the engine can ([`HitSink`]): the CLI
+    /// prints a line while the CPU still has it in its cache, and stops
+    /// early (by cancelling) when its reader has gone (`| head`).
+    pub fn execute_streamed(
+        &self,
+        request: &Request<'_>,
+        route: &Route,
+        opts: &SearchOptions,
+        cancel: &Cancel,
+        sink: &mut dyn HitSink,
+    ) -> Result<Answer, Error> {
         cancel.check()?;
         let answer = match *request {
             Request::Search(q) => self
-                .execute_search(q, route, opts, cancel)
+                .execute_search(q, route, opts, cancel, sink)
                 .map(Answer::Search),
             Request::PatternCounts(q) => self
                 .execute_pattern_counts(q, route, opts, None, cancel)
@@ -67,6 +82,7 @@ impl Session {
         route: &Route,
         opts: &SearchOptions,
         cancel: &Cancel,
+        sink: &mut dyn HitSink,
     ) -> Result<SearchResult, Error> {
         #[cfg(feature = "gpu")]
         if let (Some(kernel), Some(split)) = (route.backend.kernel(), &route.split) {
@@ -80,7 +96,7 @@ impl Session {
         let mut fused = false;
         let (mut r, ran) = match route.backend {
             Backend::Cpu => (
-                self.search_cpu(q, opts, &route.reason, cancel)?,
+                self.search_cpu(q, opts, &route.reason, cancel, sink)?,
                 Backend::Cpu,
             ),
             Backend::Gpu(kernel) => match self.search_gpu(q, opts, kernel, &route.reason, cancel) {
@@ -95,6 +111,7 @@ impl Session {
                         opts,
                         &format!("GPU failed ({e}); fell back to the CPU"),
                         cancel,
+                        sink,
                     )?,
                     Backend::Cpu,
                 ),
@@ -112,6 +129,7 @@ impl Session {
                             opts,
                             &format!("GPU prefilter failed ({e}); fell back to the CPU"),
                             cancel,
+                            sink,
                         )?,
                         Backend::Cpu,
                     ),
@@ -132,6 +150,7 @@ impl Session {
         opts: &SearchOptions,
         reason: &str,
         cancel: &Cancel,
+        sink: &mut dyn HitSink,
     ) -> Result<SearchResult, Error> {
         let t = Instant::now();
         let copts = crate::cpu::CpuOptions {
@@ -140,12 +159,13 @@ impl Session {
             max_count: opts.max_count,
             line_ids: opts.line_ids,
         };
-        let docs = self
-            .corpus
-            .docs()
-            .iter()
-            .map(|d| crate::cpu::search_doc_cancellable(d, query, &copts, cancel))
-            .collect::<Result<_, _>>()?;
+        let mut docs = Vec::with_capacity(self.corpus.docs().len());
+        for (k, d) in self.corpus.docs().iter().enumerate() {
+            let mut piece = |starts: &[u64], ids: &[u64]| sink.lines(k, starts, ids);
+            let hits = crate::cpu::search_doc_streamed(d, query, &copts, cancel, &mut piece)?;
+            sink.doc_done(k, &hits);
+            docs.push(hits);
+        }
         let threads = crate::cpu::resolve_threads(opts.threads);
         // The finder chosen for the largest document is the one that ran
         // for most of the bytes.
