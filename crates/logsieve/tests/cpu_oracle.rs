@@ -553,6 +553,15 @@ fn big_generated_corpus_every_thread_count() {
             "aho-corasick",
         ),
         (&["ERROR"], Syntax::Fixed, "i", "aho-corasick+prefilter"),
+        // -i on one literal: found by a byte or pair in either case
+        // (`cpu::rare`, folded), under -v too.
+        (
+            &["nullpointerexception"],
+            Syntax::Fixed,
+            "i",
+            "aho-corasick+prefilter",
+        ),
+        (&["TimeOut"], Syntax::Regex, "iv", "aho-corasick+prefilter"),
         // Sets found by a rare two-byte window of each (`cpu::Windows`):
         // the literals themselves, under -v, and a regex's required set.
         (

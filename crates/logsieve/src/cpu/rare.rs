@@ -3,7 +3,7 @@
 //! each ([`RareByte`]). The engine's loop (`for_each_match_rare`) takes
 //! them in place of the query's own finder on documents of 1 MiB or more.
 
-use crate::query::Query;
+use crate::query::{CaseMode, Query, QueryKind};
 
 /// Documents under this size are searched by the query's own finder:
 /// sampling costs more than it saves.
@@ -44,17 +44,55 @@ enum DocFinder<'n> {
         needle: &'n [u8],
         offset: usize,
         byte: u8,
+        /// `-i` on an ASCII literal: letters match either case.
+        fold: bool,
     },
+    /// Three of the literal's bytes at their offsets, each with the mask
+    /// a byte is ORed with before the compare (`0x20` for a letter under
+    /// `-i`, its byte then lower case; else 0).
     Pair {
         needle: &'n [u8],
-        i1: usize,
-        b1: u8,
-        i2: usize,
-        b2: u8,
-        i3: usize,
-        b3: u8,
+        bytes: [(usize, u8, u8); 3],
+        fold: bool,
     },
     Windows(Windows<'n>),
+}
+
+/// The OR mask that folds `b`'s case under `-i` (ASCII letters only).
+fn fold_mask(b: u8, fold: bool) -> u8 {
+    if fold && b.is_ascii_alphabetic() {
+        0x20
+    } else {
+        0
+    }
+}
+
+/// The literal of a `-i` search for one literal under ASCII case folding
+/// (`(?i-u)`: letters match either case, other bytes themselves), which
+/// a finder may look for by its bytes in either case.
+fn folded_literal(q: &Query) -> Option<&[u8]> {
+    let plain = q.kind() == QueryKind::Literal
+        && q.case() == CaseMode::Ascii
+        && !q.word()
+        && !q.whole_line()
+        && q.matcher.doc_regex().is_none();
+    match q.literals() {
+        Some([lit]) if plain && lit.iter().any(u8::is_ascii_alphabetic) => Some(lit),
+        _ => None,
+    }
+}
+
+/// The literal at `hay[p..]`, its letters in either case under `fold`.
+#[inline]
+fn literal_at(hay: &[u8], p: usize, needle: &[u8], fold: bool) -> bool {
+    let Some(h) = hay.get(p..p + needle.len()) else {
+        return false;
+    };
+    if fold {
+        h.eq_ignore_ascii_case(needle)
+    } else {
+        h == needle
+    }
 }
 
 /// A few literals found by one three-byte window of each, the window seen
@@ -200,13 +238,14 @@ impl<'n> Windows<'n> {
 
 /// How many sample positions hold `needle[i]` and `needle[j]` at their
 /// distance: the false hits a pair finder would stop at.
-fn pair_hits(sample: &[u8], needle: &[u8], i: usize, j: usize) -> usize {
+fn pair_hits(sample: &[u8], needle: &[u8], i: usize, j: usize, fold: bool) -> usize {
     let n = needle.len();
     let sample = &sample[..sample.len().min(PAIR_SAMPLE)];
     if sample.len() < n {
         return 0;
     }
-    let (x, y) = (needle[i], needle[j]);
+    let (mx, my) = (fold_mask(needle[i], fold), fold_mask(needle[j], fold));
+    let (x, y) = (needle[i] | mx, needle[j] | my);
     let len = sample.len() - n + 1;
     let (a, b) = (&sample[i..i + len], &sample[j..j + len]);
     // Counted in bytes, 255 positions at a time: the compiler keeps 16
@@ -217,10 +256,9 @@ fn pair_hits(sample: &[u8], needle: &[u8], i: usize, j: usize) -> usize {
     // count=\d+'`'s samples; build machine, 2026-11-25).
     let mut hits = 0usize;
     for (ca, cb) in a.chunks(255).zip(b.chunks(255)) {
-        let c = ca
-            .iter()
-            .zip(cb)
-            .fold(0u8, |c, (&p, &q)| c + u8::from((p == x) & (q == y)));
+        let c = ca.iter().zip(cb).fold(0u8, |c, (&p, &q)| {
+            c + u8::from(((p | mx) == x) & ((q | my) == y))
+        });
         hits += usize::from(c);
     }
     hits
@@ -234,19 +272,37 @@ impl<'n> RareByte<'n> {
             return None;
         }
         let sample = &hay[..hay.len().min(RARE_SAMPLE)];
-        if let Some((literals, verify)) = q.matcher.literal_set() {
+        // `-i` on one ASCII literal: its bytes in either case (the
+        // matcher's own finder is Teddy over case variants of a prefix,
+        // ~5 GB/s here, where a byte or pair scan reads at memory speed).
+        let folded = folded_literal(q);
+        if let (None, Some((literals, verify))) = (folded, q.matcher.literal_set()) {
             return Windows::plan(literals, sample).map(|w| RareByte {
                 finder: DocFinder::Windows(w),
                 verify,
             });
         }
-        let (needle, verify) = q.matcher.single_literal()?;
+        let (needle, verify, fold) = match folded {
+            Some(lit) => (lit, false, true),
+            None => {
+                let (needle, verify) = q.matcher.single_literal()?;
+                (needle, verify, false)
+            }
+        };
         if needle.len() < 2 {
             return None;
         }
         let mut freq = [0u32; 256];
         for &b in sample {
             freq[b as usize] += 1;
+        }
+        if fold {
+            // A letter counts in both cases.
+            for b in b'a'..=b'z' {
+                let both = freq[b as usize] + freq[(b ^ 0x20) as usize];
+                freq[b as usize] = both;
+                freq[(b ^ 0x20) as usize] = both;
+            }
         }
         let mut by_rarity: Vec<usize> = (0..needle.len()).collect();
         by_rarity.sort_by_key(|&i| (freq[needle[i] as usize], i));
@@ -256,6 +312,7 @@ impl<'n> RareByte<'n> {
                 needle,
                 offset,
                 byte,
+                fold: fold && byte.is_ascii_alphabetic(),
             }
         } else {
             // One of the four rarest bytes and any other: the pair seen
@@ -266,11 +323,12 @@ impl<'n> RareByte<'n> {
             let mut best = (usize::MAX, 0, 1);
             for &i in &by_rarity[..by_rarity.len().min(4)] {
                 for &j in &by_rarity {
-                    if j == i || needle[i] == needle[j] {
+                    let folded = |k: usize| needle[k] | fold_mask(needle[k], fold);
+                    if j == i || folded(i) == folded(j) {
                         continue;
                     }
                     let (i, j) = (i.min(j), i.max(j));
-                    let h = pair_hits(sample, needle, i, j);
+                    let h = pair_hits(sample, needle, i, j, fold);
                     if h < best.0 {
                         best = (h, i, j);
                     }
@@ -285,14 +343,14 @@ impl<'n> RareByte<'n> {
                 .copied()
                 .find(|&i| i != i1 && i != i2)
                 .unwrap_or(i1);
+            let at = |i: usize| {
+                let m = fold_mask(needle[i], fold);
+                (i, needle[i] | m, m)
+            };
             DocFinder::Pair {
                 needle,
-                i1,
-                b1: needle[i1],
-                i2,
-                b2: needle[i2],
-                i3,
-                b3: needle[i3],
+                bytes: [at(i1), at(i2), at(i3)],
+                fold,
             }
         };
         Some(RareByte { finder, verify })
@@ -311,31 +369,36 @@ impl<'n> RareByte<'n> {
     /// set: the first found, see [`Windows::find`]).
     #[inline]
     pub(super) fn find(&self, hay: &[u8], at: usize, end: usize) -> Option<usize> {
-        let (needle, offset, byte) = match self.finder {
+        let (needle, offset, byte, fold) = match self.finder {
             DocFinder::Pair {
                 needle,
-                i1,
-                b1,
-                i2,
-                b2,
-                i3,
-                b3,
-            } => {
-                return pair_find(&hay[..end], at, needle, [(i1, b1), (i2, b2), (i3, b3)]);
-            }
+                bytes,
+                fold: false,
+            } => return pair_find::<false>(&hay[..end], at, needle, bytes),
+            DocFinder::Pair {
+                needle,
+                bytes,
+                fold: true,
+            } => return pair_find::<true>(&hay[..end], at, needle, bytes),
             DocFinder::Windows(ref w) => return w.find(hay, at, end),
             DocFinder::Byte {
                 needle,
                 offset,
                 byte,
-            } => (needle, offset, byte),
+                fold,
+            } => (needle, offset, byte, fold),
         };
         let n = needle.len();
         let mut from = at + offset;
         while from < end {
-            let i = from + memchr::memchr(byte, &hay[from..end])?;
+            let i = from
+                + if fold {
+                    memchr::memchr2(byte, byte ^ 0x20, &hay[from..end])?
+                } else {
+                    memchr::memchr(byte, &hay[from..end])?
+                };
             let p = i - offset;
-            if p + n <= end && &hay[p..p + n] == needle {
+            if p + n <= end && literal_at(hay, p, needle, fold) {
                 return Some(p);
             }
             from = i + 1;
@@ -344,26 +407,32 @@ impl<'n> RareByte<'n> {
     }
 }
 
-/// The first `p >= at` with `hay[p..p + needle.len()] == needle`, found by
-/// two of its bytes, `needle[i1] == b1` at `p + i1` and `b2` at `p + i2`,
-/// the pair's hits sifted by a third, `b3` at `p + i3`.
-fn pair_find(hay: &[u8], at: usize, needle: &[u8], bytes: [(usize, u8); 3]) -> Option<usize> {
+/// The first `p >= at` with `hay[p..p + needle.len()] == needle` (its
+/// letters in either case under `FOLD`), found by two of its bytes at
+/// their offsets, the pair's hits sifted by a third: `bytes[k] = (i, b,
+/// m)` holds where `hay[p + i] | m == b`.
+fn pair_find<const FOLD: bool>(
+    hay: &[u8],
+    at: usize,
+    needle: &[u8],
+    bytes: [(usize, u8, u8); 3],
+) -> Option<usize> {
     let n = needle.len();
     let last = hay.len().checked_sub(n)?;
-    let [(i1, b1), (i2, b2), _] = bytes;
+    let [(i1, b1, m1), (i2, b2, m2), _] = bytes;
     let mut p = at;
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx2") {
         loop {
             // SAFETY: AVX2 is present (checked just above).
-            let (block, mut bits) = unsafe { pair_scan_avx2(hay, p, bytes) };
+            let (block, mut bits) = unsafe { pair_scan_avx2::<FOLD>(hay, p, bytes) };
             p = block;
             if bits == 0 {
                 break;
             }
             while bits != 0 {
                 let c = p + bits.trailing_zeros() as usize;
-                if c + n <= hay.len() && &hay[c..c + n] == needle {
+                if literal_at(hay, c, needle, FOLD) {
                     return Some(c);
                 }
                 bits &= bits - 1;
@@ -372,7 +441,7 @@ fn pair_find(hay: &[u8], at: usize, needle: &[u8], bytes: [(usize, u8); 3]) -> O
         }
     }
     while p <= last {
-        if hay[p + i1] == b1 && hay[p + i2] == b2 && &hay[p..p + n] == needle {
+        if hay[p + i1] | m1 == b1 && hay[p + i2] | m2 == b2 && literal_at(hay, p, needle, FOLD) {
             return Some(p);
         }
         p += 1;
@@ -392,14 +461,26 @@ fn pair_find(hay: &[u8], at: usize, needle: &[u8], bytes: [(usize, u8); 3]) -> O
 /// spilled them: 21 instructions a step against 12).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn pair_scan_avx2(hay: &[u8], mut p: usize, bytes: [(usize, u8); 3]) -> (usize, u64) {
+fn pair_scan_avx2<const FOLD: bool>(
+    hay: &[u8],
+    mut p: usize,
+    bytes: [(usize, u8, u8); 3],
+) -> (usize, u64) {
     use std::arch::x86_64::*;
     const V: usize = 32;
-    let [(i1, b1), (i2, b2), (i3, b3)] = bytes;
+    let [(i1, b1, m1), (i2, b2, m2), (i3, b3, m3)] = bytes;
     let far = i1.max(i2).max(i3);
     let v1 = _mm256_set1_epi8(b1 as i8);
     let v2 = _mm256_set1_epi8(b2 as i8);
     let v3 = _mm256_set1_epi8(b3 as i8);
+    let (f1, f2, f3) = (
+        _mm256_set1_epi8(m1 as i8),
+        _mm256_set1_epi8(m2 as i8),
+        _mm256_set1_epi8(m3 as i8),
+    );
+    // Under -i a letter's byte is ORed with 0x20 first (one more
+    // instruction a vector; none without -i).
+    let fold = |x: __m256i, f: __m256i| if FOLD { _mm256_or_si256(x, f) } else { x };
     let base = hay.as_ptr();
     // SAFETY (both): the callers keep at + far + 32 <= hay.len(), so
     // every 32-byte load below is in bounds.
@@ -410,11 +491,14 @@ fn pair_scan_avx2(hay: &[u8], mut p: usize, bytes: [(usize, u8); 3]) -> (usize, 
                 _mm256_loadu_si256(base.add(at + i2).cast::<__m256i>()),
             )
         };
-        _mm256_and_si256(_mm256_cmpeq_epi8(a, v1), _mm256_cmpeq_epi8(b, v2))
+        _mm256_and_si256(
+            _mm256_cmpeq_epi8(fold(a, f1), v1),
+            _mm256_cmpeq_epi8(fold(b, f2), v2),
+        )
     };
     let third = |at: usize, m: __m256i| {
         let c = unsafe { _mm256_loadu_si256(base.add(at + i3).cast::<__m256i>()) };
-        _mm256_and_si256(m, _mm256_cmpeq_epi8(c, v3))
+        _mm256_and_si256(m, _mm256_cmpeq_epi8(fold(c, f3), v3))
     };
     let bits = |lo: __m256i, hi: __m256i| {
         (_mm256_movemask_epi8(lo) as u32 as u64) | ((_mm256_movemask_epi8(hi) as u32 as u64) << 32)
@@ -501,7 +585,7 @@ mod tests {
     #[test]
     fn pair_hits_counts_every_position() {
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let needle = b"abba\n";
+        let needle = b"aBba\n";
         for len in [
             0, 1, 4, 5, 6, 254, 255, 256, 259, 510, 511, 600, 8191, 8192, 9000,
         ] {
@@ -510,17 +594,27 @@ mod tests {
                     x ^= x << 13;
                     x ^= x >> 7;
                     x ^= x << 17;
-                    b"ab\n"[(x % 3) as usize]
+                    b"abAB\n"[(x % 5) as usize]
                 })
                 .collect();
             let cut = &sample[..sample.len().min(PAIR_SAMPLE)];
             let n = needle.len();
-            for i in 0..n {
-                for j in i + 1..n {
-                    let want = (0..(cut.len() + 1).saturating_sub(n))
-                        .filter(|&p| cut[p + i] == needle[i] && cut[p + j] == needle[j])
-                        .count();
-                    assert_eq!(pair_hits(&sample, needle, i, j), want, "{len} {i} {j}");
+            for fold in [false, true] {
+                let eq = |a: u8, b: u8| {
+                    if fold {
+                        a.eq_ignore_ascii_case(&b)
+                    } else {
+                        a == b
+                    }
+                };
+                for i in 0..n {
+                    for j in i + 1..n {
+                        let want = (0..(cut.len() + 1).saturating_sub(n))
+                            .filter(|&p| eq(cut[p + i], needle[i]) && eq(cut[p + j], needle[j]))
+                            .count();
+                        let got = pair_hits(&sample, needle, i, j, fold);
+                        assert_eq!(got, want, "{len} {i} {j} fold {fold}");
+                    }
                 }
             }
         }
@@ -567,28 +661,95 @@ mod tests {
         assert_eq!(r.find(&hay, 1, 4), Some(1));
     }
 
+    /// `-i` on one ASCII literal: found by a byte or a pair in either
+    /// case (the plan says which, folded), with the lines the query's own
+    /// finder (Teddy over case variants, verified by aho-corasick) finds:
+    /// every case mix, a literal cut short, at the document's edges.
+    #[test]
+    fn folded_finders_find_what_the_matcher_finds() {
+        for (pat, filler, byte) in [
+            // `x` is rare in the filler: the byte finder, in both cases.
+            (
+                "nullPointerException",
+                &b"some ordinary text, no match\n"[..],
+                true,
+            ),
+            // Every byte of `timeout` is common: a pair.
+            (
+                "TimeOut",
+                &b"time out, tim eout, timeou t: item mouton\n"[..],
+                false,
+            ),
+        ] {
+            let mut hay = format!("{}\n", pat.to_uppercase()).into_bytes();
+            // The first line, the last, and two lines in 97.
+            let mut want = 2;
+            let mut i = 0;
+            while hay.len() < RARE_MIN_DOC + 1000 {
+                let line = match i % 97 {
+                    0 => format!("a {} b\n", pat.to_lowercase()),
+                    13 => format!("{}{}\n", &pat[..3].to_uppercase(), &pat[3..].to_lowercase()),
+                    29 => format!("cut {}\n", &pat[..pat.len() - 1]),
+                    41 => format!("{}@{}\n", &pat[..2], &pat[2..]),
+                    _ => String::from_utf8(filler.to_vec()).unwrap(),
+                };
+                hay.extend_from_slice(line.as_bytes());
+                want += usize::from(i % 97 == 0 || i % 97 == 13);
+                i += 1;
+            }
+            hay.extend_from_slice(pat.to_ascii_lowercase().as_bytes());
+            let q = crate::QueryBuilder::new()
+                .syntax(crate::Syntax::Fixed)
+                .case_insensitive(true)
+                .build(&[pat])
+                .unwrap();
+            let r = RareByte::plan(&q, &hay).expect("a literal on a large document");
+            let folded = match r.finder {
+                DocFinder::Byte { fold, .. } => byte && fold,
+                DocFinder::Pair { fold, .. } => !byte && fold,
+                DocFinder::Windows(_) => false,
+            };
+            assert!(folded, "{pat}: {}", r.name());
+            let a = rare_lines(&q, &hay, Some(&r));
+            assert_eq!(a, rare_lines(&q, &hay, None), "{pat}");
+            assert_eq!(a.len(), want, "{pat}");
+        }
+    }
+
     proptest::proptest! {
         /// The AVX2 pair scan (128 and 64 starts a step, then the scalar
         /// tail) finds the first occurrence a naive loop finds, for every
         /// pair of needle positions and every third byte that sifts it,
-        /// every start and haystack length around the step edges.
+        /// every start and haystack length around the step edges; under
+        /// -i (`FOLD`) letters in either case, `@` and `` ` `` (one bit
+        /// apart as `a` and `A` are) and `\n` as themselves.
         #[test]
         fn pair_find_agrees_with_a_naive_search(
-            hay in proptest::collection::vec(proptest::sample::select(b"ab\nc".to_vec()), 0..400),
-            needle in proptest::collection::vec(proptest::sample::select(b"abc".to_vec()), 2..6),
+            hay in proptest::collection::vec(proptest::sample::select(b"abAB\nc@`".to_vec()), 0..400),
+            needle in proptest::collection::vec(proptest::sample::select(b"abcA@".to_vec()), 2..6),
             at in 0usize..64,
+            fold: bool,
         ) {
             let n = needle.len();
+            let same = |h: &[u8]| if fold { h.eq_ignore_ascii_case(&needle) } else { h == &needle[..] };
             for i1 in 0..n {
                 for i2 in i1 + 1..n {
                     for len in [hay.len(), hay.len().saturating_sub(1), hay.len() / 2] {
                         let h = &hay[..len];
                         let at = at.min(len);
                         let want = (at..=len.saturating_sub(n))
-                            .find(|&p| p + n <= len && h[p..p + n] == needle[..]);
+                            .find(|&p| p + n <= len && same(&h[p..p + n]));
                         for i3 in 0..n {
-                            let bytes = [(i1, needle[i1]), (i2, needle[i2]), (i3, needle[i3])];
-                            let got = pair_find(h, at, &needle, bytes);
+                            let at3 = |i: usize| {
+                                let m = fold_mask(needle[i], fold);
+                                (i, needle[i] | m, m)
+                            };
+                            let bytes = [at3(i1), at3(i2), at3(i3)];
+                            let got = if fold {
+                                pair_find::<true>(h, at, &needle, bytes)
+                            } else {
+                                pair_find::<false>(h, at, &needle, bytes)
+                            };
                             proptest::prop_assert_eq!(got, want, "i1 {} i2 {} i3 {} len {}", i1, i2, i3, len);
                         }
                     }
