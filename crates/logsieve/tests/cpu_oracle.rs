@@ -607,6 +607,41 @@ fn big_generated_corpus_every_thread_count() {
             "iv",
             "aho-corasick+prefilter",
         ),
+        // Many literals behind one prefix (`cpu::rare::Prefixed`), and
+        // as a regex's required set.
+        (
+            &[
+                "user=u10",
+                "user=u11",
+                "user=u12",
+                "user=u13",
+                "user=u14",
+                "user=u15",
+                "user=u16",
+                "user=u17",
+                "user=u18",
+                "user=u19",
+                "user=u20",
+                "user=u21",
+                "user=u22",
+                "user=u23",
+                "user=u24",
+                "user=u25",
+                "user=u26",
+                "user=u27",
+                "user=u280",
+                "user=u2999",
+            ],
+            Syntax::Fixed,
+            "",
+            "aho-corasick",
+        ),
+        (
+            &[r"user=u(?:10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28)\d "],
+            Syntax::Regex,
+            "",
+            "regex+prefilter",
+        ),
         (&[""], Syntax::Fixed, "", "all-lines"),
     ];
     for &(ps, syntax, flags, name) in queries {
@@ -837,4 +872,19 @@ proptest! {
         let q = build(&p, Syntax::Fixed, Flags { i, w, ..Flags::default() }).unwrap();
         prop_assert_eq!(q.find_iter_line(&line), naive_find_iter(&p, &line, i, w), "matcher {}", q.cpu_matcher_name());
     }
+}
+
+/// 150 literals behind one prefix: the prefix table's set (100 or more)
+/// found by the prefix and a key (`cpu::rare::Prefixed`), on every thread
+/// count, against the oracle.
+#[test]
+fn big_many_literals_behind_a_prefix() {
+    let ps: Vec<String> = (0..150)
+        .map(|k| format!("user=u{}", 1000 + k * 7))
+        .collect();
+    let p: Vec<Vec<u8>> = ps.iter().map(|s| s.clone().into_bytes()).collect();
+    let q = build(&p, Syntax::Fixed, Flags::parse("")).unwrap();
+    assert_eq!(q.cpu_matcher_name(), "prefix-table");
+    check_against_oracle(big(), &p, Syntax::Fixed, Flags::parse(""), Depth::Full)
+        .unwrap_or_else(|e| panic!("{e}"));
 }

@@ -353,6 +353,7 @@ impl Matcher {
     pub(crate) fn literal_set(&self) -> Option<(&[Vec<u8>], bool)> {
         let (lits, verify) = match self {
             Matcher::Aho(_, Some(lits)) => (&lits[..], false),
+            Matcher::Multi(t) if !t.set.fold => (&t.set.uniq[..], false),
             Matcher::Prefiltered { pre, .. } if !pre.literals().folded() => {
                 (pre.literals().literals(), true)
             }

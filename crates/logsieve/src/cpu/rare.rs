@@ -56,6 +56,7 @@ enum DocFinder<'n> {
         fold: bool,
     },
     Windows(Windows<'n>),
+    Prefixed(Prefixed<'n>),
 }
 
 /// The OR mask that folds `b`'s case under `-i` (ASCII letters only).
@@ -236,6 +237,158 @@ impl<'n> Windows<'n> {
     }
 }
 
+/// Many literals that share a prefix (request ids pasted as `req=...`, an
+/// IOC list of `user=...`), found by the prefix's bytes with the pair scan,
+/// then by the bytes after the prefix: up to 8 of them as a key, looked up
+/// in a 65,536-bit table of the literals' keys (a false hit is one load
+/// and a bit test), and a key that is set compared with the literals that
+/// hold it. aho-corasick with its rare-byte prefilter stops at each `q` of
+/// `req=` (1M lines in the 194 MB log) and runs its automaton from there:
+/// 100 ids took 41 ms in memory, 29 this way (build machine, one thread,
+/// 2026-11-26).
+struct Prefixed<'n> {
+    literals: &'n [Vec<u8>],
+    /// The common prefix's length.
+    prefix: usize,
+    /// The key's length: bytes after the prefix, 1 to 8.
+    key_len: usize,
+    /// The prefix's pair and third byte ([`pair_scan_avx2`]).
+    bytes: [(usize, u8, u8); 3],
+    /// One bit per key hash ([`Prefixed::slot`]).
+    table: Vec<u64>,
+    /// The literals (indices) holding each key.
+    by_key: std::collections::HashMap<u64, Vec<usize>>,
+}
+
+/// The sampled pair hits of a prefix are under one in this many bytes: a
+/// hit costs a key lookup in the scan's block (~4 ns), not a restart.
+/// `req=`'s pair (one a line, 1 in ~190 bytes) passes.
+const PREFIX_SHARE: usize = 64;
+
+impl<'n> Prefixed<'n> {
+    /// The literals' common prefix and key lengths, when they share a
+    /// prefix of 2 bytes or more (no line end in it) and each goes on
+    /// past it.
+    fn shape(literals: &[Vec<u8>]) -> Option<(usize, usize)> {
+        let first = literals.first()?;
+        let prefix = literals.iter().fold(first.len(), |n, l| {
+            n.min(l.iter().zip(first).take_while(|(a, b)| a == b).count())
+        });
+        let shortest = literals.iter().map(Vec::len).min()?;
+        let ok = literals.len() >= 2
+            && prefix >= 2
+            && shortest > prefix
+            && !first[..prefix].contains(&b'\n');
+        ok.then(|| (prefix, (shortest - prefix).min(8)))
+    }
+
+    /// The finder when the prefix's least seen pair in the sample is under
+    /// one in [`PREFIX_SHARE`] bytes.
+    fn plan(literals: &'n [Vec<u8>], sample: &[u8]) -> Option<Prefixed<'n>> {
+        let (prefix, key_len) = Prefixed::shape(literals)?;
+        let p = &literals[0][..prefix];
+        let mut best = (usize::MAX, 0, 1);
+        for i in 0..prefix {
+            for j in i + 1..prefix {
+                if p[i] != p[j] {
+                    let h = pair_hits(sample, p, i, j, false);
+                    if h < best.0 {
+                        best = (h, i, j);
+                    }
+                }
+            }
+        }
+        let (hits, i1, i2) = best;
+        let scored = sample.len().min(PAIR_SAMPLE);
+        if hits == usize::MAX || hits * PREFIX_SHARE > scored {
+            return None;
+        }
+        Some(Prefixed::with_pair(literals, prefix, key_len, i1, i2))
+    }
+
+    /// The finder by the prefix's bytes `i1` and `i2` (and a third).
+    fn with_pair(
+        literals: &'n [Vec<u8>],
+        prefix: usize,
+        key_len: usize,
+        i1: usize,
+        i2: usize,
+    ) -> Prefixed<'n> {
+        let p = &literals[0][..prefix];
+        let i3 = (0..prefix).find(|&i| i != i1 && i != i2).unwrap_or(i1);
+        let mut table = vec![0u64; 1024];
+        let mut by_key: std::collections::HashMap<u64, Vec<usize>> = Default::default();
+        for (k, lit) in literals.iter().enumerate() {
+            let key = key_of(&lit[prefix..prefix + key_len]);
+            let s = Prefixed::slot(key);
+            table[s >> 6] |= 1 << (s & 63);
+            by_key.entry(key).or_default().push(k);
+        }
+        Prefixed {
+            literals,
+            prefix,
+            key_len,
+            bytes: [(i1, p[i1], 0), (i2, p[i2], 0), (i3, p[i3], 0)],
+            table,
+            by_key,
+        }
+    }
+
+    /// The key's bytes in a little-endian load of 8.
+    #[inline]
+    fn mask(&self) -> u64 {
+        u64::MAX >> (8 * (8 - self.key_len))
+    }
+
+    /// A key's bit in the table.
+    #[inline]
+    fn slot(key: u64) -> usize {
+        (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 48) as usize
+    }
+
+    /// A literal starting at `c` (its prefix's pair and third byte seen
+    /// there): the rest of the prefix, the key's bit, then the literals
+    /// with that key.
+    #[inline]
+    fn at(&self, hay: &[u8], c: usize) -> bool {
+        let k = c + self.prefix;
+        let key = match hay.get(k..k + 8) {
+            // One load, the bytes past the key masked off.
+            Some(b) => u64::from_le_bytes(b.try_into().expect("8 bytes")) & self.mask(),
+            None => match hay.get(k..k + self.key_len) {
+                Some(b) => key_of(b),
+                None => return false,
+            },
+        };
+        let s = Prefixed::slot(key);
+        if self.table[s >> 6] >> (s & 63) & 1 == 0 {
+            return false;
+        }
+        let head = &self.literals[0][..self.prefix];
+        hay[c..].starts_with(head)
+            && self
+                .by_key
+                .get(&key)
+                .is_some_and(|ks| ks.iter().any(|&i| hay[c..].starts_with(&self.literals[i])))
+    }
+
+    /// The first literal occurrence in `hay[at..end]`.
+    #[inline]
+    fn find(&self, hay: &[u8], at: usize, end: usize) -> Option<usize> {
+        let hay = &hay[..end];
+        let n = self.prefix + self.key_len;
+        pair_find_by::<false>(hay, at, n, self.bytes, |c| self.at(hay, c))
+    }
+}
+
+/// Up to 8 bytes as a little-endian number (zero above them).
+#[inline]
+fn key_of(bytes: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    b[..bytes.len()].copy_from_slice(bytes);
+    u64::from_le_bytes(b)
+}
+
 /// How many sample positions hold `needle[i]` and `needle[j]` at their
 /// distance: the false hits a pair finder would stop at.
 fn pair_hits(sample: &[u8], needle: &[u8], i: usize, j: usize, fold: bool) -> usize {
@@ -277,10 +430,11 @@ impl<'n> RareByte<'n> {
         // ~5 GB/s here, where a byte or pair scan reads at memory speed).
         let folded = folded_literal(q);
         if let (None, Some((literals, verify))) = (folded, q.matcher.literal_set()) {
-            return Windows::plan(literals, sample).map(|w| RareByte {
-                finder: DocFinder::Windows(w),
-                verify,
-            });
+            let finder = match Windows::plan(literals, sample) {
+                Some(w) => DocFinder::Windows(w),
+                None => DocFinder::Prefixed(Prefixed::plan(literals, sample)?),
+            };
+            return Some(RareByte { finder, verify });
         }
         let (needle, verify, fold) = match folded {
             Some(lit) => (lit, false, true),
@@ -362,6 +516,7 @@ impl<'n> RareByte<'n> {
             DocFinder::Byte { .. } => "rare-byte",
             DocFinder::Pair { .. } => "rare-pair",
             DocFinder::Windows(_) => "rare-windows",
+            DocFinder::Prefixed(_) => "prefix-keys",
         }
     }
 
@@ -381,6 +536,7 @@ impl<'n> RareByte<'n> {
                 fold: true,
             } => return pair_find::<true>(&hay[..end], at, needle, bytes),
             DocFinder::Windows(ref w) => return w.find(hay, at, end),
+            DocFinder::Prefixed(ref p) => return p.find(hay, at, end),
             DocFinder::Byte {
                 needle,
                 offset,
@@ -417,9 +573,23 @@ fn pair_find<const FOLD: bool>(
     needle: &[u8],
     bytes: [(usize, u8, u8); 3],
 ) -> Option<usize> {
-    let n = needle.len();
+    pair_find_by::<FOLD>(hay, at, needle.len(), bytes, |c| {
+        literal_at(hay, c, needle, FOLD)
+    })
+}
+
+/// The first `p >= at` where the three `bytes` hold and `is_match(p)`,
+/// for matches of at least `n` bytes ending inside `hay`.
+#[inline]
+fn pair_find_by<const FOLD: bool>(
+    hay: &[u8],
+    at: usize,
+    n: usize,
+    bytes: [(usize, u8, u8); 3],
+    is_match: impl Fn(usize) -> bool,
+) -> Option<usize> {
     let last = hay.len().checked_sub(n)?;
-    let [(i1, b1, m1), (i2, b2, m2), _] = bytes;
+    let [(i1, b1, m1), (i2, b2, m2), (i3, b3, m3)] = bytes;
     let mut p = at;
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx2") {
@@ -432,7 +602,7 @@ fn pair_find<const FOLD: bool>(
             }
             while bits != 0 {
                 let c = p + bits.trailing_zeros() as usize;
-                if literal_at(hay, c, needle, FOLD) {
+                if c <= last && is_match(c) {
                     return Some(c);
                 }
                 bits &= bits - 1;
@@ -441,7 +611,8 @@ fn pair_find<const FOLD: bool>(
         }
     }
     while p <= last {
-        if hay[p + i1] | m1 == b1 && hay[p + i2] | m2 == b2 && literal_at(hay, p, needle, FOLD) {
+        if hay[p + i1] | m1 == b1 && hay[p + i2] | m2 == b2 && hay[p + i3] | m3 == b3 && is_match(p)
+        {
             return Some(p);
         }
         p += 1;
@@ -546,6 +717,11 @@ pub(crate) const RARE_BYTE_SPEED: f64 = 1.5;
 /// ms), `-i` literals at 1.47-1.69x and 1.82-1.93x.
 pub(crate) const WINDOWS_SPEED: f64 = 0.8;
 
+/// [`Prefixed`]'s speed over the planner's base: 100 request ids, 29 ms
+/// in memory on the build machine, where the base literal scan reads the
+/// same 194 MB in ~20.
+pub(crate) const PREFIXED_SPEED: f64 = 0.7;
+
 /// The speed of the CPU finder that runs `q` on `hay`, over the calibrated
 /// single-literal speed (the planner's CPU estimate). One thread on the
 /// H100 machine's Xeon (cpu-shapes, 194 MB, 2026-11-25): `ERROR_503` by
@@ -558,6 +734,7 @@ pub(crate) fn doc_speed(q: &Query, hay: &[u8]) -> f64 {
         Some(DocFinder::Byte { .. }) => RARE_BYTE_SPEED,
         Some(DocFinder::Pair { .. }) => 1.25,
         Some(DocFinder::Windows(_)) => WINDOWS_SPEED,
+        Some(DocFinder::Prefixed(_)) => PREFIXED_SPEED,
         None => q.matcher.speed(),
     }
 }
@@ -568,7 +745,9 @@ pub(crate) fn doc_speed(q: &Query, hay: &[u8]) -> f64 {
 pub(crate) fn matcher_name(q: &Query, hay: &[u8]) -> String {
     let name = q.cpu_matcher_name();
     match RareByte::plan(q, hay) {
-        Some(r) if name == "memmem" || name == "aho-corasick" => r.name().to_string(),
+        Some(r) if matches!(name, "memmem" | "aho-corasick" | "prefix-table") => {
+            r.name().to_string()
+        }
         Some(r) => name.replace("prefilter", r.name()),
         None => name.to_string(),
     }
@@ -707,7 +886,7 @@ mod tests {
             let folded = match r.finder {
                 DocFinder::Byte { fold, .. } => byte && fold,
                 DocFinder::Pair { fold, .. } => !byte && fold,
-                DocFinder::Windows(_) => false,
+                DocFinder::Windows(_) | DocFinder::Prefixed(_) => false,
             };
             assert!(folded, "{pat}: {}", r.name());
             let a = rare_lines(&q, &hay, Some(&r));
@@ -812,6 +991,92 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The first occurrence of any of `lits` inside `hay[at..end]`.
+    fn first_of(lits: &[Vec<u8>], hay: &[u8], at: usize, end: usize) -> Option<usize> {
+        (at..end).find(|&p| lits.iter().any(|l| hay[p..end].starts_with(l)))
+    }
+
+    proptest::proptest! {
+        /// [`Prefixed::find`], by any pair of the prefix's bytes, finds
+        /// the first occurrence inside `[at, end)`: literals of several
+        /// lengths (keys of 1 to 8 bytes, cut at the shortest), keys that
+        /// two literals share, occurrences at both ends.
+        #[test]
+        fn prefixed_find_the_first_occurrence(
+            hay in proptest::collection::vec(proptest::sample::select(b"ab\nc".to_vec()), 0..120),
+            tails in proptest::collection::vec(
+                proptest::collection::vec(proptest::sample::select(b"abc".to_vec()), 1..11),
+                2..8,
+            ),
+            prefix in proptest::collection::vec(proptest::sample::select(b"abc".to_vec()), 2..4),
+            at in 0usize..120,
+            len in 0usize..120,
+        ) {
+            let lits: Vec<Vec<u8>> = tails.iter().map(|t| [&prefix[..], t].concat()).collect();
+            let Some((p, key_len)) = Prefixed::shape(&lits) else {
+                // The tails share a first byte: the common prefix is longer.
+                return Ok(());
+            };
+            let at = at.min(hay.len());
+            let end = at + len % (hay.len() - at + 1);
+            let want = first_of(&lits, &hay, at, end);
+            for i1 in 0..p {
+                for i2 in i1 + 1..p {
+                    let f = Prefixed::with_pair(&lits, p, key_len, i1, i2);
+                    proptest::prop_assert_eq!(f.find(&hay, at, end), want, "{} {}", i1, i2);
+                }
+            }
+        }
+    }
+
+    /// A set of 40 ids behind one prefix on a large document: planned as
+    /// [`Prefixed`] (the prefix on every line), the lines the query's own
+    /// finder selects; a short prefix seen everywhere is declined.
+    #[test]
+    fn prefixed_plan_finds_what_the_literals_find() {
+        let mut hay = Vec::new();
+        let mut i = 0u64;
+        while hay.len() < RARE_MIN_DOC + 1000 {
+            let id = i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40;
+            // ~150 bytes a line, as a log's: `req=` once.
+            hay.extend_from_slice(
+                format!("t={i} host=web-{:02} level=info req={id:06x} msg=ok path=/api/v1/items/{} status=200 bytes={}\n", i % 50, i % 977, i * 31 % 100_000)
+                    .as_bytes(),
+            );
+            i += 1;
+        }
+        hay.extend_from_slice(b"req=00000");
+        let mut pats: Vec<String> = (0..40u64)
+            .map(|k| {
+                format!(
+                    "req={:06x}",
+                    (k * 997).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40
+                )
+            })
+            .collect();
+        // Not in the document; one cut short at its end; one longer than
+        // another with the same key.
+        pats.extend(["req=zzzzzz".into(), "req=00000x".into()]);
+        pats.push(format!("{} msg=ok", pats[3]));
+        let q = crate::QueryBuilder::new()
+            .syntax(crate::Syntax::Fixed)
+            .build(&pats)
+            .unwrap();
+        let r = RareByte::plan(&q, &hay).expect("a set on a large document");
+        assert_eq!(r.name(), "prefix-keys");
+        let a = rare_lines(&q, &hay, Some(&r));
+        assert_eq!(a, rare_lines(&q, &hay, None));
+        // The ids of lines 0, 997, ... 6979 at least.
+        assert!(a.len() >= 8, "{}", a.len());
+        // `t=` is on every line twice, 1 in ~75 bytes: over PREFIX_SHARE.
+        let many: Vec<String> = (0..40).map(|k| format!("t={k}")).collect();
+        let q = crate::QueryBuilder::new()
+            .syntax(crate::Syntax::Fixed)
+            .build(&many)
+            .unwrap();
+        assert!(RareByte::plan(&q, &hay).is_none_or(|r| r.name() != "prefix-keys"));
     }
 
     proptest::proptest! {
