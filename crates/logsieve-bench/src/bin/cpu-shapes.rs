@@ -1,13 +1,14 @@
 //! One-shot CPU search of every query shape, process to process, one thread:
 //! `logsieve search -j 1` against `rg -j1` (and GNU grep where its syntax
-//! agrees), interleaved run by run on the same file. Every shape's output
+//! agrees), logsieve and rg interleaved run by run on the same file (each
+//! first in every other round), grep's runs after theirs. Every shape's output
 //! is compared with ripgrep's (byte for byte; for `--json` the number of
 //! `match` records), so the benchmark doubles as a test: exit 1 on a
 //! mismatch. Also reads `--explain`'s CPU estimate and the search time it
 //! reports, to check the planner's estimate (within 2x is the goal).
 //!
 //! Usage: `cpu-shapes [--file PATH | --lines N] [--runs N] [--logsieve PATH]
-//! [--out FILE.md]`
+//! [--out FILE.md] [--only NAME-PART]`
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -19,6 +20,8 @@ struct Args {
     runs: usize,
     logsieve: PathBuf,
     out: Option<PathBuf>,
+    /// Only the shapes whose name holds this (`--only`).
+    only: Option<String>,
 }
 
 fn parse() -> Args {
@@ -31,6 +34,7 @@ fn parse() -> Args {
             .and_then(|p| p.parent().map(|d| d.join("logsieve")))
             .unwrap_or_else(|| PathBuf::from("logsieve")),
         out: None,
+        only: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(f) = it.next() {
@@ -41,6 +45,7 @@ fn parse() -> Args {
             "--runs" => a.runs = v.parse().expect("--runs N"),
             "--logsieve" => a.logsieve = v.into(),
             "--out" => a.out = Some(v.into()),
+            "--only" => a.only = Some(v),
             _ => panic!("unknown flag {f}"),
         }
     }
@@ -129,21 +134,26 @@ fn main() {
         }
     };
     let data = std::fs::read(&file).expect("read corpus");
-    // 100 request ids spread over the file (every 7,000th), as an IOC list.
-    let pats: Vec<&[u8]> = memchr::memmem::find_iter(&data, b"req=")
-        .step_by(7000)
-        .take(100)
-        .map(|i| {
-            let e = data[i..]
-                .iter()
-                .position(|&b| b == b' ')
-                .map_or(data.len(), |j| i + j);
-            &data[i..e]
-        })
-        .collect();
-    let pat_file = dir.join("pats100.txt");
-    std::fs::write(&pat_file, pats.join(&b"\n"[..])).expect("write patterns");
-    let pf = pat_file.display().to_string();
+    // Request ids spread over the file, as an IOC list: 100 (every
+    // 7,000th) and 1,000 (every 700th: past the prefix table's 100).
+    let ids = |every: usize, n: usize, name: &str| {
+        let pats: Vec<&[u8]> = memchr::memmem::find_iter(&data, b"req=")
+            .step_by(every)
+            .take(n)
+            .map(|i| {
+                let e = data[i..]
+                    .iter()
+                    .position(|&b| b == b' ')
+                    .map_or(data.len(), |j| i + j);
+                &data[i..e]
+            })
+            .collect();
+        let pat_file = dir.join(name);
+        std::fs::write(&pat_file, pats.join(&b"\n"[..])).expect("write patterns");
+        pat_file.display().to_string()
+    };
+    let pf = ids(7000, 100, "pats100.txt");
+    let pf1000 = ids(700, 1000, "pats1000.txt");
     let f = file.display().to_string();
     let ls = a.logsieve.display().to_string();
     let shapes = vec![
@@ -169,6 +179,11 @@ fn main() {
         shape(
             "100 literals (-F -f), count",
             &["-c", "-F", "-f", &pf],
+            true,
+        ),
+        shape(
+            "1000 literals (-F -f), count",
+            &["-c", "-F", "-f", &pf1000],
             true,
         ),
         shape(
@@ -208,7 +223,8 @@ fn main() {
     md.push_str("| shape | flags | logsieve -j 1 (ms) | rg -j1 (ms) | grep (ms) | logsieve / rg | matcher | explain: est. / ran (ms) | output lines |\n|---|---|---:|---:|---:|---:|---|---:|---:|\n");
     let has_grep = Command::new("grep").arg("--version").output().is_ok();
     let mut ok = true;
-    for s in &shapes {
+    let only = |s: &&Shape| a.only.as_ref().is_none_or(|o| s.name.contains(o.as_str()));
+    for s in shapes.iter().filter(only) {
         let mut ls_argv = vec![ls.clone(), "search".into(), "-j".into(), "1".into()];
         ls_argv.extend(s.args.iter().cloned());
         ls_argv.push(f.clone());
@@ -221,19 +237,33 @@ fn main() {
         let with_grep = s.grep && has_grep;
         let (mut tl, mut tr, mut tg) = (Vec::new(), Vec::new(), Vec::new());
         let (mut out_l, mut out_r) = (Vec::new(), Vec::new());
+        // logsieve and rg alternate which runs first in a round; grep's
+        // rounds come after theirs. A process that maps the file right
+        // after grep read it (`read`) ran 2-4 ms slower on the build
+        // machine (2026-11-26: `-c ERROR_503` 1.04x rg when logsieve
+        // followed grep in 2 of 3 rounds, 0.96-0.97x with grep left out).
         for round in 0..=a.runs {
-            let (t, o) = run(&ls_argv);
-            let (t2, o2) = run(&rg_argv);
-            let g = with_grep.then(|| run(&grep_argv));
+            let ((t, o), (t2, o2)) = if round % 2 == 0 {
+                let l = run(&ls_argv);
+                (l, run(&rg_argv))
+            } else {
+                let r = run(&rg_argv);
+                (run(&ls_argv), r)
+            };
             if round > 0 {
                 tl.push(t);
                 tr.push(t2);
-                if let Some((t3, _)) = g {
-                    tg.push(t3);
-                }
             }
             out_l = o;
             out_r = o2;
+        }
+        if with_grep {
+            for round in 0..=a.runs {
+                let t = run(&grep_argv).0;
+                if round > 0 {
+                    tg.push(t);
+                }
+            }
         }
         let (dl, dr) = (digest(s, &out_l), digest(s, &out_r));
         if dl != dr {
@@ -259,7 +289,9 @@ fn main() {
         md.push_str(&format!(
             "| {} | `{}` | {} | {} | {} | {:.2} | {} | {} | {} |\n",
             s.name,
-            flags.replace(&pf, "pats100.txt"),
+            flags
+                .replace(&pf, "pats100.txt")
+                .replace(&pf1000, "pats1000.txt"),
             ms(ml),
             ms(mr),
             grep_ms,
