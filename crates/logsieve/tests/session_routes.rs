@@ -285,3 +285,70 @@ fn streamed_lines_are_the_answers_lines_in_order() {
     }
     assert!(checked > CASES.len(), "{checked} streamed searches checked");
 }
+
+/// A one-shot plan that would start a GPU it has not seen looks at the
+/// adapters first (`Session::prepare`): where the best is a software
+/// adapter (lavapipe on CI) or there is none, no device is started and
+/// the CPU answers, saying why; a real GPU is started. The query is slow
+/// on the CPU (24 patterns `--fuzzy 3`, each of four common 2-byte
+/// pieces), so the cold plan weighs a discrete GPU over the CPU.
+#[test]
+fn prepare_looks_before_it_starts_a_gpu() {
+    use logsieve::gen::{generate, GenOptions};
+    use logsieve::{QueryBuilder, Request};
+    let data = generate(&GenOptions {
+        lines: 40_000,
+        seed: 5,
+        ..Default::default()
+    });
+    const PIECES: [&str; 8] = ["er", "or", "in", "re", "at", "on", "st", "en"];
+    let pats: Vec<String> = (0..24)
+        .map(|i| {
+            let (a, b) = (i / 3 % 8, (i / 3 + 1 + i % 3) % 8);
+            [
+                PIECES[a],
+                PIECES[b],
+                PIECES[(a + 3) % 8],
+                PIECES[(b + 5) % 8],
+            ]
+            .concat()
+        })
+        .collect();
+    let q = QueryBuilder::new()
+        .syntax(Syntax::Fuzzy(3))
+        .build(&pats)
+        .unwrap();
+    let mut s = Session::new(Corpus::from_bytes("big", data));
+    let opts = SearchOptions {
+        want: Want::Count,
+        ..Default::default()
+    };
+    let req = Request::Search(&q);
+    let route = s.prepare(&req, &opts).expect("a route");
+    let best = GpuContext::probe_adapters().into_iter().next();
+    match best {
+        Some(p) if !p.is_software => {
+            eprintln!("a GPU adapter ({}): started", p.name);
+        }
+        Some(p) => {
+            assert!(!s.has_gpu(), "software adapter {} started", p.name);
+            assert!(
+                route.reason.contains("software adapter"),
+                "{}",
+                route.reason
+            );
+        }
+        None => {
+            assert!(!s.has_gpu());
+            assert!(route.reason.contains("no GPU adapter"), "{}", route.reason);
+        }
+    }
+    let Ok(logsieve::Answer::Search(r)) = s.execute(&req, &route, &opts) else {
+        panic!("a search result");
+    };
+    let cpu = SearchOptions {
+        backend: BackendChoice::Cpu,
+        ..opts
+    };
+    assert_eq!(r.total(), s.search(&q, &cpu).unwrap().total());
+}

@@ -487,14 +487,7 @@ fn probe_adapter(a: &SearchArgs, session: &mut Session) -> Option<f64> {
         return None;
     }
     let t = Instant::now();
-    let best = logsieve::gpu::GpuContext::probe_adapters()
-        .into_iter()
-        .next()
-        .map(|p| {
-            let class = logsieve::planner::DeviceClass::from_wgpu(&p.device_type, p.is_software);
-            (class, p.name)
-        });
-    session.set_adapter(best);
+    session.probe_adapter();
     Some(t.elapsed().as_secs_f64() * 1e3)
 }
 

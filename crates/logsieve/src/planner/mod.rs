@@ -31,6 +31,7 @@ mod calibration;
 mod sample;
 mod tier1;
 pub use calibration::{Calibration, MeasuredBackend, Measurement};
+pub(crate) use sample::cpu_speed as finder_speed;
 pub use sample::{histogram_elimination, sample, scan_probe, SampleStats, PROBE_BYTES};
 use sample::{memo_key, sample_windows};
 pub use tier1::{

@@ -227,7 +227,7 @@ pub(super) fn probe_doc(doc: &crate::Document) -> (f64, f64) {
 }
 
 /// [`SampleStats::cpu_speed`]: the finder chosen for the largest document.
-fn cpu_speed(corpus: &Corpus, query: &Query) -> f64 {
+pub(crate) fn cpu_speed(corpus: &Corpus, query: &Query) -> f64 {
     corpus
         .docs()
         .iter()

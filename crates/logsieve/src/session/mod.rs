@@ -279,6 +279,23 @@ impl Session {
         self.adapter = Some(adapter);
     }
 
+    /// Finds which adapter exists with a probe that starts no device
+    /// (`gpu::GpuContext::probe_adapters`: 23-71 ms, the Vulkan loader and
+    /// its drivers) and tells the one-shot plan ([`Session::set_adapter`]).
+    pub fn probe_adapter(&mut self) {
+        #[cfg(all(feature = "gpu", not(target_arch = "wasm32")))]
+        let best = crate::gpu::GpuContext::probe_adapters()
+            .into_iter()
+            .next()
+            .map(|p| {
+                let class = DeviceClass::from_wgpu(&p.device_type, p.is_software);
+                (class, p.name)
+            });
+        #[cfg(not(all(feature = "gpu", not(target_arch = "wasm32"))))]
+        let best = None;
+        self.set_adapter(best);
+    }
+
     /// Routes `request` for a one-shot caller: when no GPU is attached, the
     /// routing point weighs starting one (start-up and upload count against
     /// it); when that pays, or `--backend gpu` asks for it, the GPU is
@@ -328,6 +345,14 @@ impl Session {
         };
         if !cold.is_gpu() {
             return Ok(cold);
+        }
+        if self.adapter.is_none() {
+            // The plan weighed a discrete GPU it has not seen: look before
+            // starting one (a software adapter, lavapipe, is never started
+            // automatically; uploading 194 MB to it took 0.23 s for a
+            // search of 42 ms on the CPU).
+            self.probe_adapter();
+            return self.prepare(request, opts);
         }
         match self.attach_gpu() {
             Ok(()) => self.route(request, opts),

@@ -338,6 +338,13 @@ fn route_auto(input: &RouteInput<'_>) -> Route {
     };
     if let Some(p) = probe {
         (sample.scan_gbps, sample.fault_gbps) = p;
+        // The finder's speed on this corpus weighs the CPU against a GPU
+        // for counts too (no sample): at the matcher's own factor, 1,000
+        // request ids (the prefix table's 0.1) were estimated at 353 ms
+        // against 42 run, and a one-shot count started a GPU for them.
+        if sample.cpu_speed == 0.0 {
+            sample.cpu_speed = planner::finder_speed(input.corpus, query);
+        }
     }
     // Tier 1's candidates are the chosen set's, counted on the same
     // windows.
