@@ -340,8 +340,23 @@ impl Printer<'_> {
     /// file): its own matches, or under `-U` the pieces of the file's
     /// matches that fall on it, cut at its end (`\r` too under `--crlf`).
     fn matches(&self, line: &[u8], start: u64, spans: Option<&Spans>) -> Vec<Range<usize>> {
+        let mut out = Vec::new();
+        self.matches_into(line, start, spans, &mut out);
+        out
+    }
+
+    /// [`Printer::matches`] into `out` (cleared first): `-o` reuses one
+    /// vector for every line.
+    fn matches_into(
+        &self,
+        line: &[u8],
+        start: u64,
+        spans: Option<&Spans>,
+        out: &mut Vec<Range<usize>>,
+    ) {
+        out.clear();
         if self.query.invert() {
-            return Vec::new();
+            return;
         }
         if let Some(spans) = spans {
             let end = if self.a.crlf && line.last() == Some(&b'\r') {
@@ -349,13 +364,11 @@ impl Printer<'_> {
             } else {
                 line.len()
             };
-            return spans.pieces(start as usize, end);
+            out.extend(spans.pieces(start as usize, end));
+            return;
         }
-        self.query
-            .find_iter_line(line)
-            .into_iter()
-            .filter(|m| !m.is_empty())
-            .collect()
+        self.query.find_iter_line_into(line, out);
+        out.retain(|m| !m.is_empty());
     }
 
     /// The file's printed lines with their starts: around the search's
@@ -423,6 +436,7 @@ impl Printer<'_> {
         // reached (the first 64 KiB were checked before any line).
         let check_nul = !a.input.text;
         let mut any_selected = false;
+        let mut found = Vec::new();
         let hay = doc.bytes().filter(|_| by_start);
         for (k, &spot) in spots.iter().enumerate() {
             let Spot::Line {
@@ -470,7 +484,8 @@ impl Printer<'_> {
             if a.only_matching || a.vimgrep {
                 // One output line per match (--vimgrep prints the whole line
                 // each time, -o the match).
-                for m in self.matches(line, start, spans) {
+                self.matches_into(line, start, spans, &mut found);
+                for m in found.drain(..) {
                     let at = At {
                         id,
                         column: Some(m.start + 1),

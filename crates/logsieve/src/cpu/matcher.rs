@@ -457,9 +457,9 @@ impl Matcher {
         }
     }
 
-    /// Non-overlapping matches in one line, left to right.
-    pub(crate) fn find_iter_line(&self, line: &[u8]) -> Vec<std::ops::Range<usize>> {
-        let mut out = Vec::new();
+    /// Non-overlapping matches in one line, left to right, appended to
+    /// `out` (empty on entry).
+    pub(crate) fn find_iter_line_into(&self, line: &[u8], out: &mut Vec<std::ops::Range<usize>>) {
         match self {
             Matcher::All => out.push(0..0),
             Matcher::Memmem(f) => {
@@ -518,8 +518,7 @@ impl Matcher {
             }
             Matcher::Fuzzy(f) => out.extend(f.find_iter_line(line)),
             Matcher::Doc { re, .. } => out.extend(re.find_iter(line)),
-            Matcher::Prefiltered { inner, .. } => return inner.find_iter_line(line),
+            Matcher::Prefiltered { inner, .. } => inner.find_iter_line_into(line, out),
         }
-        out
     }
 }
