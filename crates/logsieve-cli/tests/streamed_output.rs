@@ -4,6 +4,7 @@
 //! rg byte for byte (skipped, loudly, where rg is missing) and with the
 //! same search on two threads (a document in two parts is printed whole
 //! when searched, not in pieces); and a reader that goes away (`| head`).
+//! The large files are settled, so they are memory-mapped.
 
 mod common;
 
@@ -44,6 +45,17 @@ fn pieces_print_rgs_bytes() {
     write(d.path(), "b.log", &b);
     write(d.path(), "c.log", &log(2 << 20, usize::MAX, b""));
     write(d.path(), "d.log", b"needle small\n");
+    // Settled (an old mtime): memory-mapped, each piece's pages mapped
+    // ahead of the search (`cpu::POPULATE_FIRST`).
+    for name in ["a.log", "b.log", "c.log"] {
+        std::fs::File::options()
+            .write(true)
+            .open(d.path().join(name))
+            .and_then(|f| {
+                f.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(3600))
+            })
+            .expect("an old mtime");
+    }
     let files = ["a.log", "b.log", "c.log", "d.log"];
     let flag_sets: &[&[&str]] = &[
         &["needle"],

@@ -457,6 +457,12 @@ impl Document {
         &self.data
     }
 
+    /// True when the bytes are a memory map of the file (its pages are
+    /// mapped as they are first read, or by [`Document::populate`]).
+    pub(crate) fn is_mapped(&self) -> bool {
+        matches!(self.data, Bytes::Mmap(_))
+    }
+
     /// Maps the pages of `range` of a memory-mapped document in one call
     /// (`MADV_POPULATE_READ`, Linux 5.14+): the planner's probe times it,
     /// the page faults a search of the map pays (`planner::scan_probe`).
