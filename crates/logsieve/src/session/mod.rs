@@ -314,7 +314,9 @@ impl Session {
             None => (DeviceClass::Discrete, "a GPU (not started)".to_string()),
             Some(None) => {
                 let mut r = self.route(request, opts)?;
-                r.reason = format!("no GPU adapter; {}", r.reason);
+                if !r.reason.contains("no GPU adapter") {
+                    r.reason = format!("no GPU adapter; {}", r.reason);
+                }
                 return Ok(r);
             }
             Some(Some((DeviceClass::Software, name))) => {
