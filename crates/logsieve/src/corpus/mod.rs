@@ -54,12 +54,9 @@ fn stable(meta: &std::fs::Metadata) -> bool {
 }
 
 /// Maps `file` if it still has the size and mtime of `before` once mapped.
-/// The pages are faulted in by the search as it reads them, as rg 13 does
-/// (the kernel maps 16 pages a fault: ~3,300 faults for 194 MB).
-/// MAP_POPULATE had pre-faulted them in one call, but the kernel walks
-/// every page of the map for it. On the 2-core build machine the two were
-/// within noise (from 5% faster lazily to 2.5% slower over the day,
-/// 2026-11-25; DESIGN.md): not settled until measured on an idle machine.
+/// No page is mapped here: the CPU engine maps each range just before it
+/// searches it (`Document::populate`, `cpu::POPULATE_FIRST`), so an early
+/// exit maps little of a large file (DESIGN.md, *Load*).
 fn map_stable(file: &File, before: &std::fs::Metadata, size: u64) -> Option<memmap2::Mmap> {
     // SAFETY: the map is read-only, and only made of a regular file that
     // had not been modified for SETTLED and kept its size and mtime across
