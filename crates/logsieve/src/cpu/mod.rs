@@ -330,7 +330,18 @@ pub(crate) fn search_doc_stepped(
     let step = step.max(1);
     let threads = resolve_threads(opts.threads);
     let parts = chunks(hay, threads);
-    let rare = RareByte::plan(q, hay);
+    let mut rare = RareByte::plan(q, hay);
+    // A rare byte with a pair to time: the first MiB mapped and read by
+    // both (`RareByte::settle`).
+    if let Some(r) = rare
+        .as_mut()
+        .filter(|r| r.can_settle() && hay.len() >= rare::SETTLE_MIN_DOC)
+    {
+        if mapped {
+            doc.populate(0..rare::SETTLE_BYTES);
+        }
+        r.settle(hay);
+    }
     // Early exit only makes sense single-threaded without -v.
     let limit = if q.invert() { None } else { opts.max_count };
     let want_lines = opts.want == Want::Lines;

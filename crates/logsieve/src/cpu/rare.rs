@@ -25,6 +25,10 @@ const RARE_SHARE: usize = 512;
 ///   byte against ~0.47 for memmem's packed pair, ~80 a hit (callgrind,
 ///   194 MB generated log: `ERROR_503` by its `R`, 0.06% of bytes, 39M
 ///   instructions against 92M; by a byte at 0.4%, 123M against 101M).
+///   When the byte stops more than twice as often as the pair below
+///   (`R`: every 1.7 KB, `R_` on 0.4% of lines), which one is faster
+///   depends on the machine, so both are kept and the search times them on
+///   the document's first MiB ([`RareByte::settle`]).
 /// - **document pair**: otherwise two of the literal's bytes at their
 ///   distance (one of its four rarest bytes in the sample and another, the
 ///   pair seen together least in the sample's first 8 KiB), tested 128
@@ -35,6 +39,10 @@ const RARE_SHARE: usize = 512;
 ///   `rg -c -x '.*rt=1\.879'`.
 pub(crate) struct RareByte<'n> {
     finder: DocFinder<'n>,
+    /// The pair for a rare byte that stops often enough for the pair to
+    /// be faster on some machines: [`RareByte::settle`] times the two on
+    /// the document and keeps the faster.
+    pair: Option<DocFinder<'n>>,
     /// The candidate's line is verified (a required literal's regex).
     pub(super) verify: bool,
 }
@@ -434,7 +442,11 @@ impl<'n> RareByte<'n> {
                 Some(w) => DocFinder::Windows(w),
                 None => DocFinder::Prefixed(Prefixed::plan(literals, sample)?),
             };
-            return Some(RareByte { finder, verify });
+            return Some(RareByte {
+                finder,
+                pair: None,
+                verify,
+            });
         }
         let (needle, verify, fold) = match folded {
             Some(lit) => (lit, false, true),
@@ -461,34 +473,31 @@ impl<'n> RareByte<'n> {
         let mut by_rarity: Vec<usize> = (0..needle.len()).collect();
         by_rarity.sort_by_key(|&i| (freq[needle[i] as usize], i));
         let (offset, byte) = (by_rarity[0], needle[by_rarity[0]]);
-        let finder = if freq[byte as usize] as usize * RARE_SHARE <= sample.len() {
-            DocFinder::Byte {
-                needle,
-                offset,
-                byte,
-                fold: fold && byte.is_ascii_alphabetic(),
-            }
-        } else {
-            // One of the four rarest bytes and any other: the pair seen
-            // together least (two digits side by side in a number are not
-            // rare together, `79` in `rt=1.879`; `latency_ms=19`'s four
-            // rarest bytes are all in `latency_ms=`, on 34% of lines, and
-            // only its `9` tells the 3.5% apart).
-            let mut best = (usize::MAX, 0, 1);
-            for &i in &by_rarity[..by_rarity.len().min(4)] {
-                for &j in &by_rarity {
-                    let folded = |k: usize| needle[k] | fold_mask(needle[k], fold);
-                    if j == i || folded(i) == folded(j) {
-                        continue;
-                    }
-                    let (i, j) = (i.min(j), i.max(j));
-                    let h = pair_hits(sample, needle, i, j, fold);
-                    if h < best.0 {
-                        best = (h, i, j);
-                    }
+        // One of the four rarest bytes and any other: the pair seen
+        // together least (two digits side by side in a number are not
+        // rare together, `79` in `rt=1.879`; `latency_ms=19`'s four
+        // rarest bytes are all in `latency_ms=`, on 34% of lines, and
+        // only its `9` tells the 3.5% apart).
+        let mut best = (usize::MAX, 0, 1);
+        for &i in &by_rarity[..by_rarity.len().min(4)] {
+            for &j in &by_rarity {
+                let folded = |k: usize| needle[k] | fold_mask(needle[k], fold);
+                if j == i || folded(i) == folded(j) {
+                    continue;
+                }
+                let (i, j) = (i.min(j), i.max(j));
+                let h = pair_hits(sample, needle, i, j, fold);
+                if h < best.0 {
+                    best = (h, i, j);
                 }
             }
-            let (_, i1, i2) = best;
+        }
+        let (pair_stops, i1, i2) = best;
+        // The rare byte's stops scaled to the pair's shorter sample.
+        let scored = sample.len().min(PAIR_SAMPLE);
+        let byte_stops = freq[byte as usize] as usize * scored / sample.len();
+        let rare_byte = freq[byte as usize] as usize * RARE_SHARE <= sample.len();
+        let pair = || {
             // A third byte sifts the pair's hits before they leave the
             // vector loop: the rarest of the others (the literal's own
             // first when it has only two bytes).
@@ -507,12 +516,35 @@ impl<'n> RareByte<'n> {
                 fold,
             }
         };
-        Some(RareByte { finder, verify })
+        let by_byte = DocFinder::Byte {
+            needle,
+            offset,
+            byte,
+            fold: fold && byte.is_ascii_alphabetic(),
+        };
+        // A rare byte that stops more than twice as often as the pair
+        // (plus one stop in 8 KiB): which is faster depends on the machine
+        // (`ERROR_503` by its `R`, a stop every 1.7 KB, against `R_`: 0.82x
+        // rg's time against 1.01x on the H100 host's Xeon, 1.11x against
+        // 0.98x on an AMD EPYC build machine, 2026-11-26), so both are
+        // kept and the search times them ([`RareByte::settle`]).
+        let (finder, pair) = match (rare_byte, byte_stops > 2 * pair_stops.min(scored) + 1) {
+            (true, false) => (by_byte, None),
+            (true, true) => (by_byte, Some(pair())),
+            (false, _) => (pair(), None),
+        };
+        Some(RareByte {
+            finder,
+            pair,
+            verify,
+        })
     }
 
-    /// What finds the literal (`--explain`'s name for it).
+    /// What finds the literal (`--explain`'s name for it; before
+    /// [`RareByte::settle`] a byte with a pair to time is both).
     pub(crate) fn name(&self) -> &'static str {
         match self.finder {
+            DocFinder::Byte { .. } if self.pair.is_some() => "rare-byte-or-pair",
             DocFinder::Byte { .. } => "rare-byte",
             DocFinder::Pair { .. } => "rare-pair",
             DocFinder::Windows(_) => "rare-windows",
@@ -524,43 +556,93 @@ impl<'n> RareByte<'n> {
     /// set: the first found, see [`Windows::find`]).
     #[inline]
     pub(super) fn find(&self, hay: &[u8], at: usize, end: usize) -> Option<usize> {
-        let (needle, offset, byte, fold) = match self.finder {
-            DocFinder::Pair {
-                needle,
-                bytes,
-                fold: false,
-            } => return pair_find::<false>(&hay[..end], at, needle, bytes),
-            DocFinder::Pair {
-                needle,
-                bytes,
-                fold: true,
-            } => return pair_find::<true>(&hay[..end], at, needle, bytes),
-            DocFinder::Windows(ref w) => return w.find(hay, at, end),
-            DocFinder::Prefixed(ref p) => return p.find(hay, at, end),
-            DocFinder::Byte {
-                needle,
-                offset,
-                byte,
-                fold,
-            } => (needle, offset, byte, fold),
-        };
-        let n = needle.len();
-        let mut from = at + offset;
-        while from < end {
-            let i = from
-                + if fold {
-                    memchr::memchr2(byte, byte ^ 0x20, &hay[from..end])?
-                } else {
-                    memchr::memchr(byte, &hay[from..end])?
-                };
-            let p = i - offset;
-            if p + n <= end && literal_at(hay, p, needle, fold) {
-                return Some(p);
-            }
-            from = i + 1;
-        }
-        None
+        find_by(&self.finder, hay, at, end)
     }
+
+    /// Whether [`RareByte::settle`] has two finders to time.
+    pub(super) fn can_settle(&self) -> bool {
+        self.pair.is_some()
+    }
+
+    /// Keeps the faster of the rare byte and its pair, timed over the
+    /// first [`SETTLE_BYTES`] of `hay` (mapped by the caller): four
+    /// windows in the order byte, pair, pair, byte, so that a drift of the
+    /// machine and the prefetcher's warming fall on both. The two find the
+    /// same occurrences; only the time differs. A document too short, or
+    /// a build without a clock, keeps the byte.
+    pub(super) fn settle(&mut self, hay: &[u8]) {
+        let Some(pair) = self.pair.take() else {
+            return;
+        };
+
+        if hay.len() < SETTLE_BYTES || cfg!(target_arch = "wasm32") {
+            return;
+        }
+        let w = SETTLE_BYTES / 4;
+        let time = |f: &DocFinder<'_>, k: usize| {
+            let (s, e) = (k * w, (k + 1) * w);
+            let t = std::time::Instant::now();
+            let mut p = s;
+            while let Some(i) = find_by(f, hay, p, e) {
+                p = i + 1;
+            }
+            t.elapsed()
+        };
+        let by_byte = time(&self.finder, 0) + time(&self.finder, 3);
+        let by_pair = time(&pair, 1) + time(&pair, 2);
+        if by_pair < by_byte {
+            self.finder = pair;
+        }
+    }
+}
+
+/// The bytes [`RareByte::settle`] times its two finders on: 0.05-0.1 ms
+/// of a search that reads 16 MiB or more ([`SETTLE_MIN_DOC`]).
+pub(super) const SETTLE_BYTES: usize = 1 << 20;
+
+/// Documents from this size on time a rare byte against its pair.
+pub(super) const SETTLE_MIN_DOC: usize = 16 << 20;
+
+/// The first occurrence of `finder`'s literal inside `hay[at..end]` (of a
+/// set: the first found, see [`Windows::find`]).
+#[inline]
+fn find_by(finder: &DocFinder<'_>, hay: &[u8], at: usize, end: usize) -> Option<usize> {
+    let (needle, offset, byte, fold) = match *finder {
+        DocFinder::Pair {
+            needle,
+            bytes,
+            fold: false,
+        } => return pair_find::<false>(&hay[..end], at, needle, bytes),
+        DocFinder::Pair {
+            needle,
+            bytes,
+            fold: true,
+        } => return pair_find::<true>(&hay[..end], at, needle, bytes),
+        DocFinder::Windows(ref w) => return w.find(hay, at, end),
+        DocFinder::Prefixed(ref p) => return p.find(hay, at, end),
+        DocFinder::Byte {
+            needle,
+            offset,
+            byte,
+            fold,
+        } => (needle, offset, byte, fold),
+    };
+    let n = needle.len();
+    let mut from = at + offset;
+    while from < end {
+        let i = from
+            + if fold {
+                memchr::memchr2(byte, byte ^ 0x20, &hay[from..end])?
+            } else {
+                memchr::memchr(byte, &hay[from..end])?
+            };
+        let p = i - offset;
+        if p + n <= end && literal_at(hay, p, needle, fold) {
+            return Some(p);
+        }
+        from = i + 1;
+    }
+    None
 }
 
 /// The first `p >= at` with `hay[p..p + needle.len()] == needle` (its
@@ -797,6 +879,64 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A rare byte that stops far more often than its pair keeps both
+    /// (`rare-byte-or-pair`), and each, and whichever `settle` keeps,
+    /// finds the lines memmem finds: `Q` and `Z` once in each 600-byte
+    /// filler line (rare, under 1/512), `QZ` on one line in 50.
+    #[test]
+    fn byte_or_pair_is_settled_on_either() {
+        let filler = format!(
+            "{}Q{}Z{}\n",
+            "a".repeat(300),
+            "b".repeat(150),
+            "c".repeat(147)
+        );
+        let mut hay = Vec::new();
+        let mut i = 0;
+        while hay.len() < SETTLE_BYTES + RARE_MIN_DOC {
+            if i % 50 == 7 {
+                hay.extend_from_slice(format!("x QZ {i}\n").as_bytes());
+            } else {
+                hay.extend_from_slice(filler.as_bytes());
+            }
+            i += 1;
+        }
+        hay.extend_from_slice(b"QZ");
+        let q = crate::QueryBuilder::new()
+            .syntax(crate::Syntax::Fixed)
+            .build(&["QZ"])
+            .unwrap();
+        let want = rare_lines(&q, &hay, None);
+        assert!(want.len() > 50, "{}", want.len());
+        let plan = || RareByte::plan(&q, &hay).expect("a literal on a large document");
+        let r = plan();
+        assert!(r.can_settle());
+        assert_eq!(r.name(), "rare-byte-or-pair");
+        assert_eq!(rare_lines(&q, &hay, Some(&r)), want, "by the byte");
+        let mut p = plan();
+        p.finder = p.pair.take().expect("a pair to time");
+        assert_eq!(p.name(), "rare-pair");
+        assert_eq!(rare_lines(&q, &hay, Some(&p)), want, "by the pair");
+        let mut s = plan();
+        s.settle(&hay);
+        assert!(!s.can_settle());
+        assert!(
+            matches!(s.name(), "rare-byte" | "rare-pair"),
+            "{}",
+            s.name()
+        );
+        assert_eq!(
+            rare_lines(&q, &hay, Some(&s)),
+            want,
+            "settled: {}",
+            s.name()
+        );
+        // A document shorter than the timed bytes keeps the byte.
+        let mut short = plan();
+        short.settle(&hay[..SETTLE_BYTES - 1]);
+        assert_eq!(short.name(), "rare-byte");
     }
 
     #[test]
@@ -1108,7 +1248,11 @@ mod tests {
                 .syntax(crate::Syntax::Fixed)
                 .build(&strs)
                 .unwrap();
-            let rare = RareByte { finder: DocFinder::Windows(w), verify: false };
+            let rare = RareByte {
+                finder: DocFinder::Windows(w),
+                pair: None,
+                verify: false,
+            };
             proptest::prop_assert_eq!(rare_lines(&q, &hay, Some(&rare)), rare_lines(&q, &hay, None));
         }
     }
