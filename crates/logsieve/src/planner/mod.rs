@@ -264,7 +264,7 @@ pub fn inhibitors(query: &Query, want: Want, sample: &SampleStats) -> Vec<String
 /// The CPU's time for `input`, in ms: the corpus scanned at the calibrated
 /// single-literal speed times the chosen matcher's factor (`Matcher::speed`),
 /// the per-thread efficiency, a cost per matching line (~0.1 us to find the
-/// line and resume; ~0.4 us when a candidate line is verified by a regex),
+/// line and resume; ~0.2 us when a candidate line is verified by a regex),
 /// and for line output one newline-counting pass for line ids (~20 GB/s).
 pub fn cpu_estimate(input: &PlanInput<'_>) -> f64 {
     let bytes = input.bytes as f64;
@@ -277,9 +277,13 @@ pub fn cpu_estimate(input: &PlanInput<'_>) -> f64 {
     // CPU (80 ms on the build machine), 97 ms of it the scan at 2 GB/s:
     // 29 ms for the matches (5e-5 a line until session 9 put the
     // regex's estimate at 2.1x its run on that session's build machine).
+    // A verified line: `-w admin`'s 14,730 lines took 2.3-3.2 ms over the
+    // scan's estimate on an AMD EPYC build machine (0.15-0.22 us a line;
+    // 2026-11-26, one thread); at 0.4 us the shape was estimated at
+    // 1.9-2.1x its run there and 1.9-2.0x on the H100 host's Xeon.
     let per_line_ms = match &**m {
         crate::cpu::matcher::Matcher::Regex { .. } => 3e-5,
-        _ if m.verifies() => 4e-4,
+        _ if m.verifies() => 2e-4,
         _ => 1e-4,
     };
     let matches = input.sample.density() * lines * per_line_ms / threads;
