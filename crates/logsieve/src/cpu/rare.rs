@@ -791,6 +791,18 @@ fn pair_scan_avx512<const FOLD: bool>(
         _mm512_mask_cmpeq_epi8_mask(k, fold(load(at + i2), f2), v2)
     };
     let third = |at: usize, k: u64| _mm512_mask_cmpeq_epi8_mask(k, fold(load(at + i3), f3), v3);
+    // One block where it starts, then blocks whose first byte's loads are
+    // aligned to 64 (the starts in between are read twice).
+    if p + far + V <= hay.len() {
+        let k = pair(p);
+        if k != 0 {
+            let k = third(p, k);
+            if k != 0 {
+                return (p, k);
+            }
+        }
+        p += V - (base as usize + p + i1) % V;
+    }
     while p + far + 2 * V <= hay.len() {
         let (k0, k1) = (pair(p), pair(p + V));
         if k0 | k1 != 0 {
