@@ -451,6 +451,7 @@ impl WebEngine {
                 class: DeviceClass::from_wgpu(&info.device_type, info.is_software),
                 name: info.name.clone(),
                 resident: true,
+                class_scan: !g.context().tuning().no_class_scan,
             }
         });
         let calibration =

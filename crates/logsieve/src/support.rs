@@ -14,6 +14,7 @@
 use crate::kernel::{Kernel, MultiKernel};
 use std::sync::{Arc, Mutex, OnceLock};
 
+use crate::query::classes::ClassSet;
 use crate::query::glushkov::Automaton;
 use crate::query::literals::RequiredLiterals;
 use crate::query::{CaseMode, Query, QueryBuilder, QueryKind, QueryShape, Syntax};
@@ -206,7 +207,10 @@ fn kernel_support_uncached(q: &Query, asked: Option<Kernel>) -> Result<GpuPlan, 
     match literal_support(q, asked) {
         Err(u)
             if asked.is_none()
-                && (q.literal_alternatives().is_empty() || cfg!(target_arch = "wasm32"))
+                && ((q.literal_alternatives().is_empty()
+                    // A class string holds a byte: tier 1's (`prefilter_uncached`).
+                    && q.class_set().and_then(|c| c.literals()).is_none())
+                    || cfg!(target_arch = "wasm32"))
                 && q.matcher.regex_pattern().is_some() =>
         {
             match shift_and_support(q) {
@@ -359,6 +363,25 @@ pub struct PrefilterPlan {
     pub note: Option<String>,
     /// Who decides the candidates.
     pub verify: Verifier,
+    /// The regex as a class string that `scan` answers exactly on this
+    /// corpus ([`class_scan`]): then tier 1 is that one pass, with nothing
+    /// to verify (`gpu::tier2`'s `search_verified` runs it). Set by the
+    /// routing point (`planner::tier1_literals`), which knows the corpus.
+    pub classes: Option<Arc<ClassSet>>,
+}
+
+/// `q`'s class string (`query::classes`) when `scan` answers it exactly
+/// on `corpus`: always when its classes and `\b` are ASCII ones, and for
+/// Unicode ones (`\d`, `\w`, `\b` by default) when no document holds a
+/// byte >= 0x80. `None` elsewhere: tier 1 then scans the plan's literals
+/// and the automaton verifies (exact either way). The routing point and
+/// the GPU executor both ask this, so they agree.
+pub fn class_scan(q: &Query, corpus: &crate::corpus::Corpus) -> Option<Arc<ClassSet>> {
+    if cfg!(target_arch = "wasm32") {
+        return None;
+    }
+    let cs = q.class_set()?;
+    (!cs.unicode() || corpus.docs().iter().all(|d| d.is_ascii())).then_some(cs)
 }
 
 /// Who verifies tier 1's candidate lines. Either way the answer is exact:
@@ -508,6 +531,18 @@ fn prefilter_uncached(
             "the GPU kernels run this query directly".to_string(),
         ));
     }
+    // A class string without a required literal of 3+ bytes (`\bu\d{5}\b`,
+    // a UUID, an ISO timestamp) still holds a byte every match has: tier 1
+    // scans it, and where the class string runs as itself (the routing
+    // point sets `PrefilterPlan::classes`) that pass is the answer.
+    let from_classes;
+    let req = match q.class_set().and_then(|c| c.literals()) {
+        Some(lits) if req.literals().is_empty() => {
+            from_classes = RequiredLiterals::from_literals(lits);
+            &from_classes
+        }
+        _ => req,
+    };
     if req.literals().is_empty() {
         return Err(Unsupported::categorical(
             "no required literal of 3+ bytes for the GPU prefilter".to_string(),
@@ -549,6 +584,7 @@ fn prefilter_uncached(
             literals,
             note: Some(format!("{} scan passes, line bits OR-ed", lits.len())),
             verify: Verifier::Gpu,
+            classes: None,
         });
     }
     let plan = kernel_support(&literals, asked)?;
@@ -564,6 +600,7 @@ fn prefilter_uncached(
         literals,
         note: plan.note,
         verify,
+        classes: None,
     })
 }
 
@@ -675,7 +712,7 @@ mod tests {
         }))
         .reason()
         .contains("-x"));
-        // The literal kernels' reasons; tier 2 takes both by default.
+        // The literal kernels' reasons.
         let scan = |q: &Query| kernel_support(q, Some(Kernel::Scan)).unwrap_err();
         let e_ci = fixed("é".as_bytes(), &|b| {
             b.case_insensitive(true);
@@ -683,7 +720,13 @@ mod tests {
         assert!(scan(&e_ci).reason().contains("Unicode"));
         let re = QueryBuilder::new().build(&["a+b"]).unwrap();
         assert!(scan(&re).reason().contains("regex"));
-        for q in [&e_ci, &re] {
+        // `a+b` is a class string (`ab`, exactly where `a+b` matches):
+        // tier 1 scans its `b` and tests the `a`; `é` under Unicode -i
+        // goes to tier 2.
+        assert!(re.class_set().is_some());
+        assert!(prefilter_support(&re, None).is_ok());
+        assert!(gpu_support(&re).is_err());
+        for q in [&e_ci] {
             let p = gpu_support(q).unwrap();
             assert_eq!(p.kernel, Kernel::ShiftAnd);
             assert!(p.note.unwrap().contains("tier 2"));

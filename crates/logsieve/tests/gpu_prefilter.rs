@@ -19,6 +19,11 @@ fn ctx() -> Option<&'static GpuContext> {
     common::gpu::ctx("tier 1")
 }
 
+/// The automaton's verification, never a class string's one pass.
+fn ctx_plain() -> Option<&'static GpuContext> {
+    common::gpu::ctx_without_class_scan("tier 1")
+}
+
 use common::gpu::session;
 
 /// Runs `q` forced on the GPU over `s` (lines, counts, `-m 1`, `-m 2`) and
@@ -46,9 +51,11 @@ fn is_tier1(q: &Query) -> bool {
 
 #[test]
 fn every_regex_wildcard_w_x_case_through_tier1() {
-    let Some(c) = ctx() else { return };
-    let (mut ran, mut refused) = (0, 0);
-    for case in CASES {
+    let (Some(c), Some(plain)) = (ctx(), ctx_plain()) else {
+        return;
+    };
+    let (mut ran, mut refused, mut classes) = (0, 0, 0);
+    for (c, case) in CASES.iter().flat_map(|case| [(c, case), (plain, case)]) {
         let f = case.flags();
         if !(case.syntax != Syntax::Fixed || f.w || f.x) {
             continue;
@@ -79,7 +86,11 @@ fn every_regex_wildcard_w_x_case_through_tier1() {
                     },
                 )
                 .unwrap();
-            assert!(r.backend.name.contains("+verify"), "{}", r.backend);
+            assert!(
+                r.backend.name.contains("+verify") || r.backend.name.ends_with("(class string)"),
+                "{}",
+                r.backend
+            );
             // One literal (or a few, a scan each) on scan, an automaton
             // tier 2 takes: verified on the GPU; else on the CPU. The
             // plan is the route's: the set of required literals that finds
@@ -97,6 +108,27 @@ fn every_regex_wildcard_w_x_case_through_tier1() {
             let gpu_verify =
                 plan.kernel == Kernel::Scan && logsieve::support::shift_and_support(&q).is_ok();
             assert_eq!(plan.verify == Verifier::Gpu, gpu_verify, "{}", case.name);
+            // A class string on an ASCII corpus runs as itself, but on the
+            // context that turns them off.
+            let class = gpu_verify
+                && !c.tuning().no_class_scan
+                && logsieve::support::class_scan(&q, s.corpus()).is_some();
+            assert_eq!(plan.classes.is_some(), class, "{}", case.name);
+            if class {
+                classes += 1;
+                assert!(
+                    r.backend.name.ends_with("(class string)"),
+                    "{}: {}",
+                    case.name,
+                    r.backend
+                );
+                assert!(
+                    r.backend.reason.contains("one scan pass"),
+                    "{}",
+                    r.backend.reason
+                );
+                continue;
+            }
             let by = if gpu_verify {
                 "verify gpu/shift-and"
             } else {
@@ -111,9 +143,13 @@ fn every_regex_wildcard_w_x_case_through_tier1() {
             );
         }
     }
-    eprintln!("tier 1: {ran} case routes ran, {refused} refused");
+    eprintln!("tier 1: {ran} case routes ran, {refused} refused, {classes} class strings");
     assert!(ran > 20, "{ran}");
     assert!(refused > 0, "some cases have no required literal");
+    assert!(
+        classes > 0,
+        "the table's class strings ran as such: {classes}"
+    );
 }
 
 #[test]
@@ -138,9 +174,15 @@ fn forced_route_names_the_literals_and_refuses_without_them() {
     assert!(route.reason.contains("\"ERROR_5\""), "{}", route.reason);
     let r = s.search(&q, &opts).unwrap();
     assert_eq!(r.docs[0].lines, vec![0, 1, 4]);
-    // No required literal of 3+ bytes: tier 2 (the regex's automaton)
-    // runs it instead; asked for a literal kernel, the route says why not.
-    let none = build(&[br"\d{4}-\d\d".to_vec()], Syntax::Regex, Flags::default()).unwrap();
+    // No required literal of 3+ bytes (and no class string, which would
+    // run on its `-`): tier 2 (the regex's automaton) runs it instead;
+    // asked for a literal kernel, the route says why not.
+    let none = build(
+        &[br"\d{2,4}-\d\d".to_vec()],
+        Syntax::Regex,
+        Flags::default(),
+    )
+    .unwrap();
     let r = s.search(&none, &opts).unwrap();
     assert_eq!(r.backend.name, "gpu/shift-and");
     let scan = SearchOptions {
@@ -195,7 +237,7 @@ fn segment_edges_crlf_and_a_last_line_without_newline() {
 /// count-only scan: the clean flag).
 #[test]
 fn gpu_verify_keeps_matches_drops_candidates_defers_undecided() {
-    let Some(c) = ctx() else { return };
+    let Some(c) = ctx_plain() else { return };
     let data = "ERROR_5xx\nERROR_503\nok ERROR_\nERROR_5é1 ERROR_5\u{e9}\nERROR_599 ERROR_5ab\nERROR_\nERROR_5\u{e9}\u{e9}"
         .as_bytes()
         .to_vec();
@@ -246,7 +288,9 @@ fn gpu_verify_keeps_matches_drops_candidates_defers_undecided() {
 /// a literal count sees clean bits.
 #[test]
 fn compacted_candidate_lists() {
-    let Some(c) = ctx() else { return };
+    let (Some(c), Some(plain)) = (ctx(), ctx_plain()) else {
+        return;
+    };
     let mut data = Vec::new();
     for i in 0..20_000u32 {
         // Every line holds `web-`; every 7th an ERROR after it, every
@@ -282,7 +326,10 @@ fn compacted_candidate_lists() {
         // Candidates that all fail.
         br"web-\d\d\d",
     ];
-    for seg in [4096u64, 1 << 20] {
+    // The class strings among them (`ERROR [a-z]`, `FATAL_\d+`,
+    // `web-\d\d\d`) run as one scan pass on the first context; the second
+    // drives the compacted lists for every query.
+    for (c, seg) in [(plain, 4096u64), (plain, 1 << 20), (c, 4096), (c, 1 << 20)] {
         let s = session(c, &data, seg);
         for p in queries {
             let q = build(&[p.to_vec()], Syntax::Regex, Flags::default()).unwrap();
@@ -292,15 +339,16 @@ fn compacted_candidate_lists() {
             let what = format!("{} seg {seg}", String::from_utf8_lossy(p));
             assert!(check(&s, &q, None, &oracle, &what));
             let r = s.search(&q, &gpu).unwrap();
-            assert!(
-                r.backend.name.ends_with("+verify gpu/shift-and"),
-                "{}",
-                r.backend
-            );
+            let class = !c.tuning().no_class_scan && q.class_set().is_some();
+            let by = match class {
+                true => "(class string)",
+                false => "+verify gpu/shift-and",
+            };
+            assert!(r.backend.name.ends_with(by), "{what}: {}", r.backend);
             assert_eq!(r.docs[0].lines, oracle, "{what}");
             // `web-` is on every line: the route takes the rarer set of
             // the alternation, one scan pass per literal.
-            if p.starts_with(b"web-") && !p.starts_with(br"web-\d\d\d") {
+            if p.starts_with(b"web-") && !p.starts_with(br"web-\d\d\d") && !class {
                 let route = s.route(&logsieve::Request::Search(&q), &gpu).unwrap();
                 let chosen = route.prefilter.unwrap();
                 let lits = chosen.literals.patterns();
@@ -503,8 +551,12 @@ fn the_bench_suite_through_each_tier_on_generated_lines() {
 /// a literal count after it sees clean bits.
 #[test]
 fn several_scan_passes_with_uniform_parameters() {
+    // The queries below are class sets: without `no_class_scan` they
+    // would run as one exact pass each, never the automaton (the class
+    // sets' own passes are `tests/gpu_classes.rs`'s).
     let Ok(ctx) = GpuContext::new_with(&GpuTuning {
         no_immediates: true,
+        no_class_scan: true,
         ..Default::default()
     }) else {
         // `ctx()` says so loudly (and fails under LOGSIEVE_REQUIRE_GPU=1).

@@ -60,6 +60,7 @@ fn main() {
         class: DeviceClass::Discrete,
         name: "discrete (routing only)".to_string(),
         resident: true,
+        class_scan: true,
     });
     let auto = count_opts(BackendChoice::Auto, None, 0);
     let forced = count_opts(BackendChoice::Gpu, None, 0);
@@ -85,6 +86,7 @@ fn main() {
             threads: 16.0,
             calibration: &cal,
             sample: true,
+            class_scan: true,
         };
         let step = [
             us(iters, || logsieve::support::kernel_support(&q, None)),

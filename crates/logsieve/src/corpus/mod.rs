@@ -235,6 +235,9 @@ pub struct Document {
     name: String,
     data: Bytes,
     lines: OnceLock<LineIndex>,
+    /// No byte >= 0x80 ([`Document::is_ascii`]), on first use; kept up to
+    /// date by appends.
+    ascii: OnceLock<bool>,
     warning: Option<Error>,
     /// Lines evicted before `data` (`serve --follow --retain`): line `i`
     /// of `data` is the document's line `first_line + i`.
@@ -264,6 +267,7 @@ impl Document {
             name,
             data,
             lines: OnceLock::new(),
+            ascii: OnceLock::new(),
             warning: None,
             first_line: 0,
             first_offset: 0,
@@ -520,10 +524,22 @@ impl Document {
             name: self.name.clone(),
             data: Bytes::Owned(data),
             lines: OnceLock::from(LineIndex { starts }),
+            ascii: OnceLock::new(),
             warning: None,
             first_line: self.first_line + lines,
             first_offset: self.first_offset + cut as u64,
         }
+    }
+
+    /// True when no byte is >= 0x80: a Unicode class or `\b` then
+    /// matches exactly its ASCII members (the GPU's class strings,
+    /// `query::classes`). Checked on all cores on first use (the GPU's
+    /// upload asks), then kept, and updated by [`Document::append`].
+    pub fn is_ascii(&self) -> bool {
+        *self.ascii.get_or_init(|| {
+            use rayon::prelude::*;
+            self.data.par_chunks(1 << 20).all(<[u8]>::is_ascii)
+        })
     }
 
     /// The line index, built on first use.
@@ -564,6 +580,9 @@ impl Document {
         }
         if let Some(idx) = self.lines.get_mut() {
             idx.extend(base, bytes);
+        }
+        if let Some(a) = self.ascii.get_mut() {
+            *a = *a && bytes.is_ascii();
         }
         Ok(first)
     }

@@ -265,6 +265,8 @@ impl GpuCorpus {
         }
         // A grown segment holds more lines than its candidate list.
         st.automata.clear();
+        // The class sets' slots bind the segments as they were.
+        st.class_slots.clear();
         if self.segs.len() > first_new {
             self.readback = super::readback::Readback::new(
                 dev,

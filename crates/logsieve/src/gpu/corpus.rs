@@ -45,6 +45,10 @@ pub(crate) struct State {
     /// The regex automata (`shift-and`) resident for this corpus: tables,
     /// uniforms and bind groups built once per query, reused after.
     pub(crate) automata: super::kernels::shift_and::AutomatonCache,
+    /// Class sets' further parameter slots (`search_classes`): for each
+    /// alternative after the first, a uniform and every segment's bind
+    /// group with it; made on first use, dropped when segments change.
+    pub(crate) class_slots: Vec<(wgpu::Buffer, Vec<wgpu::BindGroup>)>,
 }
 
 /// A corpus resident in GPU memory: every segment's bytes, line offsets,
@@ -185,6 +189,11 @@ impl GpuCorpus {
         let c = &*ctx.inner;
         let dev = &c.device;
         let freq = upload::byte_freq(corpus);
+        // Whether a Unicode class string is exact here (`support::class_scan`),
+        // checked now rather than by the first query that asks.
+        corpus.docs().iter().for_each(|d| {
+            d.is_ascii();
+        });
         let t_index = Instant::now();
         let planned = upload::plan(c, corpus, &opts, holds.as_deref());
         let segs = planned.segments;
@@ -255,6 +264,7 @@ impl GpuCorpus {
                 was_clean: true,
                 batch_readback: None,
                 automata: Default::default(),
+                class_slots: Vec::new(),
             }),
         })
     }

@@ -70,6 +70,10 @@ pub struct GpuTuning {
     /// adapter has immediate data (push constants), as in a browser
     /// (`LOGSIEVE_NO_IMMEDIATES`): tests drive the uniform path natively.
     pub no_immediates: bool,
+    /// Never run a regex as a class string on `scan`
+    /// (`LOGSIEVE_NO_CLASS_SCAN`): tier 1 then scans its literals and the
+    /// automaton verifies, as before class strings; tests drive both.
+    pub no_class_scan: bool,
     /// Each single-literal search prints where its host time went, and each
     /// busy wait its polls, to stderr (`LOGSIEVE_TRACE_QUERIES=1`).
     pub trace_queries: bool,
@@ -199,6 +203,7 @@ impl GpuTuning {
         let var = |name: &str| std::env::var(name).ok();
         GpuTuning {
             no_immediates: std::env::var_os("LOGSIEVE_NO_IMMEDIATES").is_some(),
+            no_class_scan: std::env::var_os("LOGSIEVE_NO_CLASS_SCAN").is_some(),
             trace_queries: var("LOGSIEVE_TRACE_QUERIES").as_deref() == Some("1"),
             max_segment: var("LOGSIEVE_GPU_MAX_SEGMENT").and_then(|s| s.trim().parse().ok()),
             bloom_groups: var("LOGSIEVE_GPU_BLOOM_GROUPS")

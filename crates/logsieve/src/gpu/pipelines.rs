@@ -23,6 +23,9 @@ pub(crate) struct Pipelines {
     pub(crate) two_phase_p2: wgpu::ComputePipeline,
     /// `scan`'s pipelines, built when first needed.
     pub(crate) scan: ScanPipes,
+    /// `scan`'s class-string pipelines (`CLS`, the uniform's module), built
+    /// when first needed.
+    pub(crate) scan_classes: ClassScanPipes,
     pub(crate) sig_build: wgpu::ComputePipeline,
     pub(crate) sig_p1: wgpu::ComputePipeline,
     pub(crate) plain_read: wgpu::ComputePipeline,
@@ -50,6 +53,37 @@ impl ScanPipes {
                 &self.module,
                 "scan",
                 &kernels::scan::constants(i),
+            )
+        })
+    }
+}
+
+/// `scan`'s class-string pipelines ([`kernels::scan::class_pipeline_of`]):
+/// the module that reads the uniform (natively the other pipelines read
+/// immediates, which have no room for the classes), compiled with the
+/// first of them.
+pub(crate) struct ClassScanPipes {
+    module: std::sync::OnceLock<wgpu::ShaderModule>,
+    layout: wgpu::PipelineLayout,
+    pipes: [std::sync::OnceLock<wgpu::ComputePipeline>; kernels::scan::CLASS_PIPELINES],
+}
+
+impl ClassScanPipes {
+    /// Pipeline `i`, compiled on first use.
+    pub(crate) fn get(&self, device: &wgpu::Device, i: usize) -> &wgpu::ComputePipeline {
+        self.pipes[i].get_or_init(|| {
+            let module = self.module.get_or_init(|| {
+                device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                    label: Some("scan (class strings)"),
+                    source: wgpu::ShaderSource::Wgsl(kernels::scan::MODULE.source().into()),
+                })
+            });
+            compute_pipeline(
+                device,
+                &self.layout,
+                module,
+                "scan",
+                &kernels::scan::class_constants(i),
             )
         })
     }
@@ -159,6 +193,11 @@ impl Pipelines {
             two_phase_p2: pipe(&m_tp, "phase2"),
             scan: ScanPipes {
                 module: m_sc,
+                layout: pl.clone(),
+                pipes: std::array::from_fn(|_| std::sync::OnceLock::new()),
+            },
+            scan_classes: ClassScanPipes {
+                module: std::sync::OnceLock::new(),
                 layout: pl.clone(),
                 pipes: std::array::from_fn(|_| std::sync::OnceLock::new()),
             },

@@ -19,7 +19,7 @@ use super::corpus::{GpuCorpus, State};
 use super::kernels::brute_byte::BruteByte;
 use super::kernels::brute_line::BruteLine;
 use super::kernels::count::PopCount;
-use super::kernels::scan::{self, Scan};
+use super::kernels::scan::{self, ClassScans, Scan};
 use super::kernels::signature::{self, Signature};
 use super::kernels::two_phase::{self, TwoPhase};
 use super::kernels::{params as P, plain_read, KernelDriver, SegmentRun};
@@ -27,6 +27,7 @@ use super::readback::{PerSegment, RawHits};
 use super::GpuKernel;
 use crate::corpus::Corpus;
 use crate::error::Error;
+use crate::query::classes::ClassSet;
 use crate::query::{CaseMode, Query};
 use crate::{DocHits, Want};
 
@@ -147,8 +148,66 @@ impl GpuCorpus {
         let c = &*self.ctx.inner;
         c.check_faults()?;
         let mut st = self.lock_state()?;
-        c.scoped(self.search_inner(corpus, q, kernel, want, &mut st))
+        c.scoped(self.search_inner(corpus, q, kernel, want, &mut st, None))
             .await
+    }
+
+    /// Tier 1 for a regex that is a class string on this corpus
+    /// ([`crate::support::class_scan`]): one `scan` pass that tests the
+    /// class string's rarest bytes and compares the survivors with its
+    /// classes. Exact: the lines it marks are the regex's matching lines
+    /// (no candidates, no automaton). Blocks.
+    pub(crate) fn search_classes(
+        &self,
+        corpus: &Corpus,
+        q: &Query,
+        cs: &ClassSet,
+        want: Want,
+    ) -> Result<(RawHits, GpuSearch), Error> {
+        self.check_corpus(corpus)?;
+        let c = &*self.ctx.inner;
+        c.check_faults()?;
+        let prms: Vec<_> = cs
+            .alts
+            .iter()
+            .map(|a| scan::class_params(a, &self.freq))
+            .collect();
+        let mut st = self.lock_state()?;
+        // A uniform and bind groups for each alternative after the first.
+        st.class_slots.truncate(prms.len().saturating_sub(1));
+        st.class_slots.retain(|(_, b)| b.len() == self.segs.len());
+        while st.class_slots.len() + 1 < prms.len() {
+            let buf = c.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("class params"),
+                size: (P::WORDS * 4) as u64,
+                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            let binds = (0..self.segs.len())
+                .map(|i| {
+                    self.segs[i].bind(
+                        &c.device,
+                        &c.pipes.layout,
+                        &st.positions[i],
+                        &st.signatures[i],
+                        &buf,
+                    )
+                })
+                .collect();
+            st.class_slots.push((buf, binds));
+        }
+        for (prm, (buf, _)) in prms[1..].iter().zip(&st.class_slots) {
+            let bytes: Vec<u8> = prm.iter().flat_map(|w| w.to_le_bytes()).collect();
+            c.queue.write_buffer(buf, 0, &bytes);
+        }
+        pollster::block_on(c.scoped(self.search_inner(
+            corpus,
+            q,
+            GpuKernel::Scan,
+            want,
+            &mut st,
+            Some(&prms),
+        )))
     }
 
     async fn search_inner(
@@ -158,6 +217,7 @@ impl GpuCorpus {
         kernel: GpuKernel,
         want: Want,
         st: &mut State,
+        classes: Option<&[[u32; P::WORDS]]>,
     ) -> Result<(RawHits, GpuSearch), Error> {
         let c = &*self.ctx.inner;
         let t0 = Instant::now();
@@ -165,11 +225,17 @@ impl GpuCorpus {
             self.ensure_signatures(st);
         }
         let use_ts = self.timestamps_on();
-        let (prm, folded) = self.params_for(q);
+        // A class string's uniform is made by the caller (`search_classes`).
+        let (prm, folded) = match classes {
+            Some(p) => (p[0], Vec::new()),
+            None => self.params_for(q),
+        };
         let t_params = Instant::now();
         let is_scan = kernel == GpuKernel::Scan;
-        // Natively scan's parameters travel as immediate data.
-        let imm = (is_scan && c.info.scan_immediates).then(|| scan::immediates(&prm));
+        // Natively scan's parameters travel as immediate data (a class
+        // string's do not fit: its pipelines read the uniform).
+        let imm = (is_scan && classes.is_none() && c.info.scan_immediates)
+            .then(|| scan::immediates(&prm));
         if imm.is_none() {
             self.write_params(&prm);
         }
@@ -207,6 +273,20 @@ impl GpuCorpus {
                 count,
                 grid,
             }),
+            GpuKernel::Scan if classes.is_some() => Box::new(ClassScans {
+                passes: classes
+                    .unwrap_or_default()
+                    .iter()
+                    .enumerate()
+                    .map(|(k, prm)| {
+                        let pipe = p.scan_classes.get(&c.device, scan::class_pipeline_of(prm));
+                        (pipe, k.checked_sub(1).map(|j| &st.class_slots[j].1[..]))
+                    })
+                    .collect(),
+                clear_result: !skip_result,
+                count,
+                grid,
+            }),
             GpuKernel::Scan => Box::new(Scan {
                 pipeline: p.scan.get(&c.device, scan::pipeline_of(&prm)),
                 immediates: imm.as_deref(),
@@ -236,6 +316,9 @@ impl GpuCorpus {
         // One wait for every readback this query needs.
         c.map_many_async(&self.readback_maps(driver.as_ref(), lines, use_ts))
             .await?;
+        // It borrows the state's class slots; brute-byte below takes the
+        // state.
+        drop(driver);
         if c.tuning.trace_queries {
             eprintln!(
                 "logsieve: {} query: params {:.1} us, encoded at {:.1} us, submitted at {:.1} us, mapped at {:.1} us",

@@ -22,6 +22,7 @@ use super::readback::{self, Candidates, PerSegment, RawHits};
 use super::search::GpuSearch;
 use crate::corpus::Corpus;
 use crate::error::Error;
+use crate::query::classes::ClassSet;
 use crate::query::Query;
 use crate::results::Want;
 
@@ -52,8 +53,15 @@ impl GpuCorpus {
         corpus: &Corpus,
         literal: &Query,
         q: &Query,
+        classes: Option<&ClassSet>,
         want: Want,
     ) -> Result<(RawHits, GpuSearch), Error> {
+        // A class string (the plan's, `PrefilterPlan::classes`) needs
+        // neither the literals nor the automaton: `scan` answers it exactly
+        // in one pass.
+        if let Some(cs) = classes {
+            return self.search_classes(corpus, q, cs, want);
+        }
         let pats = literal.patterns();
         let one_ok = |p: &Vec<u8>| !p.is_empty() && p.len() <= crate::support::MAX_PATTERN;
         if pats.len() == 1 {

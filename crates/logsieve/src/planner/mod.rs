@@ -491,7 +491,16 @@ pub fn plan(input: &PlanInput<'_>) -> Decision {
         ms: (cpu_scan, 0.0),
     });
     let multi = input.query.literals().is_some_and(|l| l.len() > 1);
-    let (kernel, gpu_gbps) = if let Some(t) = tier1 {
+    let (kernel, gpu_gbps) = if let Some(cs) = tier1.and_then(|t| t.classes.as_ref()) {
+        // The class strings on `scan`, one pass each, exact
+        // (`query::classes`).
+        f.push(Factor {
+            name: "tier 1 class strings",
+            value: format!("{}: scan tests two bytes, then the classes", cs.describe()),
+            ms: (0.0, 0.0),
+        });
+        (Kernel::Scan, c.best_kernel().1 / cs.alts.len() as f64)
+    } else if let Some(t) = tier1 {
         f.push(Factor {
             name: "tier 1 literals",
             value: format!("{} ({})", t.describe(), t.kernel.name()),
@@ -610,7 +619,14 @@ pub fn plan(input: &PlanInput<'_>) -> Decision {
     if let Some(t) = tier1 {
         let share = input.sample.candidate_share();
         let n = share * lines;
-        if t.verify == crate::support::Verifier::Gpu {
+        if let Some(cs) = &t.classes {
+            d.tier1 = Some(format!(
+                "tier 1: the regex is {}: one scan pass each on its rarest bytes, the \
+                 classes tested at each survivor, exact (nothing to verify){}",
+                cs.describe(),
+                rejected_note(input)
+            ));
+        } else if t.verify == crate::support::Verifier::Gpu {
             // The automaton over the candidate lines, in the literal's
             // submission: their share of the bytes at tier 2's speed, no
             // readback (`gpu::tier2`).
@@ -1010,7 +1026,8 @@ mod tests {
     fn tier2_takes_regexes_without_required_literals() {
         let cal = Calibration::defaults(DeviceClass::Discrete);
         for query in [
-            q("E.R.R", Syntax::Regex, false),
+            // (`E.R.R` would be a class string, tier 1's on its `E`.)
+            q("E.R.+R", Syntax::Regex, false),
             q("E*R*R", Syntax::Wildcard, false),
             // `é` under Unicode -i (2 bytes: no literal worth searching).
             q("é", Syntax::Fixed, true),

@@ -16,7 +16,7 @@
 use super::{sample_windows, Calibration, VERIFY_MS_PER_LINE};
 use crate::corpus::Corpus;
 use crate::kernel::Kernel;
-use crate::query::literals::Prefilter;
+use crate::query::literals::{Prefilter, RequiredLiterals};
 use crate::query::Query;
 use crate::support::{prefilter_support_with, PrefilterPlan, Unsupported, Verifier};
 
@@ -79,6 +79,10 @@ pub fn tier1_gpu_ms(
     threads: f64,
     c: &Calibration,
 ) -> f64 {
+    if let Some(cs) = &plan.classes {
+        // One `scan` pass an alternative over its rarest bytes, exact.
+        return cs.alts.len() as f64 * bytes / (c.best_kernel().1 * 1e9) * 1e3;
+    }
     let scan = bytes / (kernel_gbps(plan, c) * 1e9) * 1e3;
     let n = share * lines;
     match plan.verify {
@@ -199,6 +203,8 @@ pub struct Tier1Input<'a> {
     /// Count the sets on the sample; false (no GPU to run them) keeps the
     /// static pick without touching the corpus.
     pub sample: bool,
+    /// A class string may run as itself (`GpuState::class_scan`).
+    pub class_scan: bool,
 }
 
 /// Tier 1's plan for `q`: the candidate set with the lowest estimated GPU
@@ -218,15 +224,24 @@ pub fn tier1_literals(q: &Query, input: &Tier1Input<'_>) -> Result<Tier1Literals
         0 | 1 => (0, Vec::new()),
         _ => literal_counts(input.corpus, q),
     };
+    // A class string runs as itself wherever the automaton would verify
+    // on the GPU (`scan`'s plans): the literals then only name the plan.
+    let classes = match input.sample && input.class_scan {
+        true => crate::support::class_scan(q, input.corpus),
+        false => None,
+    };
     let mut options = Vec::new();
     for (i, alt) in alts.iter().enumerate() {
-        let plan = match i {
+        let mut plan = match i {
             0 => first.clone(),
             _ => match prefilter_support_with(q, input.asked, alt) {
                 Ok(p) => p,
                 Err(_) => continue,
             },
         };
+        if plan.verify == Verifier::Gpu {
+            plan.classes = classes.clone();
+        }
         let count = counts.get(i).copied().unwrap_or(0);
         let share = (sample_lines > 0).then(|| count as f64 / sample_lines as f64);
         let gpu_ms = tier1_gpu_ms(
@@ -245,7 +260,40 @@ pub fn tier1_literals(q: &Query, input: &Tier1Input<'_>) -> Result<Tier1Literals
             gpu_ms,
         });
     }
+    // A class set whose literal sets all run elsewhere (a set too large
+    // for `scan`'s passes, verified on the CPU): its own literals, one an
+    // alternative, give it a plan of its own.
+    if let Some(cs) = &classes {
+        let own = cs.literals().map(RequiredLiterals::from_literals);
+        if let Some(Ok(mut plan)) = own
+            .filter(|_| options.iter().all(|o| o.plan.classes.is_none()))
+            .map(|r| prefilter_support_with(q, input.asked, &r))
+        {
+            if plan.verify == Verifier::Gpu {
+                plan.classes = Some(cs.clone());
+                let gpu_ms = tier1_gpu_ms(
+                    q,
+                    &plan,
+                    0.0,
+                    input.bytes,
+                    input.lines,
+                    input.threads,
+                    input.calibration,
+                );
+                options.push(Tier1Option {
+                    plan,
+                    count: 0,
+                    share: None,
+                    gpu_ms,
+                });
+            }
+        }
+    }
     if options.is_empty() {
+        let mut first = first;
+        if first.verify == Verifier::Gpu {
+            first.classes = classes;
+        }
         options.push(Tier1Option {
             plan: first,
             count: 0,
@@ -253,7 +301,18 @@ pub fn tier1_literals(q: &Query, input: &Tier1Input<'_>) -> Result<Tier1Literals
             gpu_ms: 0.0,
         });
     }
+    // A class set's pass is exact: it wins whatever the sample says.
+    let by_cost = |a: &usize, b: &usize| {
+        options[*a]
+            .gpu_ms
+            .total_cmp(&options[*b].gpu_ms)
+            .then(a.cmp(b))
+    };
+    let with_classes = (0..options.len())
+        .filter(|&i| options[i].plan.classes.is_some())
+        .min_by(by_cost);
     let chosen = match sample_lines {
+        _ if with_classes.is_some() => with_classes.unwrap_or(0),
         0 => 0,
         _ => (0..options.len())
             .min_by(|&a, &b| {
@@ -318,6 +377,9 @@ mod tests {
                 threads: 16.0,
                 calibration: &cal,
                 sample: true,
+                // These tests weigh the literal sets; class strings have
+                // their own below.
+                class_scan: false,
             },
         )
         .unwrap()
@@ -371,6 +433,76 @@ mod tests {
         assert_eq!(t.best().plan.kernel, Kernel::Scan);
         assert_eq!(passes(&t.best().plan), 2);
         assert_eq!(t.best().plan.verify, Verifier::Gpu);
+    }
+
+    /// A class string (ASCII corpus) runs as itself on every plan the
+    /// automaton would verify, priced as one scan pass whatever its
+    /// literals' share; without the switch, or for a regex that is no
+    /// class string, the literal sets are weighed as before.
+    #[test]
+    fn a_class_string_is_one_exact_scan() {
+        let c = corpus();
+        let cal = Calibration::defaults(DeviceClass::Discrete);
+        let input = |class_scan| Tier1Input {
+            corpus: &c,
+            asked: None,
+            bytes: c.total_bytes() as f64 * 1000.0,
+            lines: 4e6,
+            threads: 16.0,
+            calibration: &cal,
+            sample: true,
+            class_scan,
+        };
+        let q = |p: &str| {
+            QueryBuilder::new()
+                .syntax(Syntax::Regex)
+                .build(&[p])
+                .unwrap()
+        };
+        let one_scan = input(true).bytes / (cal.best_kernel().1 * 1e9) * 1e3;
+        // `common=` is on every line: as a literal prefilter it is dear.
+        let cs = q(r"common=\d\d");
+        let t = tier1_literals(&cs, &input(true)).unwrap();
+        let cls = t.best().plan.classes.as_ref().expect("a class string");
+        assert_eq!(cls.alts.len(), 1);
+        assert_eq!(cls.alts[0].masks.len(), 9);
+        assert!(
+            (t.best().gpu_ms - one_scan).abs() < 1e-9,
+            "{}",
+            t.best().gpu_ms
+        );
+        let t = tier1_literals(&cs, &input(false)).unwrap();
+        assert!(t.best().plan.classes.is_none());
+        assert!(t.best().gpu_ms >= one_scan);
+        // An alternation of class strings is a pass each; an open
+        // repetition inside is no class string.
+        let t = tier1_literals(&q(r"web-\d\d common=\d\d (ERROR|WARN)"), &input(true)).unwrap();
+        assert_eq!(t.best().plan.classes.as_ref().unwrap().alts.len(), 2);
+        assert!((t.best().gpu_ms - 2.0 * one_scan).abs() < 1e-9);
+        let t = tier1_literals(&q(r"web-\d\d common=\d+ (ERROR|WARN)"), &input(true)).unwrap();
+        assert!(t.options.iter().all(|o| o.plan.classes.is_none()));
+        // A Unicode class on a corpus with a byte >= 0x80 is not exact
+        // there; a byte class is.
+        let mut data = c.docs()[0].data().to_vec();
+        data.extend_from_slice("caf\u{e9} common=42\n".as_bytes());
+        let c2 = Corpus::from_bytes("t", data);
+        let in2 = Tier1Input {
+            corpus: &c2,
+            ..input(true)
+        };
+        assert!(tier1_literals(&cs, &in2)
+            .unwrap()
+            .best()
+            .plan
+            .classes
+            .is_none());
+        let bytes = q(r"(?-u:common=\d\d)");
+        assert!(tier1_literals(&bytes, &in2)
+            .unwrap()
+            .best()
+            .plan
+            .classes
+            .is_some());
     }
 
     #[test]

@@ -451,6 +451,23 @@ impl Builder {
     }
 }
 
+/// The HIR of `q`'s CPU matcher, when it is a regex (regexes, wildcards,
+/// `-w`, `-x`, Unicode `-i`), parsed as the automaton and the class
+/// strings read it, or why not.
+pub fn hir_for_query(q: &Query) -> Result<Hir, String> {
+    let Some(pattern) = q.matcher.regex_pattern() else {
+        return Err("not a regex".to_string());
+    };
+    let ci = q.kind() == QueryKind::Regex && q.case() == crate::query::CaseMode::Unicode;
+    regex_syntax::ParserBuilder::new()
+        .utf8(false)
+        .multi_line(true)
+        .case_insensitive(ci)
+        .build()
+        .parse(pattern)
+        .map_err(|e| e.to_string())
+}
+
 impl Automaton {
     /// Compiles `hir`, or says why not (too many positions or groups).
     pub fn from_hir(hir: &Hir) -> Result<Automaton, String> {
@@ -550,18 +567,7 @@ impl Automaton {
     /// The automaton of `q`'s CPU matcher, when it is a regex (regexes,
     /// wildcards, `-w`, `-x`, Unicode `-i`), or why not.
     pub fn for_query(q: &Query) -> Result<Automaton, String> {
-        let Some(pattern) = q.matcher.regex_pattern() else {
-            return Err("not a regex".to_string());
-        };
-        let ci = q.kind() == QueryKind::Regex && q.case() == crate::query::CaseMode::Unicode;
-        let hir = regex_syntax::ParserBuilder::new()
-            .utf8(false)
-            .multi_line(true)
-            .case_insensitive(ci)
-            .build()
-            .parse(pattern)
-            .map_err(|e| e.to_string())?;
-        Automaton::from_hir(&hir)
+        Automaton::from_hir(&hir_for_query(q)?)
     }
 
     /// `follow(d)` into `f` from the split tables (any automaton).

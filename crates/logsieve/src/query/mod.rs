@@ -32,6 +32,7 @@ use crate::error::Error;
 use spec::Analysis;
 
 pub mod bitap;
+pub mod classes;
 pub mod glushkov;
 pub mod literals;
 mod replace;
@@ -105,6 +106,7 @@ impl QueryBuilder {
             matcher: Arc::new(matcher),
             replacer: Arc::default(),
             rare_sets: Arc::default(),
+            class_set: Arc::default(),
         })
     }
 }
@@ -280,6 +282,8 @@ pub struct Query {
     /// [`Query::literal_alternatives`] of a regex without a CPU
     /// prefilter: its rare single bytes, on first use.
     rare_sets: Arc<std::sync::OnceLock<Vec<literals::RequiredLiterals>>>,
+    /// [`Query::class_set`], on first use.
+    class_set: Arc<std::sync::OnceLock<Option<Arc<classes::ClassSet>>>>,
 }
 
 impl Query {
@@ -387,6 +391,21 @@ impl Query {
     /// alternatives`), [`Query::required_literals`] first: tier 1 takes
     /// the one that finds the fewest lines of the corpus
     /// (`planner::tier1_literals`). Empty without required literals.
+    /// The regex as fixed-length runs of byte classes (a few alternatives
+    /// of them), when its matches are such (`query::classes`): tier 1's
+    /// `scan` then answers it exactly, one pass an alternative. `None` for
+    /// literal queries (they are literals already) and other regexes.
+    pub fn class_set(&self) -> Option<Arc<classes::ClassSet>> {
+        self.class_set
+            .get_or_init(|| {
+                if self.matcher.regex_pattern().is_none() || self.cpu_only.is_some() {
+                    return None;
+                }
+                classes::ClassSet::for_query(self).map(Arc::new)
+            })
+            .clone()
+    }
+
     /// A regex without a CPU prefilter (no literal of 3+ bytes) may still
     /// hold a rare byte (`@` in an email regex): its sets are those bytes
     /// (`query::literals::rare_byte_sets`), which only tier 1 weighs

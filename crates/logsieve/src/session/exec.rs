@@ -241,10 +241,27 @@ impl Session {
         let plan = route_prefilter(q, opts, kernel, route)?;
         let t = Instant::now();
         if plan.verify == crate::support::Verifier::Gpu {
-            // scan + shift-and over its candidates, one submission: exact.
-            let (raw, r) = g.search_verified(&self.corpus, &plan.literals, q, opts.want)?;
+            // scan + shift-and over its candidates, one submission: exact;
+            // or, for a class string, one scan pass.
+            let classes = plan.classes.as_deref();
+            let (raw, r) =
+                g.search_verified(&self.corpus, &plan.literals, q, classes, opts.want)?;
             let confirmed: u64 = raw.matched.iter().sum();
             let docs = raw.finish(&self.line_counts(), q.invert(), opts.max_count);
+            if classes.is_some() {
+                return Ok(SearchResult {
+                    docs,
+                    backend: BackendReport {
+                        name: format!("gpu/{} (class string)", kernel.name()),
+                        reason: format!(
+                            "{reason}; tier 1: {confirmed} lines matched by one scan pass \
+                             (the classes tested at each survivor, exact)"
+                        ),
+                        elapsed: t.elapsed(),
+                    },
+                    plan: None,
+                });
+            }
             let undecided = match r.candidates {
                 Some(n) => format!(", {n} undecided lines verified on the CPU"),
                 None => String::new(),

@@ -56,6 +56,9 @@ pub struct GpuState {
     /// True when the corpus is uploaded; false when a GPU could be started
     /// and the corpus uploaded for this request (a one-shot caller).
     pub resident: bool,
+    /// Tier 1 may run a class string as itself (`support::class_scan`);
+    /// false with `GpuTuning::no_class_scan`.
+    pub class_scan: bool,
 }
 
 /// Everything [`route`] weighs.
@@ -199,6 +202,7 @@ fn tier1(
             calibration: input.calibration,
             // No GPU to run them: the static pick, the corpus untouched.
             sample: input.gpu.is_some(),
+            class_scan: input.gpu.as_ref().is_some_and(|g| g.class_scan),
         },
     ))
 }
@@ -247,6 +251,19 @@ pub fn route(input: &RouteInput<'_>) -> Result<Route, Error> {
                     Backend::Gpu(*kernel),
                     with_note("forced with --backend gpu".to_string(), note.clone()),
                 ),
+                (Err(_), Some(Ok(t))) if t.best().plan.classes.is_some() => {
+                    let p = t.best().plan.clone();
+                    let what = p.classes.as_ref().map_or(String::new(), |c| c.describe());
+                    let required = p.describe();
+                    prefilter = Some(p);
+                    (
+                        Backend::GpuPrefilter(Kernel::Scan),
+                        format!(
+                            "forced with --backend gpu; tier 1: the regex is {what} (required: \
+                             {required}), one scan pass each on its rarest bytes, exact"
+                        ),
+                    )
+                }
                 (Err(_), Some(Ok(t))) => {
                     let p = t.best().plan.clone();
                     let r = (

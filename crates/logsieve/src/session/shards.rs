@@ -468,7 +468,13 @@ impl Session {
             |d| match &plan {
                 Some(p) if p.verify == crate::support::Verifier::Gpu => d
                     .corpus
-                    .search_verified(&self.corpus, &p.literals, q, opts.want)
+                    .search_verified(
+                        &self.corpus,
+                        &p.literals,
+                        q,
+                        p.classes.as_deref(),
+                        opts.want,
+                    )
                     .map(|r| r.0),
                 Some(p) => {
                     let (raw, _) =

@@ -28,6 +28,23 @@ pub fn ctx(what: &str) -> Option<&'static GpuContext> {
     .as_ref()
 }
 
+/// A second context of this test binary that never runs a regex as a
+/// class string (`GpuTuning::no_class_scan`): tier 1 then scans literals
+/// and the automaton verifies, the path the tests of that verifier drive.
+/// `None` where [`ctx`] is.
+pub fn ctx_without_class_scan(what: &str) -> Option<&'static GpuContext> {
+    ctx(what)?;
+    static CTX: OnceLock<Option<GpuContext>> = OnceLock::new();
+    CTX.get_or_init(|| {
+        let tuning = logsieve::gpu::GpuTuning {
+            no_class_scan: true,
+            ..Default::default()
+        };
+        Some(GpuContext::new_with(&tuning).expect("a second context on the adapter of the first"))
+    })
+    .as_ref()
+}
+
 /// A session over `data` on the GPU in segments of at most `seg` bytes.
 pub fn session(c: &GpuContext, data: &[u8], seg: u64) -> Session {
     let mut s = Session::new(Corpus::from_bytes("t", data.to_vec()));

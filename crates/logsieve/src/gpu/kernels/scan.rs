@@ -4,6 +4,7 @@ use super::count::PopCount;
 use super::{params as P, Grid, KernelDriver, Module, SegmentRun, View};
 use crate::gpu::segment::ResidentSegment;
 use crate::gpu::GpuKernel;
+use crate::query::classes::{ClassString, PosTest};
 
 /// The shader module.
 pub(crate) const MODULE: Module = Module {
@@ -59,6 +60,84 @@ pub(crate) fn constants(i: usize) -> [(&'static str, f64); 3] {
     ]
 }
 
+/// Pipelines of a class-string scan (`CLS`): the longer kind's, one per
+/// distance modulo 16 and way of running the second test.
+pub(crate) const CLASS_PIPELINES: usize = PER_KIND;
+
+/// The class-string pipeline of the query uniform `prm`
+/// ([`class_params`]).
+pub(crate) fn class_pipeline_of(prm: &[u32; P::WORDS]) -> usize {
+    (prm[P::D2] as i32 & 15) as usize + 16 * usize::from(prm[P::DENSE] != 0)
+}
+
+/// The override constants of class-string pipeline `i`: the longer
+/// kind's, with `CLS` on.
+pub(crate) fn class_constants(i: usize) -> [(&'static str, f64); 4] {
+    [
+        ("SPEC", 3.0),
+        ("D2R", (i % 16) as f64),
+        ("DENSE", (i / 16) as f64),
+        ("CLS", 1.0),
+    ]
+}
+
+/// The query uniform of a class string (`query::classes`): each position's
+/// test in `pat` (the byte in bits 0-7, the kind in bits 8-10: 0 the byte,
+/// 5 an ASCII letter in either case, 1-4 a class), the classes' 256-bit
+/// sets in `need` (eight words each), the `\b` conditions in `win_lo`,
+/// and the two SWAR tests on the rarest positions that have a byte (or a
+/// letter: OR-ing 0x20 folds its cases). With one such position both
+/// tests are its own.
+pub(crate) fn class_params(cs: &ClassString, freq: &[u64; 256]) -> [u32; P::WORDS] {
+    let tests = cs.tests().expect("a class string has room for its classes");
+    let mut p = [0u32; P::WORDS];
+    for (i, t) in tests.iter().enumerate() {
+        p[P::PAT + i] = match *t {
+            PosTest::Byte(b) => u32::from(b),
+            PosTest::Letter(b) => u32::from(b) | 5 << 8,
+            PosTest::Class(k) => (k as u32 + 1) << 8,
+        };
+    }
+    for (k, c) in cs.classes().iter().enumerate() {
+        for (j, &w) in c.iter().enumerate() {
+            p[P::NEED + k * 8 + 2 * j] = w as u32;
+            p[P::NEED + k * 8 + 2 * j + 1] = (w >> 32) as u32;
+        }
+    }
+    p[P::PAT_LEN] = tests.len() as u32;
+    let f = |t: PosTest| match t {
+        PosTest::Byte(b) => Some(freq[usize::from(b)]),
+        PosTest::Letter(b) => {
+            Some(freq[usize::from(b)] + freq[usize::from(b.to_ascii_uppercase())])
+        }
+        PosTest::Class(_) => None,
+    };
+    let by_freq = |skip: Option<usize>, avoid: Option<PosTest>| {
+        (0..tests.len())
+            .filter(|&i| Some(i) != skip)
+            .filter_map(|i| f(tests[i]).map(|n| ((avoid == Some(tests[i]), n, i), i)))
+            .min()
+            .map(|(_, i)| i)
+    };
+    let r1 = by_freq(None, None).expect("a class string has a byte position");
+    let r2 = by_freq(Some(r1), Some(tests[r1])).unwrap_or(r1);
+    let byte = |i: usize| match tests[i] {
+        PosTest::Byte(b) => (u32::from(b) * 0x0101_0101, 0),
+        PosTest::Letter(b) => (u32::from(b) * 0x0101_0101, 0x2020_2020),
+        PosTest::Class(_) => unreachable!("picked among byte positions"),
+    };
+    let total: u64 = freq.iter().sum();
+    p[P::R1] = r1 as u32;
+    (p[P::B1], p[P::OR1]) = byte(r1);
+    p[P::D2] = (r2 as i32 - r1 as i32) as u32;
+    (p[P::B2], p[P::OR2]) = byte(r2);
+    p[P::DENSE] = u32::from(f(tests[r1]).unwrap_or(0).saturating_mul(DENSE_SHARE) > total);
+    p[P::WIN_LO] = u32::from(cs.word_before) | u32::from(cs.word_after) << 1;
+    p[P::WIN_HI] = u32::MAX;
+    p[P::MAGIC] = super::plain_read::MAGIC;
+    p
+}
+
 /// Bytes of the scan's parameters as immediate data (push constants):
 /// the pattern packed four bytes to a word, then nine words, padded.
 pub(crate) const IMM_SIZE: u32 = 112;
@@ -68,8 +147,16 @@ pub(crate) const IMM_SIZE: u32 = 112;
 /// writes no buffer, and skips the staging copy and barrier that a
 /// `write_buffer` puts before its commands.
 pub(crate) fn source_immediate() -> String {
-    let src = MODULE
-        .source()
+    // Class strings read the uniform (their classes do not fit the
+    // immediates): their test is cut from this variant.
+    let full = MODULE.source();
+    let (a, rest) = full
+        .split_once("// CLASS-BEGIN")
+        .expect("scan.wgsl marks class_at");
+    let (_, b) = rest
+        .split_once("// CLASS-END")
+        .expect("scan.wgsl marks class_at's end");
+    let src = format!("{a}fn class_at(p: u32) -> bool {{\n    return false;\n}}{b}")
         .replace(
             "params.pat[i >> 2u][i & 3u]",
             "((imm.pat[i >> 2u] >> ((i & 3u) * 8u)) & 0xFFu)",
@@ -230,6 +317,42 @@ impl KernelDriver for Scan<'_> {
     }
 }
 
+/// A class set's passes (`search_classes`): one `scan` a class string,
+/// each with its parameters in its own uniform (its own bind groups; the
+/// first alternative's are the engine's), their line bits OR-ed, then the
+/// pop-counts. The passes share the segment's result bits and counters, so
+/// whichever bind group is set last serves the pop-count.
+pub(crate) struct ClassScans<'a> {
+    /// Each pass's pipeline and, after the first, its bind groups.
+    pub(crate) passes: Vec<(&'a wgpu::ComputePipeline, Option<&'a [wgpu::BindGroup]>)>,
+    /// Clear the result bits first (as [`Scan::clear_result`]).
+    pub(crate) clear_result: bool,
+    pub(crate) count: PopCount<'a>,
+    pub(crate) grid: Grid,
+}
+
+impl KernelDriver for ClassScans<'_> {
+    fn label(&self) -> &'static str {
+        GpuKernel::Scan.name()
+    }
+
+    fn clear(&self, enc: &mut wgpu::CommandEncoder, seg: &ResidentSegment) {
+        if self.clear_result {
+            enc.clear_buffer(&seg.buffers.result_bits, 0, None);
+        }
+    }
+
+    fn record(&self, pass: &mut wgpu::ComputePass<'_>, run: SegmentRun<'_>) {
+        let (x, y) = self.grid.dims(groups(run.segment.n_bytes));
+        for (pipeline, binds) in &self.passes {
+            pass.set_bind_group(0, binds.map_or(run.bind, |b| &b[run.index]), &[]);
+            pass.set_pipeline(pipeline);
+            pass.dispatch_workgroups(x, y, 1);
+        }
+        self.count.record(pass, run.segment, self.grid);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::tests::validated;
@@ -323,6 +446,58 @@ mod tests {
             }
         }
         assert_eq!(seen.len(), (2 + 16) * 2);
+        // The class-string pipelines (the uniform's module only).
+        let (module, info) =
+            validated("scan", &MODULE.source(), naga::valid::Capabilities::empty());
+        for i in 0..CLASS_PIPELINES {
+            let mut consts = naga::back::PipelineConstants::default();
+            for (k, v) in class_constants(i) {
+                consts.insert(k.to_string(), v);
+            }
+            let ep = Some((naga::ShaderStage::Compute, "scan"));
+            if let Err(e) =
+                naga::back::pipeline_constants::process_overrides(&module, &info, ep, &consts)
+            {
+                panic!("class scan pipeline {i}: {e:?}");
+            }
+        }
+    }
+
+    /// A class string's uniform: each position's test, the classes' bits,
+    /// the `\b` flags, and the SWAR tests on its rarest byte positions.
+    #[test]
+    fn class_params_pack_tests_classes_and_picks() {
+        let hir = regex_syntax::ParserBuilder::new()
+            .build()
+            .parse("(?i:e)r\\d[0-9a-f]x\\b")
+            .unwrap();
+        let cs = ClassString::from_hir(&hir).unwrap();
+        let mut freq = [100u64; 256];
+        freq[b'x' as usize] = 1;
+        let p = class_params(&cs, &freq);
+        assert_eq!(p[P::PAT_LEN], 5);
+        assert_eq!(p[P::PAT], u32::from(b'e') | 5 << 8);
+        assert_eq!(p[P::PAT + 1], u32::from(b'r'));
+        assert_eq!(p[P::PAT + 2], 1 << 8);
+        assert_eq!(p[P::PAT + 3], 2 << 8);
+        // '0'..='9' in class 0: bits 48-57, word 1 (bits 32-63).
+        assert_eq!(p[P::NEED + 1], 0x03FF << 16);
+        assert_eq!(p[P::NEED + 8 + 3], 0x7E);
+        assert_eq!(p[P::WIN_LO], 2);
+        // 'x' (position 4) is rarest; then 'r' or 'e' (both 100, 'e' with
+        // 'E' counts 200): 'r'.
+        assert_eq!(p[P::R1], 4);
+        assert_eq!(p[P::D2] as i32, 1 - 4);
+        assert_eq!(p[P::B2], u32::from(b'r') * 0x0101_0101);
+        assert_eq!(class_pipeline_of(&p), ((1 - 4) & 15) as usize);
+        // One byte position: both tests are its own.
+        let hir = regex_syntax::ParserBuilder::new()
+            .build()
+            .parse("\\bu\\d{5}\\b")
+            .unwrap();
+        let p = class_params(&ClassString::from_hir(&hir).unwrap(), &freq);
+        assert_eq!((p[P::R1], p[P::D2], p[P::WIN_LO]), (0, 0, 3));
+        assert_eq!(p[P::OR1], 0);
     }
 
     #[test]

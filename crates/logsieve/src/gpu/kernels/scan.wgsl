@@ -45,6 +45,11 @@ override D2R: u32 = 0u;
 // common that nearly every warp would take the branch (`DENSE_SHARE` in
 // scan.rs). Otherwise only chunks where the first test hit take it.
 override DENSE: bool = true;
+// A class string (`query/classes.rs`: a regex whose matches are a
+// fixed-length run of byte classes): the survivors are tested position by
+// position against the classes (`class_at`) instead of the pattern's
+// words. Such pipelines read the uniform, never immediate data.
+override CLS: bool = false;
 
 // The high bit of each byte lane where `(w | orm)` equals the broadcast
 // byte `b`. Exact per lane (no borrow between lanes): for x = lane ^ b,
@@ -139,11 +144,71 @@ fn lower4(w: u32) -> u32 {
     return w | (up >> 2u);
 }
 
+// CLASS-BEGIN (cut from the immediate-data variant: `scan.rs`)
+// True when the class string occurs at byte p. Position i's test is in
+// `pat[i]`: bits 0-7 a byte, bits 8-10 its kind (0 the byte, 5 the byte
+// with 0x20 OR-ed in, an ASCII letter in either case, 1-4 the 256-bit set
+// of class k - 1 in `need`, eight words a class). `win_lo`: bit 0 `\b`
+// before the first position, bit 1 after the last (ASCII word bytes; a
+// segment starts and ends at a line's edge, and '\n' is no word byte).
+// Only survivors of the two byte tests get here, so a byte at a time.
+fn class_at(p: u32) -> bool {
+    let m = params.pat_len;
+    for (var i = 0u; i < m; i++) {
+        let e = params.pat[i >> 2u][i & 3u];
+        let k = e >> 8u;
+        var b = byte_at(p + i);
+        if k == 0u || k == 5u {
+            if k == 5u {
+                b |= 0x20u;
+            }
+            if b != (e & 0xFFu) {
+                return false;
+            }
+        } else {
+            let w = (k - 1u) * 8u + (b >> 5u);
+            if ((params.need[w >> 2u][w & 3u] >> (b & 31u)) & 1u) == 0u {
+                return false;
+            }
+        }
+    }
+    let fl = params.win_lo;
+    if (fl & 1u) != 0u {
+        var prev = 10u;
+        if p > 0u {
+            prev = byte_at(p - 1u);
+        }
+        if is_word(prev) == is_word(byte_at(p)) {
+            return false;
+        }
+    }
+    if (fl & 2u) != 0u {
+        var next = 10u;
+        if p + m < seg.n_bytes {
+            next = byte_at(p + m);
+        }
+        if is_word(byte_at(p + m - 1u)) == is_word(next) {
+            return false;
+        }
+    }
+    return true;
+}
+// CLASS-END
+
+// An ASCII word byte (`\b`'s classes on ASCII text).
+fn is_word(b: u32) -> bool {
+    let l = b | 0x20u;
+    return (b >= 0x30u && b <= 0x39u) || (l >= 0x61u && l <= 0x7Au) || b == 0x5Fu;
+}
+
 // True when the pattern occurs at byte p, compared four bytes at a time.
 fn verify_at(p: u32) -> bool {
     let m = params.pat_len;
     if p + m > seg.n_bytes {
         return false;
+    }
+    if CLS {
+        return class_at(p);
     }
     for (var i = 0u; i < m; i += 4u) {
         var w = word4(p + i);
