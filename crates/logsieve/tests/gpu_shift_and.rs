@@ -394,7 +394,11 @@ fn the_route_picks_each_tier() {
         route(br"ERROR_5\d\d", Syntax::Regex, "").backend,
         Backend::GpuPrefilter(Kernel::Scan)
     );
+    // (`\d{4}-\d\d` is a class string: tier 1's, one scan pass on its `-`.)
     let r = route(br"\d{4}-\d\d", Syntax::Regex, "");
+    assert_eq!(r.backend, Backend::GpuPrefilter(Kernel::Scan));
+    assert!(r.reason.contains("class string"), "{}", r.reason);
+    let r = route(br"\d{2,4}-\d\d", Syntax::Regex, "");
     assert_eq!(r.backend, Backend::Gpu(Kernel::ShiftAnd));
     assert!(r.reason.contains("tier 2"), "{}", r.reason);
     // -w / -x / wildcards without a required literal take tier 2 too.
