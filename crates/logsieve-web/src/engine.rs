@@ -452,6 +452,7 @@ impl WebEngine {
                 name: info.name.clone(),
                 resident: true,
                 class_scan: !g.context().tuning().no_class_scan,
+                force_class_scan: false,
             }
         });
         let calibration =

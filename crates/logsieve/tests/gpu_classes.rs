@@ -5,11 +5,13 @@
 //! oracle (the regex crate line by line): random class strings and
 //! corpora in small segments, a boundary sweep of every offset around
 //! chunk and segment edges with CRLF and a last line without `\n`, and
-//! the fallback on a corpus with bytes >= 0x80.
+//! the fallback on a corpus with bytes >= 0x80. The context forces class
+//! strings (`GpuTuning::force_class_scan`): the planner would weigh them
+//! against the automaton's verification on these small corpora.
 
 mod common;
 
-use common::gpu::{check_forced, ctx, session};
+use common::gpu::{check_forced, ctx_forcing_class_scan as ctx, session};
 use common::{build, naive, Flags};
 use logsieve::{BackendChoice, Query, SearchOptions, Session, Syntax};
 use proptest::prelude::*;

@@ -61,6 +61,7 @@ fn main() {
         name: "discrete (routing only)".to_string(),
         resident: true,
         class_scan: true,
+        force_class_scan: false,
     });
     let auto = count_opts(BackendChoice::Auto, None, 0);
     let forced = count_opts(BackendChoice::Gpu, None, 0);
@@ -87,6 +88,7 @@ fn main() {
             calibration: &cal,
             sample: true,
             class_scan: true,
+            force_classes: false,
         };
         let step = [
             us(iters, || logsieve::support::kernel_support(&q, None)),

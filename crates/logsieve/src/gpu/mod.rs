@@ -74,6 +74,10 @@ pub struct GpuTuning {
     /// (`LOGSIEVE_NO_CLASS_SCAN`): tier 1 then scans its literals and the
     /// automaton verifies, as before class strings; tests drive both.
     pub no_class_scan: bool,
+    /// Run a regex as a class string wherever it is one, whatever the
+    /// estimates (`LOGSIEVE_FORCE_CLASS_SCAN`): tests drive the kernel on
+    /// any corpus.
+    pub force_class_scan: bool,
     /// Each single-literal search prints where its host time went, and each
     /// busy wait its polls, to stderr (`LOGSIEVE_TRACE_QUERIES=1`).
     pub trace_queries: bool,
@@ -204,6 +208,7 @@ impl GpuTuning {
         GpuTuning {
             no_immediates: std::env::var_os("LOGSIEVE_NO_IMMEDIATES").is_some(),
             no_class_scan: std::env::var_os("LOGSIEVE_NO_CLASS_SCAN").is_some(),
+            force_class_scan: std::env::var_os("LOGSIEVE_FORCE_CLASS_SCAN").is_some(),
             trace_queries: var("LOGSIEVE_TRACE_QUERIES").as_deref() == Some("1"),
             max_segment: var("LOGSIEVE_GPU_MAX_SEGMENT").and_then(|s| s.trim().parse().ok()),
             bloom_groups: var("LOGSIEVE_GPU_BLOOM_GROUPS")

@@ -16,6 +16,7 @@
 use super::{sample_windows, Calibration, VERIFY_MS_PER_LINE};
 use crate::corpus::Corpus;
 use crate::kernel::Kernel;
+use crate::query::classes::ClassSet;
 use crate::query::literals::{Prefilter, RequiredLiterals};
 use crate::query::Query;
 use crate::support::{prefilter_support_with, PrefilterPlan, Unsupported, Verifier};
@@ -63,6 +64,45 @@ pub fn literal_counts(corpus: &Corpus, q: &Query) -> (u64, Vec<u64>) {
     (lines, counts)
 }
 
+/// Class tests a second on the GPU where a class string's survivors walk
+/// it (`scan.wgsl`'s `class_at`): H100, 2026-11-28, `trace=[0-9a-f]{32}`
+/// (688,597 matching lines of 1M, 38 positions) took 0.55 ms over its
+/// scan, 47 G tests/s.
+const CLASS_TESTS_PER_S: f64 = 47e9;
+
+/// Estimated GPU time of a class set (`PrefilterPlan::classes`), ms, as
+/// [`tier1_gpu_ms`] (no fixed latency): a `scan` pass an alternative,
+/// and the lines it matches (`share` of them) each walking the longest
+/// alternative's positions.
+pub fn class_gpu_ms(cs: &ClassSet, share: f64, bytes: f64, lines: f64, c: &Calibration) -> f64 {
+    let passes = cs.alts.len() as f64 * bytes / (c.best_kernel().1 * 1e9) * 1e3;
+    let len = cs.alts.iter().map(|a| a.masks.len()).max().unwrap_or(0) as f64;
+    passes + share * lines * len / CLASS_TESTS_PER_S * 1e3
+}
+
+/// The share of the sample windows' lines that hold a match of `cs`
+/// (the host's `ClassSet::is_match_line`), memoised per corpus and query
+/// shape.
+pub fn class_share(corpus: &Corpus, q: &Query, cs: &ClassSet) -> f64 {
+    let key = super::memo_key("tier1-classes", q, WINDOWS, false);
+    if let Some(v) = corpus.samples.lock().ok().and_then(|mut m| m.get(&key)) {
+        if let [lines, hits] = v[..] {
+            return hits as f64 / lines.max(1) as f64;
+        }
+    }
+    let (mut lines, mut hits) = (0u64, 0u64);
+    for (d, s, e) in sample_windows(corpus, WINDOWS) {
+        for line in corpus.docs()[d].data()[s..e].split(|&b| b == b'\n') {
+            lines += 1;
+            hits += u64::from(cs.is_match_line(line));
+        }
+    }
+    if let Ok(mut m) = corpus.samples.lock() {
+        m.put(key, vec![lines, hits]);
+    }
+    hits as f64 / lines.max(1) as f64
+}
+
 /// Estimated GPU time of tier 1 with `plan` whose candidates are `share`
 /// of the lines, ms, without the fixed dispatch latency (the same for
 /// every plan): the literal kernel's passes over `bytes` (one `scan` per
@@ -80,8 +120,8 @@ pub fn tier1_gpu_ms(
     c: &Calibration,
 ) -> f64 {
     if let Some(cs) = &plan.classes {
-        // One `scan` pass an alternative over its rarest bytes, exact.
-        return cs.alts.len() as f64 * bytes / (c.best_kernel().1 * 1e9) * 1e3;
+        // Without its sample: its passes alone (`class_gpu_ms`).
+        return class_gpu_ms(cs, 0.0, bytes, lines, c);
     }
     let scan = bytes / (kernel_gbps(plan, c) * 1e9) * 1e3;
     let n = share * lines;
@@ -205,6 +245,8 @@ pub struct Tier1Input<'a> {
     pub sample: bool,
     /// A class string may run as itself (`GpuState::class_scan`).
     pub class_scan: bool,
+    /// And does, whatever the estimates (`GpuState::force_class_scan`).
+    pub force_classes: bool,
 }
 
 /// Tier 1's plan for `q`: the candidate set with the lowest estimated GPU
@@ -230,24 +272,24 @@ pub fn tier1_literals(q: &Query, input: &Tier1Input<'_>) -> Result<Tier1Literals
         true => crate::support::class_scan(q, input.corpus),
         false => None,
     };
+    // Its lines on the sample: a floor for any literal set's candidates,
+    // which is what the sets not counted on the sample are priced at.
+    let cshare = classes.as_ref().map(|cs| class_share(input.corpus, q, cs));
     let mut options = Vec::new();
     for (i, alt) in alts.iter().enumerate() {
-        let mut plan = match i {
+        let plan = match i {
             0 => first.clone(),
             _ => match prefilter_support_with(q, input.asked, alt) {
                 Ok(p) => p,
                 Err(_) => continue,
             },
         };
-        if plan.verify == Verifier::Gpu {
-            plan.classes = classes.clone();
-        }
         let count = counts.get(i).copied().unwrap_or(0);
         let share = (sample_lines > 0).then(|| count as f64 / sample_lines as f64);
         let gpu_ms = tier1_gpu_ms(
             q,
             &plan,
-            share.unwrap_or(0.0),
+            share.or(cshare).unwrap_or(0.0),
             input.bytes,
             input.lines,
             input.threads,
@@ -260,40 +302,37 @@ pub fn tier1_literals(q: &Query, input: &Tier1Input<'_>) -> Result<Tier1Literals
             gpu_ms,
         });
     }
-    // A class set whose literal sets all run elsewhere (a set too large
-    // for `scan`'s passes, verified on the CPU): its own literals, one an
-    // alternative, give it a plan of its own.
+    // The class set as its own option: the first plan the automaton
+    // would verify on the GPU, else one on the class set's own literals
+    // (a set too large for `scan`'s passes goes to a kernel the CPU
+    // verifies), priced by its passes and the class tests of the lines it
+    // matches on the sample (`class_gpu_ms`): where most lines match a
+    // long class string (`trace=[0-9a-f]{32}`) the automaton's split
+    // verification is faster.
     if let Some(cs) = &classes {
-        let own = cs.literals().map(RequiredLiterals::from_literals);
-        if let Some(Ok(mut plan)) = own
-            .filter(|_| options.iter().all(|o| o.plan.classes.is_none()))
-            .map(|r| prefilter_support_with(q, input.asked, &r))
-        {
-            if plan.verify == Verifier::Gpu {
-                plan.classes = Some(cs.clone());
-                let gpu_ms = tier1_gpu_ms(
-                    q,
-                    &plan,
-                    0.0,
-                    input.bytes,
-                    input.lines,
-                    input.threads,
-                    input.calibration,
-                );
-                options.push(Tier1Option {
-                    plan,
-                    count: 0,
-                    share: None,
-                    gpu_ms,
-                });
-            }
+        let base = options
+            .iter()
+            .find(|o| o.plan.verify == Verifier::Gpu)
+            .map(|o| o.plan.clone())
+            .or_else(|| {
+                let own = RequiredLiterals::from_literals(cs.literals()?);
+                prefilter_support_with(q, input.asked, &own)
+                    .ok()
+                    .filter(|p| p.verify == Verifier::Gpu)
+            });
+        if let Some(mut plan) = base {
+            plan.classes = Some(cs.clone());
+            let share = cshare.unwrap_or(0.0);
+            let gpu_ms = class_gpu_ms(cs, share, input.bytes, input.lines, input.calibration);
+            options.push(Tier1Option {
+                plan,
+                count: 0,
+                share: Some(share),
+                gpu_ms,
+            });
         }
     }
     if options.is_empty() {
-        let mut first = first;
-        if first.verify == Verifier::Gpu {
-            first.classes = classes;
-        }
         options.push(Tier1Option {
             plan: first,
             count: 0,
@@ -301,24 +340,27 @@ pub fn tier1_literals(q: &Query, input: &Tier1Input<'_>) -> Result<Tier1Literals
             gpu_ms: 0.0,
         });
     }
-    // A class set's pass is exact: it wins whatever the sample says.
-    let by_cost = |a: &usize, b: &usize| {
-        options[*a]
-            .gpu_ms
-            .total_cmp(&options[*b].gpu_ms)
-            .then(a.cmp(b))
-    };
-    let with_classes = (0..options.len())
-        .filter(|&i| options[i].plan.classes.is_some())
-        .min_by(by_cost);
+    // A class set has its own sample: it is weighed even where the
+    // literal sets were not.
+    // On a tie the class set (exact, one dispatch fewer), then the static
+    // pick.
+    let forced =
+        (0..options.len()).find(|&i| input.force_classes && options[i].plan.classes.is_some());
     let chosen = match sample_lines {
-        _ if with_classes.is_some() => with_classes.unwrap_or(0),
-        0 => 0,
+        _ if forced.is_some() => forced.unwrap_or(0),
+        0 if options.iter().all(|o| o.plan.classes.is_none()) => 0,
         _ => (0..options.len())
             .min_by(|&a, &b| {
                 options[a]
                     .gpu_ms
                     .total_cmp(&options[b].gpu_ms)
+                    .then(
+                        options[b]
+                            .plan
+                            .classes
+                            .is_some()
+                            .cmp(&options[a].plan.classes.is_some()),
+                    )
                     .then(a.cmp(&b))
             })
             .unwrap_or(0),
@@ -380,6 +422,7 @@ mod tests {
                 // These tests weigh the literal sets; class strings have
                 // their own below.
                 class_scan: false,
+                force_classes: false,
             },
         )
         .unwrap()
@@ -452,6 +495,7 @@ mod tests {
             calibration: &cal,
             sample: true,
             class_scan,
+            force_classes: false,
         };
         let q = |p: &str| {
             QueryBuilder::new()
@@ -460,25 +504,42 @@ mod tests {
                 .unwrap()
         };
         let one_scan = input(true).bytes / (cal.best_kernel().1 * 1e9) * 1e3;
-        // `common=` is on every line: as a literal prefilter it is dear.
+        let class_of = |t: &Tier1Literals| {
+            t.options
+                .iter()
+                .find(|o| o.plan.classes.is_some())
+                .cloned()
+                .expect("a class option")
+        };
+        // `common=` is on every line, and so is a match (`common=NN`, 99.75%
+        // of lines): the class set's option is priced by its pass and the
+        // class tests of every line, and weighed beside the literal's.
         let cs = q(r"common=\d\d");
         let t = tier1_literals(&cs, &input(true)).unwrap();
-        let cls = t.best().plan.classes.as_ref().expect("a class string");
-        assert_eq!(cls.alts.len(), 1);
-        assert_eq!(cls.alts[0].masks.len(), 9);
-        assert!(
-            (t.best().gpu_ms - one_scan).abs() < 1e-9,
-            "{}",
-            t.best().gpu_ms
-        );
+        let o = class_of(&t);
+        let cls = o.plan.classes.as_ref().unwrap();
+        assert_eq!((cls.alts.len(), cls.alts[0].masks.len()), (1, 9));
+        let share = o.share.unwrap();
+        assert!((share - 0.9975).abs() < 0.01, "{share}");
+        let want = class_gpu_ms(cls, share, input(true).bytes, 4e6, &cal);
+        assert!((o.gpu_ms - want).abs() < 1e-9);
+        assert!(want > one_scan);
+        for other in &t.options {
+            assert!(other.gpu_ms >= t.best().gpu_ms, "{}", t.rejected());
+        }
+        // A match on few lines: the class set wins.
+        let rare = q(r"rare7 \w\w common=\d");
+        let t = tier1_literals(&rare, &input(true)).unwrap();
+        assert!(t.best().plan.classes.is_some(), "{}", t.rejected());
+        assert!(t.best().gpu_ms < one_scan * 1.1);
         let t = tier1_literals(&cs, &input(false)).unwrap();
-        assert!(t.best().plan.classes.is_none());
-        assert!(t.best().gpu_ms >= one_scan);
+        assert!(t.options.iter().all(|o| o.plan.classes.is_none()));
         // An alternation of class strings is a pass each; an open
         // repetition inside is no class string.
         let t = tier1_literals(&q(r"web-\d\d common=\d\d (ERROR|WARN)"), &input(true)).unwrap();
-        assert_eq!(t.best().plan.classes.as_ref().unwrap().alts.len(), 2);
-        assert!((t.best().gpu_ms - 2.0 * one_scan).abs() < 1e-9);
+        let o = class_of(&t);
+        assert_eq!(o.plan.classes.as_ref().unwrap().alts.len(), 2);
+        assert!(o.gpu_ms >= 2.0 * one_scan);
         let t = tier1_literals(&q(r"web-\d\d common=\d+ (ERROR|WARN)"), &input(true)).unwrap();
         assert!(t.options.iter().all(|o| o.plan.classes.is_none()));
         // A Unicode class on a corpus with a byte >= 0x80 is not exact

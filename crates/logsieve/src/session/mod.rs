@@ -232,6 +232,7 @@ impl Session {
                 name: info.name.clone(),
                 resident: true,
                 class_scan: !g.context().tuning().no_class_scan,
+                force_class_scan: g.context().tuning().force_class_scan,
             });
         }
         None
@@ -347,6 +348,7 @@ impl Session {
                     // search of 194 MB on one core. The upload reads
                     // them anyway, so only a resident corpus is asked.
                     class_scan: false,
+                    force_class_scan: false,
                 }),
                 calibration: &cal,
             })?

@@ -59,6 +59,8 @@ pub struct GpuState {
     /// Tier 1 may run a class string as itself (`support::class_scan`);
     /// false with `GpuTuning::no_class_scan`.
     pub class_scan: bool,
+    /// It always does, whatever the estimates (`GpuTuning::force_class_scan`).
+    pub force_class_scan: bool,
 }
 
 /// Everything [`route`] weighs.
@@ -203,6 +205,7 @@ fn tier1(
             // No GPU to run them: the static pick, the corpus untouched.
             sample: input.gpu.is_some(),
             class_scan: input.gpu.as_ref().is_some_and(|g| g.class_scan),
+            force_classes: input.gpu.as_ref().is_some_and(|g| g.force_class_scan),
         },
     ))
 }

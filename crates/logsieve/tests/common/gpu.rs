@@ -45,6 +45,22 @@ pub fn ctx_without_class_scan(what: &str) -> Option<&'static GpuContext> {
     .as_ref()
 }
 
+/// A third context of this test binary that runs every class string as
+/// such, whatever the estimates (`GpuTuning::force_class_scan`): the class
+/// kernel's tests drive it on any corpus. `None` where [`ctx`] is.
+pub fn ctx_forcing_class_scan(what: &str) -> Option<&'static GpuContext> {
+    ctx(what)?;
+    static CTX: OnceLock<Option<GpuContext>> = OnceLock::new();
+    CTX.get_or_init(|| {
+        let tuning = logsieve::gpu::GpuTuning {
+            force_class_scan: true,
+            ..Default::default()
+        };
+        Some(GpuContext::new_with(&tuning).expect("a third context on the adapter of the first"))
+    })
+    .as_ref()
+}
+
 /// A session over `data` on the GPU in segments of at most `seg` bytes.
 pub fn session(c: &GpuContext, data: &[u8], seg: u64) -> Session {
     let mut s = Session::new(Corpus::from_bytes("t", data.to_vec()));
