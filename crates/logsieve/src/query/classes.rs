@@ -28,7 +28,7 @@
 //! only on a corpus without a byte >= 0x80, where a Unicode match is an
 //! ASCII one (the GPU's upload counts every byte, `GpuCorpus::ascii`).
 
-use regex_syntax::hir::{Class, Hir, HirKind, Look};
+use regex_syntax::hir::{Hir, HirKind, Look};
 
 use super::Query;
 
@@ -333,7 +333,7 @@ fn flatten(h: &Hir, unicode: &mut bool) -> Option<Vec<Vec<Item>>> {
                 Item::Pos(m)
             })
             .collect()),
-        HirKind::Class(c) => one(vec![Item::Pos(class_set(c, unicode))]),
+        HirKind::Class(c) => one(vec![Item::Pos(super::glushkov::class_set(c, unicode))]),
         HirKind::Look(Look::WordAscii) => one(vec![Item::Word]),
         HirKind::Look(Look::WordUnicode) => {
             *unicode = true;
@@ -402,36 +402,6 @@ fn flatten(h: &Hir, unicode: &mut bool) -> Option<Vec<Vec<Item>>> {
             }
         }
     }
-}
-
-/// The bytes of a class (its ASCII members for a Unicode class, which
-/// sets `unicode` when it has others).
-fn class_set(c: &Class, unicode: &mut bool) -> ByteSet {
-    let mut m = [0u64; 4];
-    let mut set = |lo: u32, hi: u32| {
-        for b in lo..=hi.min(255) {
-            m[(b >> 6) as usize] |= 1 << (b & 63);
-        }
-    };
-    match c {
-        Class::Bytes(cb) => {
-            for r in cb.ranges() {
-                set(u32::from(r.start()), u32::from(r.end()));
-            }
-        }
-        Class::Unicode(cu) => {
-            for r in cu.ranges() {
-                let (lo, hi) = (u32::from(r.start()), u32::from(r.end()));
-                if hi > 0x7F {
-                    *unicode = true;
-                }
-                if lo <= 0x7F {
-                    set(lo, hi.min(0x7F));
-                }
-            }
-        }
-    }
-    m
 }
 
 #[cfg(test)]

@@ -327,30 +327,7 @@ impl Builder {
                 Ok(f)
             }
             HirKind::Class(c) => {
-                let mut m = [0u64; 4];
-                let mut set = |lo: u32, hi: u32| {
-                    for b in lo..=hi.min(255) {
-                        m[(b >> 6) as usize] |= 1 << (b & 63);
-                    }
-                };
-                match c {
-                    Class::Bytes(cb) => {
-                        for r in cb.ranges() {
-                            set(u32::from(r.start()), u32::from(r.end()));
-                        }
-                    }
-                    Class::Unicode(cu) => {
-                        for r in cu.ranges() {
-                            let (lo, hi) = (u32::from(r.start()), u32::from(r.end()));
-                            if hi > 0x7F {
-                                self.unicode = true;
-                            }
-                            if lo <= 0x7F {
-                                set(lo, hi.min(0x7F));
-                            }
-                        }
-                    }
-                }
+                let m = class_set(c, &mut self.unicode);
                 self.position(m)
             }
             HirKind::Look(look) => {
@@ -748,6 +725,37 @@ impl Automaton {
             Verdict::NoMatch
         }
     }
+}
+
+/// The bytes of a class (its ASCII members for a Unicode class, which
+/// sets `unicode` when it has others): the automaton's position, and a
+/// class string's (`query::classes`).
+pub(crate) fn class_set(c: &Class, unicode: &mut bool) -> [u64; 4] {
+    let mut m = [0u64; 4];
+    let mut set = |lo: u32, hi: u32| {
+        for b in lo..=hi.min(255) {
+            m[(b >> 6) as usize] |= 1 << (b & 63);
+        }
+    };
+    match c {
+        Class::Bytes(cb) => {
+            for r in cb.ranges() {
+                set(u32::from(r.start()), u32::from(r.end()));
+            }
+        }
+        Class::Unicode(cu) => {
+            for r in cu.ranges() {
+                let (lo, hi) = (u32::from(r.start()), u32::from(r.end()));
+                if hi > 0x7F {
+                    *unicode = true;
+                }
+                if lo <= 0x7F {
+                    set(lo, hi.min(0x7F));
+                }
+            }
+        }
+    }
+    m
 }
 
 #[cfg(test)]

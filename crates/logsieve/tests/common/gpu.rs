@@ -28,37 +28,42 @@ pub fn ctx(what: &str) -> Option<&'static GpuContext> {
     .as_ref()
 }
 
-/// A second context of this test binary that never runs a regex as a
-/// class string (`GpuTuning::no_class_scan`): tier 1 then scans literals
-/// and the automaton verifies, the path the tests of that verifier drive.
-/// `None` where [`ctx`] is.
-pub fn ctx_without_class_scan(what: &str) -> Option<&'static GpuContext> {
+/// Another context of this test binary, made once in `cell` with
+/// `tuning` (on the adapter of [`ctx`]); `None` where [`ctx`] is.
+fn ctx_with(
+    what: &str,
+    cell: &'static OnceLock<Option<GpuContext>>,
+    tuning: logsieve::gpu::GpuTuning,
+) -> Option<&'static GpuContext> {
     ctx(what)?;
-    static CTX: OnceLock<Option<GpuContext>> = OnceLock::new();
-    CTX.get_or_init(|| {
-        let tuning = logsieve::gpu::GpuTuning {
-            no_class_scan: true,
-            ..Default::default()
-        };
-        Some(GpuContext::new_with(&tuning).expect("a second context on the adapter of the first"))
+    cell.get_or_init(|| {
+        Some(GpuContext::new_with(&tuning).expect("another context on the adapter of the first"))
     })
     .as_ref()
 }
 
-/// A third context of this test binary that runs every class string as
-/// such, whatever the estimates (`GpuTuning::force_class_scan`): the class
-/// kernel's tests drive it on any corpus. `None` where [`ctx`] is.
-pub fn ctx_forcing_class_scan(what: &str) -> Option<&'static GpuContext> {
-    ctx(what)?;
+/// A context that never runs a regex as a class string
+/// (`GpuTuning::no_class_scan`): tier 1 then scans literals and the
+/// automaton verifies, the path the tests of that verifier drive.
+pub fn ctx_without_class_scan(what: &str) -> Option<&'static GpuContext> {
     static CTX: OnceLock<Option<GpuContext>> = OnceLock::new();
-    CTX.get_or_init(|| {
-        let tuning = logsieve::gpu::GpuTuning {
-            force_class_scan: true,
-            ..Default::default()
-        };
-        Some(GpuContext::new_with(&tuning).expect("a third context on the adapter of the first"))
-    })
-    .as_ref()
+    let tuning = logsieve::gpu::GpuTuning {
+        no_class_scan: true,
+        ..Default::default()
+    };
+    ctx_with(what, &CTX, tuning)
+}
+
+/// A context that runs every class string as such, whatever the
+/// estimates (`GpuTuning::force_class_scan`): the class kernel's tests
+/// drive it on any corpus.
+pub fn ctx_forcing_class_scan(what: &str) -> Option<&'static GpuContext> {
+    static CTX: OnceLock<Option<GpuContext>> = OnceLock::new();
+    let tuning = logsieve::gpu::GpuTuning {
+        force_class_scan: true,
+        ..Default::default()
+    };
+    ctx_with(what, &CTX, tuning)
 }
 
 /// A session over `data` on the GPU in segments of at most `seg` bytes.
