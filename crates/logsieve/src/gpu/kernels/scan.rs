@@ -297,9 +297,7 @@ impl KernelDriver for Scan<'_> {
     }
 
     fn clear(&self, enc: &mut wgpu::CommandEncoder, seg: &ResidentSegment) {
-        if self.clear_result {
-            enc.clear_buffer(&seg.buffers.result_bits, 0, None);
-        }
+        clear_result_bits(self.clear_result, enc, seg);
     }
 
     fn record(&self, pass: &mut wgpu::ComputePass<'_>, run: SegmentRun<'_>) {
@@ -314,6 +312,14 @@ impl KernelDriver for Scan<'_> {
         if let Some(count) = &self.count {
             count.record(pass, run.segment, self.grid);
         }
+    }
+}
+
+/// Clears `seg`'s result bits when `clear` (both scan drivers: a
+/// count-only scan left them zero).
+fn clear_result_bits(clear: bool, enc: &mut wgpu::CommandEncoder, seg: &ResidentSegment) {
+    if clear {
+        enc.clear_buffer(&seg.buffers.result_bits, 0, None);
     }
 }
 
@@ -337,9 +343,7 @@ impl KernelDriver for ClassScans<'_> {
     }
 
     fn clear(&self, enc: &mut wgpu::CommandEncoder, seg: &ResidentSegment) {
-        if self.clear_result {
-            enc.clear_buffer(&seg.buffers.result_bits, 0, None);
-        }
+        clear_result_bits(self.clear_result, enc, seg);
     }
 
     fn record(&self, pass: &mut wgpu::ComputePass<'_>, run: SegmentRun<'_>) {
