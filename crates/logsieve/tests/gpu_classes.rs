@@ -40,7 +40,24 @@ fn check(s: &Session, q: &Query, oracle: &[u64], class: bool, what: &str) {
 /// One position of a random class string.
 fn position() -> impl Strategy<Value = &'static str> {
     prop::sample::select(vec![
-        "a", "b", "1", "-", "_", " ", r"\d", "[ab]", "[0-9a-f]", "(?i:a)", r"\w", "[^a]", ".",
+        "a",
+        "b",
+        "1",
+        "-",
+        "_",
+        " ",
+        r"\d",
+        "[ab]",
+        "[0-9a-f]",
+        "(?i:a)",
+        r"\w",
+        "[^a]",
+        ".",
+        // Runs after the fixed part (`Step`), where what follows allows.
+        r"\d+",
+        "[ab]{1,3}",
+        "-*",
+        r"\w{2,}",
     ])
 }
 
@@ -56,10 +73,10 @@ fn class_case() -> impl Strategy<Value = (String, Vec<u8>)> {
 }
 
 /// One random class string: 1-8 positions, at least one a byte, an open
-/// repetition or `\b` at either end, and a corpus (lines of the
-/// positions' bytes and a few others).
+/// repetition, `\b` or a line's edge at either end, and a corpus (lines
+/// of the positions' bytes and a few others).
 fn one_class_string() -> impl Strategy<Value = (String, Vec<u8>)> {
-    let ends = prop::sample::select(vec!["", r"\b", "+", "*", "{2}"]);
+    let ends = prop::sample::select(vec!["", r"\b", "+", "*", "{2}", "^", "$", r"^\s*"]);
     (
         prop::collection::vec(position(), 1..8),
         prop::sample::select(vec!["a", "b", "1", "-"]),
@@ -72,7 +89,7 @@ fn one_class_string() -> impl Strategy<Value = (String, Vec<u8>)> {
             pos.insert(at.min(pos.len()), byte);
             let mut re = String::new();
             match head {
-                r"\b" => re.push_str(r"\b"),
+                r"\b" | "^" | r"^\s*" => re.push_str(head),
                 "+" | "*" | "{2}" => {
                     re.push_str(pos[0]);
                     re.push_str(head);
@@ -83,7 +100,7 @@ fn one_class_string() -> impl Strategy<Value = (String, Vec<u8>)> {
                 re.push_str(p);
             }
             match tail {
-                r"\b" => re.push_str(r"\b"),
+                r"\b" | "$" => re.push_str(tail),
                 "+" | "*" | "{2}" => {
                     re.push_str(pos[pos.len() - 1]);
                     re.push_str(tail);
@@ -109,9 +126,9 @@ proptest! {
         let Ok(q) = build(&p, Syntax::Regex, f) else { return Ok(()) };
         let oracle = naive(&corpus, &p, Syntax::Regex, f);
         let s = session(c, &corpus, seg);
-        let class = q.class_set().is_some();
-        // Every generated string has a byte position: each is a class
-        // string except where `*`/`{2}` broke the shape.
+        // A class string runs as itself where tier 1 has a literal for it
+        // (a byte position; not only letters in either case).
+        let class = q.class_set().is_some_and(|c| c.literals().is_some());
         check(&s, &q, &oracle, class, &re);
     }
 }
@@ -131,6 +148,10 @@ fn boundary_sweep() {
         r"(?i:e)\d\dX",
         r"\bE\d(1x|fx)",
         r"E1\dx|e\d4X\b",
+        r"E\d+x\b",
+        r"^\.*E\d{1,2}x",
+        r"E\d+[fx]+$",
+        r"E\d+(?i:x)\s*$",
     ];
     for re in res {
         let p = vec![re.as_bytes().to_vec()];

@@ -175,11 +175,11 @@ fn forced_route_names_the_literals_and_refuses_without_them() {
     assert!(route.reason.contains("\"ERROR_5\""), "{}", route.reason);
     let r = s.search(&q, &opts).unwrap();
     assert_eq!(r.docs[0].lines, vec![0, 1, 4]);
-    // No required literal of 3+ bytes (and no class string, which would
-    // run on its `-`): tier 2 (the regex's automaton) runs it instead;
-    // asked for a literal kernel, the route says why not.
+    // No required literal of 3+ bytes (and no class string with a byte to
+    // find it by): tier 2 (the regex's automaton) runs it instead; asked
+    // for a literal kernel, the route says why not.
     let none = build(
-        &[br"\d{2,4}-\d\d".to_vec()],
+        &[br"\d{2,4}[a-f]+\d".to_vec()],
         Syntax::Regex,
         Flags::default(),
     )

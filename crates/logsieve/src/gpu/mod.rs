@@ -54,6 +54,9 @@ pub use pattern_set::PreparedTables;
 pub use search::GpuSearch;
 pub use upload::{UploadOptions, UploadStats};
 
+/// A query's uniform words (`kernels/common.wgsl`'s `Params`).
+pub(crate) type ScanParams = [u32; kernels::params::WORDS];
+
 use crate::query::Query;
 
 pub use crate::kernel::{Kernel as GpuKernel, MultiKernel};

@@ -167,13 +167,10 @@ impl GpuCorpus {
         self.check_corpus(corpus)?;
         let c = &*self.ctx.inner;
         c.check_faults()?;
-        let prms: Vec<_> = cs
-            .alts
-            .iter()
-            .map(|a| scan::class_params(a, &self.freq))
-            .collect();
+        // Two class strings a pass where they fit (`scan::class_passes`).
+        let prms = scan::class_passes(&cs.alts, &self.freq);
         let mut st = self.lock_state()?;
-        // A uniform and bind groups for each alternative after the first.
+        // A uniform and bind groups for each pass after the first.
         st.class_slots.truncate(prms.len().saturating_sub(1));
         st.class_slots.retain(|(_, b)| b.len() == self.segs.len());
         while st.class_slots.len() + 1 < prms.len() {

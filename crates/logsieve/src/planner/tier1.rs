@@ -64,20 +64,23 @@ pub fn literal_counts(corpus: &Corpus, q: &Query) -> (u64, Vec<u64>) {
     (lines, counts)
 }
 
-/// Class tests a second on the GPU where a class string's survivors walk
-/// it (`scan.wgsl`'s `class_at`): H100, 2026-11-28, `trace=[0-9a-f]{32}`
-/// (688,597 matching lines of 1M, 38 positions) took 0.55 ms over its
-/// scan, 47 G tests/s.
-const CLASS_TESTS_PER_S: f64 = 47e9;
+/// Class-test units a second on the GPU where a class string's survivors
+/// are checked in full (`scan.wgsl`'s `class_at`; a unit is one word's
+/// range tests or one position's lookup: `ClassString::test_units`).
+/// Provisional, from the per-position loop it replaced (H100,
+/// 2026-11-28, `trace=[0-9a-f]{32}`: 688,597 matching lines of 1M, 38
+/// positions, 0.55 ms over its scan, 47 G positions/s) at a word's tests
+/// costing about two positions'.
+const CLASS_UNITS_PER_S: f64 = 25e9;
 
 /// Estimated GPU time of a class set (`PrefilterPlan::classes`), ms, as
 /// [`tier1_gpu_ms`] (no fixed latency): a `scan` pass an alternative,
-/// and the lines it matches (`share` of them) each walking the longest
-/// alternative's positions.
+/// and the lines it matches (`share` of them) each checked against the
+/// costliest alternative.
 pub fn class_gpu_ms(cs: &ClassSet, share: f64, bytes: f64, lines: f64, c: &Calibration) -> f64 {
     let passes = cs.alts.len() as f64 * bytes / (c.best_kernel().1 * 1e9) * 1e3;
-    let len = cs.alts.iter().map(|a| a.masks.len()).max().unwrap_or(0) as f64;
-    passes + share * lines * len / CLASS_TESTS_PER_S * 1e3
+    let units = cs.alts.iter().map(|a| a.test_units()).max().unwrap_or(0) as f64;
+    passes + share * lines * units / CLASS_UNITS_PER_S * 1e3
 }
 
 /// The share of the sample windows' lines that hold a match of `cs`

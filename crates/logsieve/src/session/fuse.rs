@@ -26,7 +26,7 @@ use std::sync::{Arc, Condvar, Mutex};
 
 use crate::cancel::Cancel;
 use crate::error::Error;
-use crate::gpu::{GpuCorpus, GpuSearch};
+use crate::gpu::{GpuCorpus, GpuSearch, ScanParams};
 use crate::query::Query;
 
 /// Queries in one submission at most: 64 scans of 194 MB are ~5 ms of
@@ -44,7 +44,7 @@ enum JobState {
 }
 
 struct Job {
-    prm: [u32; 128],
+    prm: ScanParams,
     queued_at: web_time::Instant,
     cancel: Cancel,
     state: Mutex<JobState>,
@@ -218,7 +218,7 @@ impl Fuser {
             add(&self.profile.queued_ns, j.queued_at.elapsed());
         }
         if !live.is_empty() {
-            let prms: Vec<[u32; 128]> = live.iter().map(|j| j.prm).collect();
+            let prms: Vec<ScanParams> = live.iter().map(|j| j.prm).collect();
             let run =
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| g.count_batch(&prms)));
             match run {

@@ -42,6 +42,11 @@ struct Params {
     // The pattern again, four bytes to a word (scan verifies a word at a
     // time).
     patw: array<vec4<u32>, 4>,
+    // scan, a class string (`class_at`): per four positions, two vec4s:
+    // (the OR folding letters, range 1 low, range 1 high + 1, range 2
+    // low), (range 2 high + 1, the lanes the ranges decide, the lanes
+    // looked up in their class's bits, unused). Lanes as 0x80 bits.
+    lanes: array<vec4<u32>, 32>,
 }
 
 struct Seg {

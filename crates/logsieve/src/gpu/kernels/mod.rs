@@ -108,8 +108,9 @@ pub(crate) mod params {
     pub(crate) const WIN_HI: usize = 110;
     pub(crate) const MAGIC: usize = 111;
     pub(crate) const PATW: usize = 112;
-    /// Size in u32 words (512 bytes, a multiple of 16 as uniforms need).
-    pub(crate) const WORDS: usize = 128;
+    pub(crate) const LANES: usize = 128;
+    /// Size in u32 words (1 KiB, a multiple of 16 as uniforms need).
+    pub(crate) const WORDS: usize = 256;
 }
 
 /// Field offsets of the many-literal kernels' `MParams` uniform
@@ -286,5 +287,6 @@ pub(crate) mod tests {
         assert_eq!(off("win_hi"), params::WIN_HI);
         assert_eq!(off("magic"), params::MAGIC);
         assert_eq!(off("patw"), params::PATW);
+        assert_eq!(off("lanes"), params::LANES);
     }
 }

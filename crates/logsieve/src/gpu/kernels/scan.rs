@@ -4,7 +4,7 @@ use super::count::PopCount;
 use super::{params as P, Grid, KernelDriver, Module, SegmentRun, View};
 use crate::gpu::segment::ResidentSegment;
 use crate::gpu::GpuKernel;
-use crate::query::classes::{ClassString, PosTest};
+use crate::query::classes::{ByteSet, ClassString, PosTest, MAX_CLASSES};
 
 /// The shader module.
 pub(crate) const MODULE: Module = Module {
@@ -61,23 +61,27 @@ pub(crate) fn constants(i: usize) -> [(&'static str, f64); 3] {
 }
 
 /// Pipelines of a class-string scan (`CLS`): the longer kind's, one per
-/// distance modulo 16 and way of running the second test.
-pub(crate) const CLASS_PIPELINES: usize = PER_KIND;
+/// distance modulo 16 and way of running the second test, for one string
+/// a pass and for a pair (`CLS2`).
+pub(crate) const CLASS_PIPELINES: usize = 2 * PER_KIND;
 
 /// The class-string pipeline of the query uniform `prm`
-/// ([`class_params`]).
+/// ([`class_params`], [`class_pair_params`]).
 pub(crate) fn class_pipeline_of(prm: &[u32; P::WORDS]) -> usize {
-    (prm[P::D2] as i32 & 15) as usize + 16 * usize::from(prm[P::DENSE] != 0)
+    (prm[P::D2] as i32 & 15) as usize
+        + 16 * usize::from(prm[P::DENSE] != 0)
+        + PER_KIND * usize::from(prm[ALT2 + 11] != 0)
 }
 
 /// The override constants of class-string pipeline `i`: the longer
-/// kind's, with `CLS` on.
-pub(crate) fn class_constants(i: usize) -> [(&'static str, f64); 4] {
+/// kind's, with `CLS` on, and `CLS2` for a pair.
+pub(crate) fn class_constants(i: usize) -> [(&'static str, f64); 5] {
     [
         ("SPEC", 3.0),
         ("D2R", (i % 16) as f64),
-        ("DENSE", (i / 16) as f64),
+        ("DENSE", (i / 16 % 2) as f64),
         ("CLS", 1.0),
+        ("CLS2", (i / PER_KIND) as f64),
     ]
 }
 
@@ -89,22 +93,131 @@ pub(crate) fn class_constants(i: usize) -> [(&'static str, f64); 4] {
 /// letter: OR-ing 0x20 folds its cases). With one such position both
 /// tests are its own.
 pub(crate) fn class_params(cs: &ClassString, freq: &[u64; 256]) -> [u32; P::WORDS] {
-    let tests = cs.tests().expect("a class string has room for its classes");
     let mut p = [0u32; P::WORDS];
-    for (i, t) in tests.iter().enumerate() {
-        p[P::PAT + i] = match *t {
-            PosTest::Byte(b) => u32::from(b),
-            PosTest::Letter(b) => u32::from(b) | 5 << 8,
-            PosTest::Class(k) => (k as u32 + 1) << 8,
-        };
+    let mut classes = Vec::new();
+    pack_class_string(cs, freq, 0, &mut classes, &mut p)
+        .expect("a class string has room for its classes");
+    p
+}
+
+/// Positions (fixed part and steps) each string of a pair may have: half
+/// of the uniform's 64.
+pub(crate) const PAIR_POSITIONS: usize = 32;
+
+/// Where the pair's second string's scalars are (`patw`, unused by class
+/// strings): rare byte index, byte, fold, distance; second byte, fold,
+/// length, flags; head test.
+const ALT2: usize = P::PATW;
+
+/// The uniform of two class strings in one pass (`CLS2`), if both fit
+/// ([`PAIR_POSITIONS`] each, at most four classes between them).
+pub(crate) fn class_pair_params(
+    a: &ClassString,
+    b: &ClassString,
+    freq: &[u64; 256],
+) -> Option<[u32; P::WORDS]> {
+    let fits = |c: &ClassString| c.masks.len() + c.steps.len() <= PAIR_POSITIONS;
+    if !fits(a) || !fits(b) {
+        return None;
     }
-    for (k, c) in cs.classes().iter().enumerate() {
+    let mut p = [0u32; P::WORDS];
+    let mut classes = Vec::new();
+    pack_class_string(a, freq, 0, &mut classes, &mut p)?;
+    pack_class_string(b, freq, 1, &mut classes, &mut p)?;
+    p[ALT2 + 11] = 1;
+    Some(p)
+}
+
+/// The passes of a class set: two strings a pass where they fit.
+pub(crate) fn class_passes(alts: &[ClassString], freq: &[u64; 256]) -> Vec<[u32; P::WORDS]> {
+    let mut out = Vec::new();
+    let mut rest = alts;
+    while let [a, tail @ ..] = rest {
+        match tail.first().and_then(|b| class_pair_params(a, b, freq)) {
+            Some(p) => {
+                out.push(p);
+                rest = &tail[1..];
+            }
+            None => {
+                out.push(class_params(a, freq));
+                rest = tail;
+            }
+        }
+    }
+    out
+}
+
+/// Packs class string `cs` as string `slot` (0, or 1 of a pair) of the
+/// uniform `p`: its positions' tests from `32 * slot` in `pat` (its
+/// steps after them), its words' range tests in `lanes`, its classes'
+/// bits in `need` (shared: `classes` lists those packed so far), and its
+/// byte tests, length and flags. `None` when the classes do not fit.
+fn pack_class_string(
+    cs: &ClassString,
+    freq: &[u64; 256],
+    slot: usize,
+    classes: &mut Vec<ByteSet>,
+    p: &mut [u32; P::WORDS],
+) -> Option<()> {
+    let tests = cs.tests()?;
+    let walks = cs.walk_tests()?;
+    let own = cs.classes();
+    for c in &own {
+        if !classes.contains(c) {
+            classes.push(*c);
+        }
+    }
+    if classes.len() > MAX_CLASSES {
+        return None;
+    }
+    let code = |t: PosTest| match t {
+        PosTest::Byte(b) => u32::from(b),
+        PosTest::Letter(b) => u32::from(b) | 5 << 8,
+        PosTest::Class(k) => {
+            let at = classes.iter().position(|c| *c == own[k]).expect("listed");
+            (at as u32 + 1) << 8
+        }
+    };
+    let base = 32 * slot;
+    for (i, t) in tests.iter().enumerate() {
+        p[P::PAT + base + i] = code(*t);
+    }
+    // The steps after the fixed part (their counts beside their tests),
+    // then the head's test.
+    for (s, st) in cs.steps.iter().enumerate() {
+        let max = st.max.unwrap_or(0xFF);
+        p[P::PAT + base + tests.len() + s] = code(walks[s]) | st.min << 12 | max << 20;
+    }
+    let head = cs.head.map_or(0, |_| code(walks[cs.steps.len()]));
+    for (k, c) in classes.iter().enumerate() {
         for (j, &w) in c.iter().enumerate() {
             p[P::NEED + k * 8 + 2 * j] = w as u32;
             p[P::NEED + k * 8 + 2 * j + 1] = (w >> 32) as u32;
         }
     }
-    p[P::PAT_LEN] = tests.len() as u32;
+    // Four positions a word: each lane's fold and ranges (an absent
+    // range is empty: 0x80..0x80), and whether the ranges decide it or its
+    // class's bits do.
+    for (i, t) in cs.lane_tests().iter().enumerate() {
+        let (g, sh) = (P::LANES + 2 * (base + i / 4 * 4), 8 * (i % 4));
+        let [mut lo1, mut hi1, mut lo2, mut hi2] = [0x80u32; 4];
+        match t {
+            Some(t) => {
+                p[g] |= (u32::from(t.fold) * 0x20) << sh;
+                if let Some((lo, hi)) = t.ranges[0] {
+                    (lo1, hi1) = (u32::from(lo), u32::from(hi) + 1);
+                }
+                if let Some((lo, hi)) = t.ranges[1] {
+                    (lo2, hi2) = (u32::from(lo), u32::from(hi) + 1);
+                }
+                p[g + 5] |= 0x80 << sh;
+            }
+            None => p[g + 6] |= 0x80 << sh,
+        }
+        for (k, v) in [(1, lo1), (2, hi1), (3, lo2), (4, hi2)] {
+            p[g + k] |= v << sh;
+        }
+    }
     let f = |t: PosTest| match t {
         PosTest::Byte(b) => Some(freq[usize::from(b)]),
         PosTest::Letter(b) => {
@@ -119,7 +232,7 @@ pub(crate) fn class_params(cs: &ClassString, freq: &[u64; 256]) -> [u32; P::WORD
             .min()
             .map(|(_, i)| i)
     };
-    let r1 = by_freq(None, None).expect("a class string has a byte position");
+    let r1 = by_freq(None, None)?;
     let r2 = by_freq(Some(r1), Some(tests[r1])).unwrap_or(r1);
     let byte = |i: usize| match tests[i] {
         PosTest::Byte(b) => (u32::from(b) * 0x0101_0101, 0),
@@ -127,15 +240,37 @@ pub(crate) fn class_params(cs: &ClassString, freq: &[u64; 256]) -> [u32; P::WORD
         PosTest::Class(_) => unreachable!("picked among byte positions"),
     };
     let total: u64 = freq.iter().sum();
-    p[P::R1] = r1 as u32;
-    (p[P::B1], p[P::OR1]) = byte(r1);
-    p[P::D2] = (r2 as i32 - r1 as i32) as u32;
-    (p[P::B2], p[P::OR2]) = byte(r2);
-    p[P::DENSE] = u32::from(f(tests[r1]).unwrap_or(0).saturating_mul(DENSE_SHARE) > total);
-    p[P::WIN_LO] = u32::from(cs.word_before) | u32::from(cs.word_after) << 1;
-    p[P::WIN_HI] = u32::MAX;
-    p[P::MAGIC] = super::plain_read::MAGIC;
-    p
+    let flags = u32::from(cs.word_before)
+        | u32::from(cs.word_after) << 1
+        | u32::from(cs.line_start) << 2
+        | u32::from(cs.line_end) << 3
+        | u32::from(cs.head.is_some()) << 4
+        | (cs.steps.len() as u32) << 8;
+    let d2 = (r2 as i32 - r1 as i32) as u32;
+    let ((b1, or1), (b2, or2)) = (byte(r1), byte(r2));
+    if slot == 0 {
+        p[P::R1] = r1 as u32;
+        (p[P::B1], p[P::OR1], p[P::D2], p[P::B2], p[P::OR2]) = (b1, or1, d2, b2, or2);
+        p[P::DENSE] = u32::from(f(tests[r1]).unwrap_or(0).saturating_mul(DENSE_SHARE) > total);
+        p[P::PAT_LEN] = tests.len() as u32;
+        p[P::WIN_LO] = flags;
+        p[P::SIG] = head;
+        p[P::WIN_HI] = u32::MAX;
+        p[P::MAGIC] = super::plain_read::MAGIC;
+    } else {
+        p[ALT2..ALT2 + 9].copy_from_slice(&[
+            r1 as u32,
+            b1,
+            or1,
+            d2,
+            b2,
+            or2,
+            tests.len() as u32,
+            flags,
+            head,
+        ]);
+    }
+    Some(())
 }
 
 /// Bytes of the scan's parameters as immediate data (push constants):
@@ -156,12 +291,15 @@ pub(crate) fn source_immediate() -> String {
     let (_, b) = rest
         .split_once("// CLASS-END")
         .expect("scan.wgsl marks class_at's end");
-    let src = format!("{a}fn class_at(p: u32) -> bool {{\n    return false;\n}}{b}")
-        .replace(
-            "params.pat[i >> 2u][i & 3u]",
-            "((imm.pat[i >> 2u] >> ((i & 3u) * 8u)) & 0xFFu)",
-        )
-        .replace("params.patw[i >> 4u][(i >> 2u) & 3u]", "imm.pat[i >> 2u]");
+    let src = format!(
+        "{a}fn class_at(p: u32, k: u32) -> bool {{\n    return false;\n}}\n\
+         fn second_string(v0: vec4<u32>, v1: vec4<u32>, base0: u32, base1: u32) {{}}\n{b}"
+    )
+    .replace(
+        "params.pat[i >> 2u][i & 3u]",
+        "((imm.pat[i >> 2u] >> ((i & 3u) * 8u)) & 0xFFu)",
+    )
+    .replace("params.patw[i >> 4u][(i >> 2u) & 3u]", "imm.pat[i >> 2u]");
     assert!(
         !src.contains("params.pat[") && !src.contains("params.patw["),
         "scan reads the pattern elsewhere"
@@ -502,6 +640,159 @@ mod tests {
         let p = class_params(&ClassString::from_hir(&hir).unwrap(), &freq);
         assert_eq!((p[P::R1], p[P::D2], p[P::WIN_LO]), (0, 0, 3));
         assert_eq!(p[P::OR1], 0);
+    }
+
+    /// `class_at`'s word arithmetic, step for step on the host, over the
+    /// uniform `class_params` packs: the same verdict as the class string
+    /// itself at every start of random lines (the GPU tests run the kernel
+    /// on lavapipe; this one pins the packing without a GPU).
+    #[test]
+    fn class_lanes_agree_with_the_class_string() {
+        fn class_at(p: &[u32; P::WORDS], k: usize, hay: &[u8], at: usize) -> bool {
+            let (m, fl, head) = match k {
+                0 => (p[P::PAT_LEN], p[P::WIN_LO], p[P::SIG]),
+                _ => (p[ALT2 + 6], p[ALT2 + 7], p[ALT2 + 8]),
+            };
+            let (m, base) = (m as usize, 32 * k);
+            if at + m > hay.len() {
+                return false;
+            }
+            let hb = 0x8080_8080u32;
+            for i in (0..m).step_by(4) {
+                let mut b = [b'\n'; 4];
+                for (j, x) in b.iter_mut().enumerate() {
+                    *x = hay.get(at + i + j).copied().unwrap_or(b'\n');
+                }
+                let w = u32::from_le_bytes(b);
+                let l = &p[P::LANES + 2 * (base + i)..P::LANES + 2 * (base + i) + 8];
+                let x = ((w | l[0]) & 0x7F7F_7F7F) | hb;
+                let ok = ((x.wrapping_sub(l[1]) & !x.wrapping_sub(l[2]))
+                    | (x.wrapping_sub(l[3]) & !x.wrapping_sub(l[4])))
+                    & !w;
+                if ok & l[5] != l[5] {
+                    return false;
+                }
+                let mut slow = l[6];
+                while slow != 0 {
+                    let j = slow.trailing_zeros() as usize >> 3;
+                    slow &= slow - 1;
+                    if !class_ok(p, p[P::PAT + base + i + j], b[j]) {
+                        return false;
+                    }
+                }
+            }
+            let mut q = at + m;
+            for s in 0..(fl >> 8 & 0xFF) as usize {
+                let e = p[P::PAT + base + m + s];
+                let (lo, hi) = (e >> 12 & 0xFF, e >> 20 & 0xFF);
+                let hi = if hi == 0xFF { u32::MAX } else { hi };
+                let mut k = 0;
+                while k < hi && q < hay.len() && class_ok(p, e & 0x7FF, hay[q]) {
+                    q += 1;
+                    k += 1;
+                }
+                if k < lo {
+                    return false;
+                }
+            }
+            let word = |i: Option<usize>| {
+                i.and_then(|i| hay.get(i))
+                    .is_some_and(|&b| crate::query::classes::is_word(b))
+            };
+            if fl & 1 != 0 && word(at.checked_sub(1)) == word(Some(at)) {
+                return false;
+            }
+            if fl & 2 != 0 && word(Some(q - 1)) == word(Some(q)) {
+                return false;
+            }
+            if fl & 8 != 0 && q < hay.len() {
+                return false;
+            }
+            if fl & 4 != 0 {
+                let mut s = at;
+                while fl & 16 != 0 && s > 0 && class_ok(p, head, hay[s - 1]) {
+                    s -= 1;
+                }
+                if s > 0 {
+                    return false;
+                }
+            }
+            true
+        }
+        fn class_ok(p: &[u32; P::WORDS], e: u32, byte: u8) -> bool {
+            match e >> 8 {
+                0 => u32::from(byte) == e & 0xFF,
+                5 => u32::from(byte | 0x20) == e & 0xFF,
+                k => {
+                    let w = (k as usize - 1) * 8 + usize::from(byte >> 5);
+                    p[P::NEED + w] >> (byte & 31) & 1 == 1
+                }
+            }
+        }
+        let freq = [100u64; 256];
+        let alphabet = b"aA0b9fF_x- .\xe9zZ\t";
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = |n: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n as u64) as usize
+        };
+        let res = [
+            r"trace=[0-9a-f]{4}",
+            r"\bu\d{5}\b",
+            r"(?i)a[0-9]x[0-9]",
+            r"\w\d[a-fA-F]z",
+            r"[^a]x\w{3}\b",
+            r"\d{4}-\d\d-\d\dT",
+            r"(?-u:\xe9)[A-Za-z]9",
+            r"x[0-9a-f]{11}.",
+            r"x\d+-[ab]{1,3}z",
+            r"^\s*a\d+$",
+            r"^a[^a]*$",
+            r"-\w+\b",
+            r"(?i)za\d{2,}\b",
+        ];
+        let parse = |re: &str| {
+            let hir = regex_syntax::ParserBuilder::new()
+                .utf8(false)
+                .build()
+                .parse(re)
+                .unwrap();
+            ClassString::from_hir(&hir).unwrap_or_else(|| panic!("{re}"))
+        };
+        // Each alone, and each as the second of a pair after the one
+        // before it (where the pair's classes fit).
+        let mut pairs = 0;
+        for (i, re) in res.iter().enumerate() {
+            let cs = parse(re);
+            let mut packed = vec![(class_params(&cs, &freq), 0)];
+            let prev = parse(res[(i + res.len() - 1) % res.len()]);
+            if let Some(p) = class_pair_params(&prev, &cs, &freq) {
+                assert_eq!(class_passes(&[prev.clone(), cs.clone()], &freq), vec![p]);
+                packed.push((p, 1));
+                pairs += 1;
+            }
+            for (p, k) in &packed {
+                for _ in 0..400 {
+                    let line: Vec<u8> = (0..next(24))
+                        .map(|_| alphabet[next(alphabet.len())])
+                        .collect();
+                    for at in 0..line.len() {
+                        assert_eq!(
+                            class_at(p, *k, &line, at),
+                            cs.matches_at(&line, at),
+                            "{re} (string {k} of its pass) at {at} of {:?}",
+                            String::from_utf8_lossy(&line)
+                        );
+                        if *k == 1 {
+                            assert_eq!(class_at(p, 0, &line, at), prev.matches_at(&line, at));
+                        }
+                    }
+                }
+            }
+        }
+        assert!(pairs >= 8, "{pairs}");
     }
 
     #[test]

@@ -50,6 +50,12 @@ override DENSE: bool = true;
 // position against the classes (`class_at`) instead of the pattern's
 // words. Such pipelines read the uniform, never immediate data.
 override CLS: bool = false;
+// Two class strings in one pass (`CLS` too): the second's rare bytes are
+// tested on the same loads, its window shifted at run time (its distance
+// is in the uniform, the same for every thread: no divergence). Each
+// string then has 32 of the 64 positions; the second's scalars are in
+// `patw` (`scan.rs`, `class_pair_params`).
+override CLS2: bool = false;
 
 // The high bit of each byte lane where `(w | orm)` equals the broadcast
 // byte `b`. Exact per lane (no borrow between lanes): for x = lane ^ b,
@@ -145,28 +151,79 @@ fn lower4(w: u32) -> u32 {
 }
 
 // CLASS-BEGIN (cut from the immediate-data variant: `scan.rs`)
-// True when the class string occurs at byte p. Position i's test is in
-// `pat[i]`: bits 0-7 a byte, bits 8-10 its kind (0 the byte, 5 the byte
-// with 0x20 OR-ed in, an ASCII letter in either case, 1-4 the 256-bit set
-// of class k - 1 in `need`, eight words a class). `win_lo`: bit 0 `\b`
-// before the first position, bit 1 after the last (ASCII word bytes; a
-// segment starts and ends at a line's edge, and '\n' is no word byte).
+// True when the class string occurs at byte p. Four positions a word
+// (`lanes`, two vec4s a word): most classes are a letter folded by OR-ing
+// 0x20, or one or two ranges of ASCII bytes (a byte, `\d`, `[0-9a-f]`,
+// `[A-Za-z]`), and two SWAR range tests decide all four lanes at once
+// without a lookup: with each lane's high bit forced on, `x - lo` borrows
+// from no lane and keeps that bit exactly where the lane is >= lo. The
+// other lanes (`\w`, bytes >= 0x80) are looked up one by one: their test
+// is in `pat[i]` (bits 0-7 a byte, bits 8-10 its kind: 0 the byte, 5 the
+// byte with 0x20 OR-ed in, 1-4 the 256-bit set of class k - 1 in `need`,
+// eight words a class). Then the steps (`query::classes::Step`), each a
+// run of one class taken greedily from a cursor: `pat[m + s]` holds step
+// s's test in bits 0-10, its fewest bytes in bits 12-19, its most in bits
+// 20-27 (255: no bound). `win_lo`: bit 0 `\b` before the first position,
+// bit 1 after the last step (ASCII word bytes; a segment starts and ends
+// at a line's edge, and '\n' is no word byte), bit 2 `^`, bit 3 `$`, bit 4
+// a head before the match after `^` (its test in `sig.x`), bits 8-15 the
+// steps. No class takes '\n', so every walk stops at its line's end; the
+// host keeps a fixed position apart from every walked byte, so two starts'
+// walks never share bytes (but for starts one fixed part apart): linear.
 // Only survivors of the two byte tests get here, but where the literal is
-// on most lines (`trace=[0-9a-f]{32}`: 69%) they are many: four bytes a
-// load (two aligned loads at any alignment), four positions' tests a
-// uniform read.
-fn class_at(p: u32) -> bool {
-    let m = params.pat_len;
+// on most lines (`trace=[0-9a-f]{32}`: 69%) they are many.
+// Class string `k` of the pass (0, or 1 in a pair): its positions from
+// 32 k, its scalars (length, flags, head) where the host put them.
+fn class_at(p: u32, k: u32) -> bool {
+    var m = params.pat_len;
+    var fl = params.win_lo;
+    var head = params.sig.x;
+    if k == 1u {
+        m = params.patw[1].z;
+        fl = params.patw[1].w;
+        head = params.patw[2].x;
+    }
+    if p + m > seg.n_bytes {
+        return false;
+    }
+    let base = 32u * k;
+    let hb = 0x80808080u;
     for (var i = 0u; i < m; i += 4u) {
         let w = word4(p + i);
-        let es = params.pat[i >> 2u];
-        for (var j = 0u; j < min(4u, m - i); j++) {
-            if !class_ok(es[j], (w >> (j * 8u)) & 0xFFu) {
+        let a = params.lanes[(base + i) >> 1u];
+        let c = params.lanes[((base + i) >> 1u) + 1u];
+        let x = ((w | a.x) & 0x7F7F7F7Fu) | hb;
+        let ok = (((x - a.y) & ~(x - a.z)) | ((x - a.w) & ~(x - c.x))) & ~w;
+        if (ok & c.y) != c.y {
+            return false;
+        }
+        var slow = c.z;
+        while slow != 0u {
+            let j = countTrailingZeros(slow) >> 3u;
+            slow &= slow - 1u;
+            if !class_ok(params.pat[(base + i) >> 2u][j], (w >> (j * 8u)) & 0xFFu) {
                 return false;
             }
         }
     }
-    let fl = params.win_lo;
+    var q = p + m;
+    let ns = (fl >> 8u) & 0xFFu;
+    for (var s = 0u; s < ns; s++) {
+        let e = params.pat[(base + m + s) >> 2u][(base + m + s) & 3u];
+        let lo = (e >> 12u) & 0xFFu;
+        var hi = (e >> 20u) & 0xFFu;
+        if hi == 0xFFu {
+            hi = 0xFFFFFFFFu;
+        }
+        var k = 0u;
+        while k < hi && q < seg.n_bytes && class_ok(e & 0x7FFu, byte_at(q)) {
+            q += 1u;
+            k += 1u;
+        }
+        if k < lo {
+            return false;
+        }
+    }
     if (fl & 1u) != 0u {
         var prev = 10u;
         if p > 0u {
@@ -176,16 +233,92 @@ fn class_at(p: u32) -> bool {
             return false;
         }
     }
-    if (fl & 2u) != 0u {
-        var next = 10u;
-        if p + m < seg.n_bytes {
-            next = byte_at(p + m);
+    var next = 10u;
+    if q < seg.n_bytes {
+        next = byte_at(q);
+    }
+    if (fl & 2u) != 0u && is_word(byte_at(q - 1u)) == is_word(next) {
+        return false;
+    }
+    if (fl & 8u) != 0u && next != 10u {
+        return false;
+    }
+    if (fl & 4u) != 0u {
+        var s = p;
+        if (fl & 16u) != 0u {
+            while s > 0u && class_ok(head, byte_at(s - 1u)) {
+                s -= 1u;
+            }
         }
-        if is_word(byte_at(p + m - 1u)) == is_word(next) {
+        if s > 0u && byte_at(s - 1u) != 10u {
             return false;
         }
     }
     return true;
+}
+
+// The 16 bytes at byte u, for a distance known at run time only (the
+// pair's second string): the same for every thread, so its branches do
+// not diverge.
+fn window_rt(u: u32) -> vec4<u32> {
+    let a = data[u >> 4u];
+    let b = data[(u >> 4u) + 1u];
+    let ws = (u >> 2u) & 3u;
+    var lo = a;
+    var hi = vec4<u32>(a.y, a.z, a.w, b.x);
+    if ws == 1u {
+        lo = vec4<u32>(a.y, a.z, a.w, b.x);
+        hi = vec4<u32>(a.z, a.w, b.x, b.y);
+    } else if ws == 2u {
+        lo = vec4<u32>(a.z, a.w, b.x, b.y);
+        hi = vec4<u32>(a.w, b.x, b.y, b.z);
+    } else if ws == 3u {
+        lo = vec4<u32>(a.w, b.x, b.y, b.z);
+        hi = b;
+    }
+    let sh = (u & 3u) * 8u;
+    if sh == 0u {
+        return lo;
+    }
+    return (lo >> vec4<u32>(sh)) | (hi << vec4<u32>(32u - sh));
+}
+
+// The pair's second class string on the thread's two chunks: its two
+// byte tests (`patw[0]`: rare byte index, byte, fold, distance;
+// `patw[1]`: second byte, fold), then `class_at` on the survivors.
+fn second_string(v0: vec4<u32>, v1: vec4<u32>, base0: u32, base1: u32) {
+    let s0 = params.patw[0];
+    let s1 = params.patw[1];
+    let d2 = i32(s0.w);
+    let zero = vec4<u32>(0u);
+    var m0 = eq(v0, s0.y, s0.z);
+    var m1 = eq(v1, s0.y, s0.z);
+    // Near a segment's start the window may start before the buffer:
+    // there every candidate goes to `class_at` untested.
+    if any(m0 != zero) && i32(base0) + d2 >= 0 {
+        m0 &= eq(window_rt(u32(i32(base0) + d2)), s1.x, s1.y);
+    }
+    if any(m1 != zero) {
+        m1 &= eq(window_rt(u32(i32(base1) + d2)), s1.x, s1.y);
+    }
+    var h = hits(m0) | (hits(m1) << 4u);
+    var last_line = 0xFFFFFFFFu;
+    while h != 0u {
+        let j = countTrailingZeros(h);
+        h &= h - 1u;
+        let q = select(base0, base1, (j & 4u) != 0u) + (j & 3u) * 4u + (j >> 3u);
+        if q < s0.x {
+            continue;
+        }
+        let p = q - s0.x;
+        if class_at(p, 1u) {
+            let line = line_of(p);
+            if line != last_line {
+                set_result(line);
+                last_line = line;
+            }
+        }
+    }
 }
 
 // Position test `e` (as in `class_at`) on byte `b`.
@@ -210,12 +343,12 @@ fn is_word(b: u32) -> bool {
 
 // True when the pattern occurs at byte p, compared four bytes at a time.
 fn verify_at(p: u32) -> bool {
+    if CLS {
+        return class_at(p, 0u);
+    }
     let m = params.pat_len;
     if p + m > seg.n_bytes {
         return false;
-    }
-    if CLS {
-        return class_at(p);
     }
     for (var i = 0u; i < m; i += 4u) {
         var w = word4(p + i);
@@ -293,5 +426,8 @@ fn scan(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                 last_line = line;
             }
         }
+    }
+    if CLS2 {
+        second_string(v0, v1, base0, base1);
     }
 }
