@@ -81,9 +81,10 @@ fn forced_gpu_refuses_unsupported_queries_with_the_reason() {
         backend: BackendChoice::Gpu,
         ..Default::default()
     };
-    // -w without a required literal runs tier 2 (the regex automaton); an
-    // automaton too large for it is refused with every tier's reason.
-    let q = QueryBuilder::new().word(true).build(&["ok"]).unwrap();
+    // -w without a required literal (nor a class string: `o\d*\d`) runs
+    // tier 2 (the regex automaton); an automaton too large for it is
+    // refused with every tier's reason.
+    let q = QueryBuilder::new().word(true).build(&[r"o\d*\d"]).unwrap();
     assert_eq!(e.search(&q, &opts).unwrap().backend.name, "gpu/shift-and");
     let big = QueryBuilder::new()
         .word(true)

@@ -398,18 +398,28 @@ fn the_route_picks_each_tier() {
     let r = route(br"\d{4}-\d\d", Syntax::Regex, "");
     assert_eq!(r.backend, Backend::GpuPrefilter(Kernel::Scan));
     assert!(r.reason.contains("class string"), "{}", r.reason);
-    let r = route(br"\d{2,4}-\d\d", Syntax::Regex, "");
+    let r = route(br"\d{2,4}[a-f]+\d", Syntax::Regex, "");
     assert_eq!(r.backend, Backend::Gpu(Kernel::ShiftAnd));
     assert!(r.reason.contains("tier 2"), "{}", r.reason);
-    // -w / -x / wildcards without a required literal take tier 2 too.
+    // -w / -x / wildcards without a required literal take tier 2 too,
+    // unless they are class strings (`-w ok`: `ok` between non-word bytes
+    // or a line's edges, four strings in two passes; `-x o?`: `^o.$`).
     assert_eq!(
-        route(b"ok", Syntax::Fixed, "w").backend,
+        route(br"o\d*\d", Syntax::Regex, "w").backend,
         Backend::Gpu(Kernel::ShiftAnd)
     );
     assert_eq!(
-        route(b"o?", Syntax::Wildcard, "x").backend,
+        route(b"o*?", Syntax::Wildcard, "x").backend,
         Backend::Gpu(Kernel::ShiftAnd)
     );
+    for (p, syntax, flags) in [
+        (&b"ok"[..], Syntax::Fixed, "w"),
+        (b"o?", Syntax::Wildcard, "x"),
+    ] {
+        let r = route(p, syntax, flags);
+        assert_eq!(r.backend, Backend::GpuPrefilter(Kernel::Scan));
+        assert!(r.reason.contains("class string"), "{}", r.reason);
+    }
     // Asked by name, tier 2 runs a regex with a literal as well.
     let q = build(&[br"ERROR_5\d\d".to_vec()], Syntax::Regex, Flags::default()).unwrap();
     let named = SearchOptions {

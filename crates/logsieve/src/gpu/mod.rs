@@ -81,6 +81,9 @@ pub struct GpuTuning {
     /// estimates (`LOGSIEVE_FORCE_CLASS_SCAN`): tests drive the kernel on
     /// any corpus.
     pub force_class_scan: bool,
+    /// One `scan` pass a class string even where two would share one
+    /// (`LOGSIEVE_NO_CLASS_PAIRS`): the A/B of `scan::class_passes`.
+    pub no_class_pairs: bool,
     /// Each single-literal search prints where its host time went, and each
     /// busy wait its polls, to stderr (`LOGSIEVE_TRACE_QUERIES=1`).
     pub trace_queries: bool,
@@ -211,6 +214,7 @@ impl GpuTuning {
         GpuTuning {
             no_immediates: std::env::var_os("LOGSIEVE_NO_IMMEDIATES").is_some(),
             no_class_scan: std::env::var_os("LOGSIEVE_NO_CLASS_SCAN").is_some(),
+            no_class_pairs: std::env::var_os("LOGSIEVE_NO_CLASS_PAIRS").is_some(),
             force_class_scan: std::env::var_os("LOGSIEVE_FORCE_CLASS_SCAN").is_some(),
             trace_queries: var("LOGSIEVE_TRACE_QUERIES").as_deref() == Some("1"),
             max_segment: var("LOGSIEVE_GPU_MAX_SEGMENT").and_then(|s| s.trim().parse().ok()),

@@ -168,11 +168,19 @@ impl GpuCorpus {
         let c = &*self.ctx.inner;
         c.check_faults()?;
         // Two class strings a pass where they fit (`scan::class_passes`).
-        let prms = scan::class_passes(&cs.alts, &self.freq);
+        let prms = match c.tuning.no_class_pairs {
+            false => scan::class_passes(&cs.alts, &self.freq),
+            true => cs
+                .alts
+                .iter()
+                .map(|a| scan::class_params(a, &self.freq))
+                .collect(),
+        };
         let mut st = self.lock_state()?;
         // A uniform and bind groups for each pass after the first.
         st.class_slots.truncate(prms.len().saturating_sub(1));
-        st.class_slots.retain(|(_, b)| b.len() == self.segs.len());
+        st.class_slots
+            .retain(|(_, b, _)| b.len() == self.segs.len());
         while st.class_slots.len() + 1 < prms.len() {
             let buf = c.device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("class params"),
@@ -191,11 +199,15 @@ impl GpuCorpus {
                     )
                 })
                 .collect();
-            st.class_slots.push((buf, binds));
+            st.class_slots.push((buf, binds, None));
         }
-        for (prm, (buf, _)) in prms[1..].iter().zip(&st.class_slots) {
-            let bytes: Vec<u8> = prm.iter().flat_map(|w| w.to_le_bytes()).collect();
-            c.queue.write_buffer(buf, 0, &bytes);
+        // Written only when its words change (as `write_params`).
+        for (prm, (buf, _, last)) in prms[1..].iter().zip(&mut st.class_slots) {
+            if last.as_deref() != Some(prm) {
+                let bytes: Vec<u8> = prm.iter().flat_map(|w| w.to_le_bytes()).collect();
+                c.queue.write_buffer(buf, 0, &bytes);
+                *last = Some(Box::new(*prm));
+            }
         }
         pollster::block_on(c.scoped(self.search_inner(
             corpus,

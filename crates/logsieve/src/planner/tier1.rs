@@ -537,13 +537,17 @@ mod tests {
         assert!(t.best().gpu_ms < one_scan * 1.1);
         let t = tier1_literals(&cs, &input(false)).unwrap();
         assert!(t.options.iter().all(|o| o.plan.classes.is_none()));
-        // An alternation of class strings is a pass each; an open
-        // repetition inside is no class string.
+        // An alternation of class strings is a pass each; a run inside
+        // is a step where what follows it is of another class, and no
+        // class string where it is not.
         let t = tier1_literals(&q(r"web-\d\d common=\d\d (ERROR|WARN)"), &input(true)).unwrap();
         let o = class_of(&t);
         assert_eq!(o.plan.classes.as_ref().unwrap().alts.len(), 2);
         assert!(o.gpu_ms >= 2.0 * one_scan);
         let t = tier1_literals(&q(r"web-\d\d common=\d+ (ERROR|WARN)"), &input(true)).unwrap();
+        let steps = class_of(&t).plan.classes.unwrap().alts[0].steps.len();
+        assert_eq!(steps, 7);
+        let t = tier1_literals(&q(r"web-\d\d common=\d*\d (ERROR|WARN)"), &input(true)).unwrap();
         assert!(t.options.iter().all(|o| o.plan.classes.is_none()));
         // A Unicode class on a corpus with a byte >= 0x80 is not exact
         // there; a byte class is.
