@@ -1,5 +1,6 @@
 //! Class strings: regexes whose every match is a fixed-length run of byte
-//! classes, which the GPU's `scan` answers exactly in one pass.
+//! classes (then, perhaps, greedy runs of a class), which the GPU's `scan`
+//! answers exactly in one pass.
 //!
 //! Most regexes people type for logs are a literal with a few classes
 //! around it: `ERROR_5\d\d`, `port \d{5} ssh2`, `HTTP/1\.[01]" [45]\d\d`,
@@ -15,13 +16,23 @@
 //! What a line matches is preserved exactly (only whether a line matches
 //! is asked of the GPU; `-o` and colours find the matches on the CPU):
 //!
-//! * an unbounded repetition of one class at either end keeps only its
-//!   minimum (`X\d+` matches a line exactly when `X\d` does: a match's
-//!   prefix is one, and one is a match);
+//! * a repetition of one class at the start, or at the end with nothing
+//!   after it, keeps only its minimum (`X\d+` matches a line exactly when
+//!   `X\d` does: a match's prefix is one, and one is a match);
 //! * bounded repetition with `min == max` is expanded (`\d{4}`);
-//! * `\b` is allowed at either end, not beside an unbounded repetition
-//!   (`\b\d+X` is not `\b\dX`: "-11X" matches only the first);
-//! * no other look-around, no alternation of strings, no optional part.
+//! * after the fixed part, a run of one class is a [`Step`] the kernel
+//!   takes greedily from a cursor (`client=10\.\d+\.\d+`): exact where
+//!   what follows takes at least one byte and none of the run's class, or
+//!   is `$`, or is `\b` after a class of word bytes only (or of other
+//!   bytes only); a fixed position must share no byte with the runs, so
+//!   that two starts' walks never cover the same bytes (linear time);
+//! * `\b` is allowed at either end, not beside a cut repetition at the
+//!   start (`\b\d+X` is not `\b\dX`: "-11X" matches only the first);
+//! * `^` and `$` at the ends (a line's edges, as the automaton reads
+//!   them), and `^C*` before the fixed part as its head;
+//! * alternations, also inside a concatenation, multiplied out into at
+//!   most [`MAX_ALTS`] strings ([`ClassSet`]); no other look-around (an
+//!   optional part inside is a step of at most one byte: `xa?b`).
 //!
 //! Unicode: a class with members above 0x7F, and a Unicode `\b`, are exact
 //! on ASCII bytes only ([`ClassString::unicode`]): such a class string runs
@@ -717,6 +728,7 @@ mod tests {
             ("x\\d{2,4}-", 1, 2),
             ("^\\s+at ", 4, 0),
             ("ERROR$", 5, 0),
+            ("xa?b", 1, 2),
         ] {
             let c = cs(re).unwrap_or_else(|| panic!("{re}"));
             assert_eq!((c.masks.len(), c.steps.len()), (len, steps), "{re}");
@@ -913,6 +925,10 @@ mod tests {
             b"ERROR",
             b"ERROR ",
             b"x ERROR",
+            b"xab",
+            b"xb",
+            b"xaab",
+            b"x-ab",
         ];
         for re in [
             "ERROR_5\\d\\d",
@@ -933,6 +949,7 @@ mod tests {
             "ERROR$",
             "^ERROR",
             "\\d{1,3}\\.\\d",
+            "xa?b",
         ] {
             let c = cs(re).unwrap_or_else(|| panic!("{re}"));
             let r = regex::bytes::Regex::new(re).unwrap();
