@@ -91,6 +91,9 @@ pub struct ClassString {
     /// Exact on ASCII bytes only (a class with non-ASCII members, or a
     /// Unicode `\b`).
     pub unicode: bool,
+    /// Each fixed position's word-wide test ([`LaneTest::of`]), found
+    /// once here rather than on every search and every price.
+    lanes: Vec<Option<LaneTest>>,
 }
 
 /// A run of one class after a class string's fixed part.
@@ -281,6 +284,7 @@ impl ClassString {
             return None;
         }
         let cs = ClassString {
+            lanes: masks.iter().map(LaneTest::of).collect(),
             masks,
             steps,
             word_before,
@@ -348,20 +352,17 @@ impl ClassString {
 
     /// Each position's word-wide test ([`LaneTest::of`]), `None` where it
     /// is looked up in its class's bits.
-    pub fn lane_tests(&self) -> Vec<Option<LaneTest>> {
-        self.masks.iter().map(LaneTest::of).collect()
+    pub fn lane_tests(&self) -> &[Option<LaneTest>] {
+        &self.lanes
     }
 
     /// What a survivor of `scan`'s byte tests costs to check in full, in
-    /// units of one word's range tests: a unit a four positions, and one
-    /// more a position looked up in its class's bits (the planner's price).
+    /// units of one word's range tests: a unit per four positions, one
+    /// more per position looked up in its class's bits, two per step and
+    /// for a head (the planner's price).
     pub fn test_units(&self) -> usize {
         self.masks.len().div_ceil(4)
-            + self
-                .masks
-                .iter()
-                .filter(|m| LaneTest::of(m).is_none())
-                .count()
+            + self.lanes.iter().filter(|t| t.is_none()).count()
             + 2 * (self.steps.len() + usize::from(self.head.is_some()))
     }
 
@@ -570,11 +571,6 @@ impl ClassSet {
     /// Exact on ASCII bytes only (some class or `\b` is Unicode).
     pub fn unicode(&self) -> bool {
         self.alts.iter().any(|a| a.unicode)
-    }
-
-    /// Positions in all.
-    pub fn positions(&self) -> usize {
-        self.alts.iter().map(|a| a.masks.len()).sum()
     }
 
     /// One literal of each alternative ([`ClassString::longest_literal`]):

@@ -70,7 +70,7 @@ pub(crate) const CLASS_PIPELINES: usize = 2 * PER_KIND;
 pub(crate) fn class_pipeline_of(prm: &[u32; P::WORDS]) -> usize {
     (prm[P::D2] as i32 & 15) as usize
         + 16 * usize::from(prm[P::DENSE] != 0)
-        + PER_KIND * usize::from(prm[ALT2 + 11] != 0)
+        + PER_KIND * usize::from(prm[PAIR] != 0)
 }
 
 /// The override constants of class-string pipeline `i`: the longer
@@ -109,6 +109,10 @@ pub(crate) const PAIR_POSITIONS: usize = 32;
 /// length, flags; head test.
 const ALT2: usize = P::PATW;
 
+/// Non-zero in a pair's uniform: the pass runs both strings (`CLS2`'s
+/// pipelines, [`class_pipeline_of`]).
+const PAIR: usize = ALT2 + 11;
+
 /// The uniform of two class strings in one pass (`CLS2`), if both fit
 /// ([`PAIR_POSITIONS`] each, at most four classes between them).
 pub(crate) fn class_pair_params(
@@ -124,7 +128,7 @@ pub(crate) fn class_pair_params(
     let mut classes = Vec::new();
     pack_class_string(a, freq, 0, &mut classes, &mut p)?;
     pack_class_string(b, freq, 1, &mut classes, &mut p)?;
-    p[ALT2 + 11] = 1;
+    p[PAIR] = 1;
     Some(p)
 }
 
