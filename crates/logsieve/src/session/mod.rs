@@ -16,6 +16,7 @@ mod evict;
 mod exec;
 #[cfg(feature = "gpu")]
 mod fuse;
+mod placement;
 pub mod route;
 #[cfg(feature = "gpu")]
 mod shards;
