@@ -136,7 +136,8 @@ proptest! {
 /// A class string with `\b` on both sides and classes in the middle, at
 /// every offset of lines padded so that its match, and its near misses,
 /// land on every byte of the scan's 16-byte chunks and across segment
-/// edges; CRLF lines and a last line without `\n`.
+/// edges, with runs of digits up to 13 long; CRLF lines and a last line
+/// without `\n`.
 #[test]
 fn boundary_sweep() {
     let Some(c) = ctx("class strings") else {
@@ -152,6 +153,7 @@ fn boundary_sweep() {
         r"^\.*E\d{1,2}x",
         r"E\d+[fx]+$",
         r"E\d+(?i:x)\s*$",
+        r"E\d{2,5}x",
     ];
     for re in res {
         let p = vec![re.as_bytes().to_vec()];
@@ -159,10 +161,20 @@ fn boundary_sweep() {
         assert!(q.class_set().is_some(), "{re}");
         for pad in 0..40usize {
             let mut data = Vec::new();
-            for (k, hit) in [&b"E12x"[..], b"aE12x", b"E12xa", b"E1fx", b"e34X", b"E1x"]
-                .iter()
-                .enumerate()
-            {
+            // Runs of 1 to 13 digits: steps' walks across the chunks'
+            // and segments' edges, and `{2,5}`'s bound.
+            let hits = [
+                &b"E12x"[..],
+                b"aE12x",
+                b"E12xa",
+                b"E1fx",
+                b"e34X",
+                b"E1x",
+                b"E12345x",
+                b"E123456x",
+                b"E1234567890123fx",
+            ];
+            for (k, hit) in hits.iter().enumerate() {
                 data.extend(std::iter::repeat_n(b'.', pad + k));
                 data.extend_from_slice(hit);
                 data.extend_from_slice(if k % 2 == 0 { b"\r\n" } else { b" -\n" });
@@ -214,4 +226,45 @@ fn non_ascii_corpora_fall_back() {
     check(&s, &q, &oracle, false, "after a non-ASCII append");
     let r = s.search(&q, &gpu()).unwrap();
     assert_eq!(r.docs[0].lines, oracle);
+}
+
+/// Survivors on every other byte (the rarest byte everywhere, the match
+/// on a few lines): single strings and pairs, on a big segment and on
+/// small ones. The other tests' corpora are under 4 KB a segment, where
+/// each `scan` thread's second chunk (a workgroup's width, 4 KB, after
+/// its first) is past the end: here 26 KB are one segment.
+#[test]
+fn dense_survivors_on_big_segments() {
+    let Some(c) = ctx("class strings") else {
+        return;
+    };
+    let mut data = Vec::new();
+    for i in 0..600usize {
+        for j in 0..20usize {
+            data.extend_from_slice(if (i * 20 + j) % 53 == 0 { b"a1" } else { b"ax" });
+        }
+        data.extend_from_slice(if i % 3 == 0 { b"b22\n" } else { b"\n" });
+    }
+    // Pairs whose rarest bytes are the same byte ('1') and different.
+    for re in [
+        r"a\d",
+        r"a\dax|b\d{2}",
+        r"ax\b",
+        r"xa\d+",
+        r"a1a|xa1",
+        r"1ax|b2",
+    ] {
+        let p = vec![re.as_bytes().to_vec()];
+        let q = build(&p, Syntax::Regex, Flags::default()).unwrap();
+        let oracle = naive(&data, &p, Syntax::Regex, Flags::default());
+        assert!(
+            !oracle.is_empty() && oracle.len() < 600,
+            "{re}: {}",
+            oracle.len()
+        );
+        for seg in [1u64 << 20, 4096] {
+            let s = session(c, &data, seg);
+            check(&s, &q, &oracle, true, &format!("{re} seg {seg}"));
+        }
+    }
 }

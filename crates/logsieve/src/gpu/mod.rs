@@ -84,8 +84,9 @@ pub struct GpuTuning {
     /// One `scan` pass a class string even where two would share one
     /// (`LOGSIEVE_NO_CLASS_PAIRS`): the A/B of `scan::class_passes`.
     pub no_class_pairs: bool,
-    /// Each single-literal search prints where its host time went, and each
-    /// busy wait its polls, to stderr (`LOGSIEVE_TRACE_QUERIES=1`).
+    /// Each single-literal or class-string search prints where its host
+    /// time went (and its kernel time, with timestamps on), and each busy
+    /// wait its polls, to stderr (`LOGSIEVE_TRACE_QUERIES=1`).
     pub trace_queries: bool,
     /// The largest GPU segment in bytes when [`UploadOptions::max_segment`]
     /// is `None` (`LOGSIEVE_GPU_MAX_SEGMENT`); `None`: the adapter's

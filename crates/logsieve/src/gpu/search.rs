@@ -328,21 +328,27 @@ impl GpuCorpus {
         // It borrows the state's class slots; brute-byte below takes the
         // state.
         drop(driver);
-        if c.tuning.trace_queries {
-            eprintln!(
-                "logsieve: {} query: params {:.1} us, encoded at {:.1} us, submitted at {:.1} us, mapped at {:.1} us",
-                kernel.name(),
-                t_write.as_secs_f64() * 1e6,
-                t_enc.as_secs_f64() * 1e6,
-                t_sub.as_secs_f64() * 1e6,
-                t0.elapsed().as_secs_f64() * 1e6
-            );
-        }
+        let t_mapped = t0.elapsed();
         let counts = self.readback.read_counts(&self.segs)?;
         let kernel_time = match use_ts {
             true => self.readback.read_timestamps(c.ts_period)?,
             false => None,
         };
+        if c.tuning.trace_queries {
+            eprintln!(
+                "logsieve: {}{} query: params {:.1} us, encoded at {:.1} us, submitted at {:.1} us, mapped at {:.1} us, kernel {}",
+                kernel.name(),
+                match classes {
+                    Some(c) => format!(" ({} class passes)", c.len()),
+                    None => String::new(),
+                },
+                t_write.as_secs_f64() * 1e6,
+                t_enc.as_secs_f64() * 1e6,
+                t_sub.as_secs_f64() * 1e6,
+                t_mapped.as_secs_f64() * 1e6,
+                kernel_time.map_or("-".into(), |k| format!("{:.1} us", k.as_secs_f64() * 1e6)),
+            );
+        }
         let seg_lines = match lines {
             true => Some(self.readback.read_bits(&self.segs)?),
             false => None,

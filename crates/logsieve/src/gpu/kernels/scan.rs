@@ -756,6 +756,9 @@ mod tests {
             r"^a[^a]*$",
             r"-\w+\b",
             r"(?i)za\d{2,}\b",
+            r"-[A-Za-z]{2,}\d",
+            r"a\d{1,6}\.",
+            r"_[0-9a-f]{3,}$",
         ];
         let parse = |re: &str| {
             let hir = regex_syntax::ParserBuilder::new()
