@@ -457,3 +457,9 @@ pub(crate) fn collect(
     }
     raw
 }
+
+/// A pass's kernel time as the query traces print it
+/// (`GpuTuning::trace_queries`): microseconds, or `-` without timestamps.
+pub(crate) fn trace_kernel(k: Option<Duration>) -> String {
+    k.map_or("-".into(), |k| format!("{:.1} us", k.as_secs_f64() * 1e6))
+}

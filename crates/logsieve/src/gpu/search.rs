@@ -346,7 +346,7 @@ impl GpuCorpus {
                 t_enc.as_secs_f64() * 1e6,
                 t_sub.as_secs_f64() * 1e6,
                 t_mapped.as_secs_f64() * 1e6,
-                kernel_time.map_or("-".into(), |k| format!("{:.1} us", k.as_secs_f64() * 1e6)),
+                super::readback::trace_kernel(kernel_time),
             );
         }
         let seg_lines = match lines {
