@@ -13,6 +13,7 @@ use web_time::Instant;
 
 use super::context::{Ctx, GpuContext};
 use super::kernels::{brute_byte, params as P, plain_read, signature};
+use super::rare::RareBytes;
 use super::readback::{self, PerSegment, RawHits, Readback};
 use super::segment::ResidentSegment;
 use super::upload::{self, round_up, UploadOptions, UploadStats};
@@ -78,8 +79,8 @@ pub struct GpuCorpus {
     pub(super) shape: Vec<(u64, u64)>,
     /// The lines this corpus holds, when a shard: (document, lines).
     pub(super) holds: Option<Vec<(usize, std::ops::Range<u64>)>>,
-    /// Byte frequencies of the corpus (a sample): `scan`'s rare bytes.
-    pub(crate) freq: Box<[u64; 256]>,
+    /// Byte frequencies and a sample of the corpus: `scan`'s rare bytes.
+    pub(crate) rare: RareBytes,
     upload_time: Duration,
     upload_stats: UploadStats,
     index_time: Duration,
@@ -199,7 +200,7 @@ impl GpuCorpus {
     ) -> Result<GpuCorpus, Error> {
         let c = &*ctx.inner;
         let dev = &c.device;
-        let freq = upload::byte_freq(corpus);
+        let rare = RareBytes::of(corpus);
         // Whether a Unicode class string is exact here (`support::class_scan`),
         // checked now rather than by the first query that asks.
         corpus.docs().iter().for_each(|d| {
@@ -253,7 +254,7 @@ impl GpuCorpus {
             cpu_segs: planned.cpu_segments,
             shape: planned.shape,
             holds,
-            freq,
+            rare,
             upload_time,
             upload_stats,
             index_time,

@@ -7,8 +7,9 @@
 //! * `pipelines` — the bind-group layouts and compute pipelines, built once
 //!   per context (`scan`'s lazily).
 //! * `upload` — segment planning, line offsets and block hints, chunked
-//!   staging of the bytes, byte frequencies ([`UploadOptions`],
-//!   [`UploadStats`]).
+//!   staging of the bytes ([`UploadOptions`], [`UploadStats`]).
+//! * `rare` — byte frequencies and a sample of the corpus, kept at
+//!   upload: which two bytes `scan` tests for a pattern.
 //! * `segment` — one resident segment and its typed buffers.
 //! * `corpus` — [`GpuCorpus`]: the corpus uploaded once, as segments no
 //!   larger than the adapter's storage-binding limit; a query writes one
@@ -36,6 +37,7 @@ mod oneshot;
 mod pattern_set;
 pub(crate) mod pipelines;
 mod positions;
+mod rare;
 pub(crate) mod readback;
 mod search;
 mod segment;

@@ -23,6 +23,7 @@ use super::kernels::scan::{self, ClassScans, Scan};
 use super::kernels::signature::{self, Signature};
 use super::kernels::two_phase::{self, TwoPhase};
 use super::kernels::{params as P, plain_read, KernelDriver, SegmentRun};
+use super::rare::RarePick;
 use super::readback::{PerSegment, RawHits};
 use super::GpuKernel;
 use crate::corpus::Corpus;
@@ -169,11 +170,11 @@ impl GpuCorpus {
         c.check_faults()?;
         // Two class strings a pass where they fit (`scan::class_passes`).
         let prms = match c.tuning.no_class_pairs {
-            false => scan::class_passes(&cs.alts, &self.freq),
+            false => scan::class_passes(&cs.alts, &self.rare),
             true => cs
                 .alts
                 .iter()
-                .map(|a| scan::class_params(a, &self.freq))
+                .map(|a| scan::class_params(a, &self.rare))
                 .collect(),
         };
         let mut st = self.lock_state()?;
@@ -335,11 +336,18 @@ impl GpuCorpus {
             false => None,
         };
         if c.tuning.trace_queries {
+            let tests = |ps: &[[u32; P::WORDS]]| {
+                ps.iter()
+                    .map(scan::describe_tests)
+                    .collect::<Vec<_>>()
+                    .join(" | ")
+            };
             eprintln!(
                 "logsieve: {}{} query: params {:.1} us, encoded at {:.1} us, submitted at {:.1} us, mapped at {:.1} us, kernel {}",
                 kernel.name(),
                 match classes {
-                    Some(c) => format!(" ({} class passes)", c.len()),
+                    Some(c) => format!(" ({} class passes: {})", c.len(), tests(c)),
+                    None if is_scan => format!(" (tests {})", tests(&[prm])),
                     None => String::new(),
                 },
                 t_write.as_secs_f64() * 1e6,
@@ -368,6 +376,13 @@ impl GpuCorpus {
         });
         // The pop-count zeroed the result bits.
         st.clean = zero_after;
+        if c.tuning.trace_queries {
+            eprintln!(
+                "logsieve: {} query: done at {:.1} us",
+                kernel.name(),
+                t0.elapsed().as_secs_f64() * 1e6
+            );
+        }
         Ok((
             raw,
             GpuSearch {
@@ -468,7 +483,16 @@ impl GpuCorpus {
         p[P::SIG..P::SIG + 4].copy_from_slice(&signature::query_mask(&folded));
         p[P::PAT_LEN] = folded.len() as u32;
         p[P::FOLD] = u32::from(fold);
-        let pick = scan::pick_rare(&folded, fold, &self.freq);
+        // Under -i a letter stands for both of its cases.
+        let tests: Vec<_> = folded
+            .iter()
+            .map(|&b| Some((b, fold && b.is_ascii_lowercase())))
+            .collect();
+        let pick = self.rare.pick(&tests).unwrap_or(RarePick {
+            r1: 0,
+            r2: None,
+            dense: false,
+        });
         let bcast = |b: u8| u32::from(b) * 0x0101_0101;
         let or_mask = |b: u8| {
             if fold && b.is_ascii_lowercase() {

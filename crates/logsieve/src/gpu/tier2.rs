@@ -143,9 +143,9 @@ impl GpuCorpus {
             self.write_params(prm);
         }
         let t_built = t0.elapsed();
-        let resident = st
-            .automata
-            .get(c, &pipes, &a, &self.segs, !prms.is_empty(), &self.freq);
+        let resident =
+            st.automata
+                .get(c, &pipes, &a, &self.segs, !prms.is_empty(), &self.rare.freq);
         let t_resident = t0.elapsed();
         let (counts, seg_lines, undecided, kernel_time) = c
             .scoped(async {

@@ -6,8 +6,7 @@
 //! For each GPU segment the host builds its line offsets and block hints
 //! and creates its typed buffers ([`SegmentBuffers`]); then the bytes are
 //! staged through wgpu's own staging memory in chunks, each filled on all
-//! cores while the previous ones copy. The byte frequencies gathered here
-//! pick `scan`'s rare bytes at query time.
+//! cores while the previous ones copy.
 
 use std::ops::Range;
 use std::time::Duration;
@@ -80,29 +79,6 @@ pub struct UploadStats {
 
 pub(crate) fn round_up(x: u64, to: u64) -> u64 {
     x.div_ceil(to) * to
-}
-
-/// The byte frequencies of the corpus, from a sample: the scan kernel
-/// tests the pattern's rarest bytes. Small documents are counted whole;
-/// large ones 4 KiB in every 256 KiB, which ranks bytes just as well.
-pub(crate) fn byte_freq(corpus: &Corpus) -> Box<[u64; 256]> {
-    let mut f = Box::new([0u64; 256]);
-    for_sample(corpus, |s| s.iter().for_each(|&b| f[b as usize] += 1));
-    f
-}
-
-/// Calls `f` on the sample of each document the frequency tables count.
-fn for_sample(corpus: &Corpus, mut f: impl FnMut(&[u8])) {
-    for d in corpus.docs() {
-        let data = d.data();
-        if data.len() <= 4 << 20 {
-            f(data);
-        } else {
-            for c in data.chunks(256 << 10) {
-                f(&c[..c.len().min(4096)]);
-            }
-        }
-    }
 }
 
 /// The bytes of a segment's buffer at `range`: the document's bytes, then

@@ -56,6 +56,7 @@ impl Session {
         sink: &mut dyn HitSink,
     ) -> Result<Answer, Error> {
         cancel.check()?;
+        let t = self.traced().then(Instant::now);
         let answer = match *request {
             Request::Search(q) => self
                 .execute_search(q, route, opts, cancel, sink)
@@ -70,6 +71,13 @@ impl Session {
                 .execute_stats(s, route, opts)
                 .map(|(s, r)| Answer::Stats(s, r)),
         };
+        if let Some(t) = t {
+            eprintln!(
+                "logsieve: execute: {} in {:.1} us",
+                route.backend,
+                t.elapsed().as_secs_f64() * 1e6
+            );
+        }
         // Work that ran to its end after the token fired is not answered
         // either: the caller has gone.
         cancel.check()?;

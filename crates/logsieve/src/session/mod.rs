@@ -196,6 +196,15 @@ impl Session {
         &self.tuning
     }
 
+    /// Whether each query's phases go to stderr
+    /// (`LOGSIEVE_TRACE_QUERIES=1`, `GpuTuning::trace_queries`).
+    pub(crate) fn traced(&self) -> bool {
+        #[cfg(feature = "gpu")]
+        return self.tuning.gpu.trace_queries;
+        #[cfg(not(feature = "gpu"))]
+        false
+    }
+
     /// Keeps `columns` (built from this session's corpus) for stats
     /// requests; drops GPU columns of earlier ones.
     pub fn set_columns(&mut self, columns: Columns) {
@@ -242,6 +251,8 @@ impl Session {
     /// The one routing decision for `request` on this session as it is
     /// now (a GPU counts only when attached).
     pub fn route(&self, request: &Request<'_>, opts: &SearchOptions) -> Result<Route, Error> {
+        // Timed only when traced (`Instant::now` panics in a browser).
+        let t = self.traced().then(std::time::Instant::now);
         let cal = self.calibration();
         let r = route::route(&RouteInput {
             request: request.kind(),
@@ -271,6 +282,13 @@ impl Session {
             }
             _ => self.with_split(r, &cal, opts),
         };
+        if let Some(t) = t {
+            eprintln!(
+                "logsieve: route: {} in {:.1} us",
+                r.backend,
+                t.elapsed().as_secs_f64() * 1e6
+            );
+        }
         Ok(r)
     }
 

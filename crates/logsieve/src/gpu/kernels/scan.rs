@@ -2,6 +2,7 @@
 //! bytes, exact verification of the survivors, per-line result bits.
 use super::count::PopCount;
 use super::{params as P, Grid, KernelDriver, Module, SegmentRun, View};
+use crate::gpu::rare::{ByteTest, RareBytes};
 use crate::gpu::segment::ResidentSegment;
 use crate::gpu::GpuKernel;
 use crate::query::classes::{ByteSet, ClassString, PosTest, MAX_CLASSES};
@@ -28,7 +29,7 @@ const PER_KIND: usize = 32;
 
 /// The pipeline for a pattern of `len` bytes whose second rare byte is
 /// `d2` bytes from the first, with the second test on every chunk when
-/// `dense` ([`RarePick::dense`]).
+/// `dense` ([`crate::gpu::rare::RarePick::dense`]).
 pub(crate) fn pipeline_for(len: usize, d2: i32, dense: bool) -> usize {
     let r = (d2 & 15) as usize + 16 * usize::from(dense);
     match len {
@@ -73,6 +74,22 @@ pub(crate) fn class_pipeline_of(prm: &[u32; P::WORDS]) -> usize {
         + PER_KIND * usize::from(prm[PAIR] != 0)
 }
 
+/// The byte tests of the uniform `prm` for the query traces: each
+/// string's first tested position and byte, and its second's (`r1
+/// 'x' +d 'y'`; a pair's strings apart by `;`).
+pub(crate) fn describe_tests(prm: &[u32; P::WORDS]) -> String {
+    let one = |r1: u32, b1: u32, d2: u32, b2: u32| {
+        let b = |w: u32| (w as u8).escape_ascii().to_string();
+        format!("{r1} '{}' {:+} '{}'", b(b1), d2 as i32, b(b2))
+    };
+    let mut s = one(prm[P::R1], prm[P::B1], prm[P::D2], prm[P::B2]);
+    if prm[PAIR] != 0 {
+        let a = &prm[ALT2..];
+        s += &format!("; {}", one(a[0], a[1], a[3], a[4]));
+    }
+    s
+}
+
 /// The override constants of class-string pipeline `i`: the longer
 /// kind's, with `CLS` on, and `CLS2` for a pair.
 pub(crate) fn class_constants(i: usize) -> [(&'static str, f64); 5] {
@@ -92,10 +109,10 @@ pub(crate) fn class_constants(i: usize) -> [(&'static str, f64); 5] {
 /// and the two SWAR tests on the rarest positions that have a byte (or a
 /// letter: OR-ing 0x20 folds its cases). With one such position both
 /// tests are its own.
-pub(crate) fn class_params(cs: &ClassString, freq: &[u64; 256]) -> [u32; P::WORDS] {
+pub(crate) fn class_params(cs: &ClassString, rare: &RareBytes) -> [u32; P::WORDS] {
     let mut p = [0u32; P::WORDS];
     let mut classes = Vec::new();
-    pack_class_string(cs, freq, 0, &mut classes, &mut p)
+    pack_class_string(cs, rare, 0, &mut classes, &mut p)
         .expect("a class string has room for its classes");
     p
 }
@@ -118,7 +135,7 @@ const PAIR: usize = ALT2 + 11;
 pub(crate) fn class_pair_params(
     a: &ClassString,
     b: &ClassString,
-    freq: &[u64; 256],
+    rare: &RareBytes,
 ) -> Option<[u32; P::WORDS]> {
     let fits = |c: &ClassString| c.masks.len() + c.steps.len() <= PAIR_POSITIONS;
     if !fits(a) || !fits(b) {
@@ -126,24 +143,24 @@ pub(crate) fn class_pair_params(
     }
     let mut p = [0u32; P::WORDS];
     let mut classes = Vec::new();
-    pack_class_string(a, freq, 0, &mut classes, &mut p)?;
-    pack_class_string(b, freq, 1, &mut classes, &mut p)?;
+    pack_class_string(a, rare, 0, &mut classes, &mut p)?;
+    pack_class_string(b, rare, 1, &mut classes, &mut p)?;
     p[PAIR] = 1;
     Some(p)
 }
 
 /// The passes of a class set: two strings a pass where they fit.
-pub(crate) fn class_passes(alts: &[ClassString], freq: &[u64; 256]) -> Vec<[u32; P::WORDS]> {
+pub(crate) fn class_passes(alts: &[ClassString], rare: &RareBytes) -> Vec<[u32; P::WORDS]> {
     let mut out = Vec::new();
     let mut rest = alts;
     while let [a, tail @ ..] = rest {
-        match tail.first().and_then(|b| class_pair_params(a, b, freq)) {
+        match tail.first().and_then(|b| class_pair_params(a, b, rare)) {
             Some(p) => {
                 out.push(p);
                 rest = &tail[1..];
             }
             None => {
-                out.push(class_params(a, freq));
+                out.push(class_params(a, rare));
                 rest = tail;
             }
         }
@@ -158,7 +175,7 @@ pub(crate) fn class_passes(alts: &[ClassString], freq: &[u64; 256]) -> Vec<[u32;
 /// byte tests, length and flags. `None` when the classes do not fit.
 fn pack_class_string(
     cs: &ClassString,
-    freq: &[u64; 256],
+    rare: &RareBytes,
     slot: usize,
     classes: &mut Vec<ByteSet>,
     p: &mut [u32; P::WORDS],
@@ -222,28 +239,13 @@ fn pack_class_string(
             p[g + k] |= v << sh;
         }
     }
-    let f = |t: PosTest| match t {
-        PosTest::Byte(b) => Some(freq[usize::from(b)]),
-        PosTest::Letter(b) => {
-            Some(freq[usize::from(b)] + freq[usize::from(b.to_ascii_uppercase())])
-        }
-        PosTest::Class(_) => None,
-    };
-    let by_freq = |skip: Option<usize>, avoid: Option<PosTest>| {
-        (0..tests.len())
-            .filter(|&i| Some(i) != skip)
-            .filter_map(|i| f(tests[i]).map(|n| ((avoid == Some(tests[i]), n, i), i)))
-            .min()
-            .map(|(_, i)| i)
-    };
-    let r1 = by_freq(None, None)?;
-    let r2 = by_freq(Some(r1), Some(tests[r1])).unwrap_or(r1);
+    let pick = rare.pick(&byte_tests(&tests))?;
+    let (r1, r2) = (pick.r1, pick.r2.unwrap_or(pick.r1));
     let byte = |i: usize| match tests[i] {
         PosTest::Byte(b) => (u32::from(b) * 0x0101_0101, 0),
         PosTest::Letter(b) => (u32::from(b) * 0x0101_0101, 0x2020_2020),
         PosTest::Class(_) => unreachable!("picked among byte positions"),
     };
-    let total: u64 = freq.iter().sum();
     let flags = u32::from(cs.word_before)
         | u32::from(cs.word_after) << 1
         | u32::from(cs.line_start) << 2
@@ -255,7 +257,7 @@ fn pack_class_string(
     if slot == 0 {
         p[P::R1] = r1 as u32;
         (p[P::B1], p[P::OR1], p[P::D2], p[P::B2], p[P::OR2]) = (b1, or1, d2, b2, or2);
-        p[P::DENSE] = u32::from(f(tests[r1]).unwrap_or(0).saturating_mul(DENSE_SHARE) > total);
+        p[P::DENSE] = u32::from(pick.dense);
         p[P::PAT_LEN] = tests.len() as u32;
         p[P::WIN_LO] = flags;
         p[P::SIG] = head;
@@ -275,6 +277,20 @@ fn pack_class_string(
         ]);
     }
     Some(())
+}
+
+/// A class string's positions as the SWAR tests see them
+/// ([`RareBytes::pick`]): a byte, a letter in either case, or a class
+/// (untestable).
+fn byte_tests(tests: &[PosTest]) -> Vec<ByteTest> {
+    tests
+        .iter()
+        .map(|t| match *t {
+            PosTest::Byte(b) => Some((b, false)),
+            PosTest::Letter(b) => Some((b, true)),
+            PosTest::Class(_) => None,
+        })
+        .collect()
 }
 
 /// Bytes of the scan's parameters as immediate data (push constants):
@@ -353,55 +369,6 @@ pub(crate) fn immediates(prm: &[u32; P::WORDS]) -> Vec<u8> {
         w[16 + k] = prm[f];
     }
     w.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-/// The bytes the SWAR tests look for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct RarePick {
-    /// Pattern index of the rarest byte.
-    pub(crate) r1: usize,
-    /// Pattern index of the second rarest, if the pattern has two bytes.
-    pub(crate) r2: Option<usize>,
-    /// The rarest byte is common (more than 1 byte in [`DENSE_SHARE`]):
-    /// the second test runs on every chunk, without a branch, since nearly
-    /// every warp would take that branch anyway.
-    pub(crate) dense: bool,
-}
-
-/// Where scan's second test stops being worth a branch: the rarest byte
-/// is more than one byte in 128 of the corpus (then it is in more than 12%
-/// of the 16-byte chunks, and in most 512-byte warps' worth). Measured on
-/// the H200 (kernel ms, branch / no branch): `ERROR_503` (`R`, 0.06% of the
-/// bytes) 0.054 / 0.059, `NullPointerException` (`P`, 0.18%) 0.055 / 0.059,
-/// `error` (`o`, 1.65%) 0.064 / 0.062, `192.168.1` (`9`, 2.3%) 0.069 /
-/// 0.068; on the H100 the same way round, by 0.001-0.005.
-pub(crate) const DENSE_SHARE: u64 = 128;
-
-/// Picks the two rarest pattern positions by the corpus's byte frequencies
-/// (`freq[b]`, gathered at upload). Under `fold` a letter stands for both of
-/// its cases, so its frequency is the sum of the two. A position with the
-/// same byte as `r1` is a poor second test (it passes exactly where the first
-/// did, shifted), so a distinct byte is preferred.
-pub(crate) fn pick_rare(folded: &[u8], fold: bool, freq: &[u64; 256]) -> RarePick {
-    let f = |b: u8| -> u64 {
-        if fold && b.is_ascii_lowercase() {
-            freq[b as usize] + freq[b.to_ascii_uppercase() as usize]
-        } else {
-            freq[b as usize]
-        }
-    };
-    let by_freq = |skip: Option<usize>, avoid: Option<u8>| {
-        (0..folded.len())
-            .filter(|&i| Some(i) != skip)
-            .min_by_key(|&i| (avoid == Some(folded[i]), f(folded[i]), i))
-    };
-    let r1 = by_freq(None, None).unwrap_or(0);
-    let r2 = by_freq(Some(r1), Some(folded[r1]));
-    let total: u64 = freq.iter().sum();
-    let dense = folded
-        .get(r1)
-        .is_some_and(|&b| f(b).saturating_mul(DENSE_SHARE) > total);
-    RarePick { r1, r2, dense }
 }
 
 /// vec4<u32> loads per thread (scan.wgsl's two chunks, whose hits share
@@ -618,8 +585,9 @@ mod tests {
             .parse("(?i:e)r\\d[0-9a-f]x\\b")
             .unwrap();
         let cs = ClassString::from_hir(&hir).unwrap();
-        let mut freq = [100u64; 256];
+        let mut freq = Box::new([100u64; 256]);
         freq[b'x' as usize] = 1;
+        let freq = RareBytes::new(freq, Vec::new());
         let p = class_params(&cs, &freq);
         assert_eq!(p[P::PAT_LEN], 5);
         assert_eq!(p[P::PAT], u32::from(b'e') | 5 << 8);
@@ -733,7 +701,7 @@ mod tests {
                 }
             }
         }
-        let freq = [100u64; 256];
+        let freq = RareBytes::new(Box::new([100u64; 256]), Vec::new());
         let alphabet = b"aA0b9fF_x- .\xe9zZ\t";
         let mut x = 0x2545_F491_4F6C_DD1Du64;
         let mut next = |n: usize| {
@@ -800,43 +768,5 @@ mod tests {
             }
         }
         assert!(pairs >= 8, "{pairs}");
-    }
-
-    #[test]
-    fn picks_rarest_distinct_bytes() {
-        let mut freq = [100u64; 256];
-        freq[b'x' as usize] = 1;
-        freq[b'y' as usize] = 2;
-        assert_eq!(
-            pick_rare(b"axbyx", false, &freq),
-            RarePick {
-                r1: 1,
-                r2: Some(3),
-                dense: false
-            }
-        );
-        assert_eq!(
-            pick_rare(b"q", false, &freq),
-            RarePick {
-                r1: 0,
-                r2: None,
-                dense: false
-            }
-        );
-        // Under -i, 'A' counts towards 'a'.
-        freq[b'a' as usize] = 0;
-        freq[b'A' as usize] = 500;
-        assert_eq!(pick_rare(b"ab", true, &freq).r1, 1);
-        assert_eq!(pick_rare(b"ab", false, &freq).r1, 0);
-        // The second test goes without a branch once the rarest byte is
-        // more than one byte in 128 of the corpus.
-        let total: u64 = freq.iter().sum();
-        freq[b'k' as usize] = total / 100;
-        assert!(pick_rare(b"kk", false, &freq).dense);
-        freq[b'k' as usize] = total / 200;
-        assert!(!pick_rare(b"kk", false, &freq).dense);
-        // Under -i both cases count.
-        freq[b'K' as usize] = total / 200;
-        assert!(pick_rare(b"kk", true, &freq).dense);
     }
 }

@@ -43,7 +43,7 @@ override SPEC: u32 = 3u;
 override D2R: u32 = 0u;
 // The second test on every chunk, without a branch: for a rarest byte so
 // common that nearly every warp would take the branch (`DENSE_SHARE` in
-// scan.rs). Otherwise only chunks where the first test hit take it.
+// gpu/rare.rs). Otherwise only chunks where the first test hit take it.
 override DENSE: bool = true;
 // A class string (`query/classes.rs`: a regex whose matches are a
 // fixed-length run of byte classes): the survivors are tested position by
