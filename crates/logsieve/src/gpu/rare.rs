@@ -11,9 +11,10 @@
 //! `\[svc-billing\]`'s 275,334 where 69,018 do; `[` with the `y` of `pay`
 //! (the `b` of `bil`) passes only the matches. `client=10\.`: 947,067
 //! survivors by frequency, 391,404 with `i` and the `0` (340,776 match).
-//! Every survivor is compared in full (`class_at`, `verify_at`), and on
-//! the H200 that comparison was most of those strings' kernels
-//! (docs/bench/h200-2026-11-28-session14.md).
+//! Every survivor is compared in full (`class_at`, `verify_at`): on the
+//! H200 the kernels of `svc-`, `client=` and `GET|POST` took 4-8% less
+//! (163 -> 150, 242 -> 227, 120 -> 111 µs;
+//! docs/bench/h200-2026-11-28-session15.md).
 
 use std::collections::HashMap;
 use std::sync::Mutex;
