@@ -140,17 +140,10 @@ impl RareBytes {
     }
 
     fn pick_uncached(&self, tests: &[ByteTest]) -> Option<RarePick> {
-        let f = |i: usize| -> Option<u64> {
+        let f = |i: usize| {
             let (b, fold) = tests[i]?;
-            let up = b.to_ascii_uppercase();
-            Some(
-                self.freq[b as usize]
-                    + if fold && up != b {
-                        self.freq[up as usize]
-                    } else {
-                        0
-                    },
-            )
+            let [lo, up] = cases(b, fold);
+            Some(self.freq[lo as usize] + u64::from(up != lo) * self.freq[up as usize])
         };
         let bytes = || (0..tests.len()).filter(|&i| tests[i].is_some());
         let r1 = bytes().min_by_key(|&i| (f(i), i))?;
@@ -173,19 +166,10 @@ impl RareBytes {
             return n;
         };
         let s = &self.sample;
-        let hit = |t: ByteTest, x: u8| match t {
-            Some((b, true)) => x.to_ascii_lowercase() == b,
-            Some((b, false)) => x == b,
-            None => false,
-        };
-        let up = b.to_ascii_uppercase();
-        let at: Box<dyn Iterator<Item = usize>> = if fold && up != b {
-            Box::new(memchr::memchr2_iter(b, up, s))
-        } else {
-            Box::new(memchr::memchr_iter(b, s))
-        };
+        let hit = |t: ByteTest, x: u8| t.is_some_and(|(b, fold)| cases(b, fold).contains(&x));
+        let [lo, up] = cases(b, fold);
         let mut starts = 0;
-        for q in at {
+        for q in memchr::memchr2_iter(lo, up, s) {
             starts += 1;
             if starts > MAX_STARTS {
                 let read = q.max(1) as u64;
@@ -205,6 +189,12 @@ impl RareBytes {
         }
         n
     }
+}
+
+/// The bytes a test takes: `b`, and under `fold` its upper case (`b`
+/// twice where it has none).
+fn cases(b: u8, fold: bool) -> [u8; 2] {
+    [b, if fold { b.to_ascii_uppercase() } else { b }]
 }
 
 #[cfg(test)]

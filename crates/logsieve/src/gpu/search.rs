@@ -493,22 +493,17 @@ impl GpuCorpus {
             r2: None,
             dense: false,
         });
-        let bcast = |b: u8| u32::from(b) * 0x0101_0101;
-        let or_mask = |b: u8| {
-            if fold && b.is_ascii_lowercase() {
-                0x2020_2020
-            } else {
-                0
-            }
+        // Position i's byte broadcast, and the OR that folds its cases.
+        let test = |i: usize| {
+            let (b, both) = tests[i].unwrap_or_default();
+            (u32::from(b) * 0x0101_0101, u32::from(both) * 0x2020_2020)
         };
         p[P::R1] = pick.r1 as u32;
-        p[P::B1] = bcast(folded[pick.r1]);
-        p[P::OR1] = or_mask(folded[pick.r1]);
+        (p[P::B1], p[P::OR1]) = test(pick.r1);
         p[P::DENSE] = u32::from(pick.dense);
         if let Some(r2) = pick.r2 {
             p[P::D2] = (r2 as i32 - pick.r1 as i32) as u32;
-            p[P::B2] = bcast(folded[r2]);
-            p[P::OR2] = or_mask(folded[r2]);
+            (p[P::B2], p[P::OR2]) = test(r2);
         }
         p[P::WIN_LO] = 0;
         p[P::WIN_HI] = u32::MAX;
