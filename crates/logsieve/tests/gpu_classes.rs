@@ -154,6 +154,10 @@ fn boundary_sweep() {
         r"E\d+[fx]+$",
         r"E\d+(?i:x)\s*$",
         r"E\d{2,5}x",
+        // Steps whose lane test decides them walk four bytes at a time:
+        // two ranges, and a fold.
+        r"E[0-9a-d]{2,}(?i:[f-x])",
+        r"E[0-9]+(?i:[f-x])+\b",
     ];
     for re in res {
         let p = vec![re.as_bytes().to_vec()];

@@ -320,7 +320,9 @@ impl GpuCorpus {
         let mut enc = self.encode(driver.as_ref(), &st.binds, use_ts);
         self.encode_readback(&mut enc, driver.as_ref(), lines, use_ts);
         let t_enc = t0.elapsed();
-        c.queue.submit([enc.finish()]);
+        let cmds = enc.finish();
+        let t_fin = t0.elapsed();
+        c.queue.submit([cmds]);
         let t_sub = t0.elapsed();
 
         // One wait for every readback this query needs.
@@ -343,7 +345,7 @@ impl GpuCorpus {
                     .join(" | ")
             };
             eprintln!(
-                "logsieve: {}{} query: params {:.1} us, encoded at {:.1} us, submitted at {:.1} us, mapped at {:.1} us, kernel {}",
+                "logsieve: {}{} query: params {:.1} us, encoded at {:.1} us, finished at {:.1} us, submitted at {:.1} us, mapped at {:.1} us, kernel {}",
                 kernel.name(),
                 match classes {
                     Some(c) => format!(" ({} class passes: {})", c.len(), tests(c)),
@@ -352,6 +354,7 @@ impl GpuCorpus {
                 },
                 t_write.as_secs_f64() * 1e6,
                 t_enc.as_secs_f64() * 1e6,
+                t_fin.as_secs_f64() * 1e6,
                 t_sub.as_secs_f64() * 1e6,
                 t_mapped.as_secs_f64() * 1e6,
                 super::readback::trace_kernel(kernel_time),

@@ -5,7 +5,7 @@ use super::{params as P, Grid, KernelDriver, Module, SegmentRun, View};
 use crate::gpu::rare::{ByteTest, RareBytes};
 use crate::gpu::segment::ResidentSegment;
 use crate::gpu::GpuKernel;
-use crate::query::classes::{ByteSet, ClassString, PosTest, MAX_CLASSES};
+use crate::query::classes::{ByteSet, ClassString, LaneTest, PosTest, MAX_CLASSES};
 
 /// The shader module.
 pub(crate) const MODULE: Module = Module {
@@ -63,15 +63,19 @@ pub(crate) fn constants(i: usize) -> [(&'static str, f64); 3] {
 
 /// Pipelines of a class-string scan (`CLS`): the longer kind's, one per
 /// distance modulo 16 and way of running the second test, for one string
-/// a pass and for a pair (`CLS2`).
-pub(crate) const CLASS_PIPELINES: usize = 2 * PER_KIND;
+/// a pass, and for a pair (`CLS2`) one per such pipeline and distance
+/// modulo 16 of the second string (`D2R2`). Each is built the first time
+/// a query needs it.
+pub(crate) const CLASS_PIPELINES: usize = PER_KIND + 16 * PER_KIND;
 
 /// The class-string pipeline of the query uniform `prm`
 /// ([`class_params`], [`class_pair_params`]).
 pub(crate) fn class_pipeline_of(prm: &[u32; P::WORDS]) -> usize {
-    (prm[P::D2] as i32 & 15) as usize
-        + 16 * usize::from(prm[P::DENSE] != 0)
-        + PER_KIND * usize::from(prm[PAIR] != 0)
+    let one = (prm[P::D2] as i32 & 15) as usize + 16 * usize::from(prm[P::DENSE] != 0);
+    match prm[PAIR] {
+        0 => one,
+        _ => PER_KIND + one + PER_KIND * (prm[ALT2 + 3] as i32 & 15) as usize,
+    }
 }
 
 /// The byte tests of the uniform `prm` for the query traces: each
@@ -91,14 +95,19 @@ pub(crate) fn describe_tests(prm: &[u32; P::WORDS]) -> String {
 }
 
 /// The override constants of class-string pipeline `i`: the longer
-/// kind's, with `CLS` on, and `CLS2` for a pair.
-pub(crate) fn class_constants(i: usize) -> [(&'static str, f64); 5] {
+/// kind's, with `CLS` on, and `CLS2` and `D2R2` for a pair.
+pub(crate) fn class_constants(i: usize) -> [(&'static str, f64); 6] {
+    let (pair, one, d2r2) = match i.checked_sub(PER_KIND) {
+        None => (0, i, 0),
+        Some(j) => (1, j % PER_KIND, j / PER_KIND),
+    };
     [
         ("SPEC", 3.0),
-        ("D2R", (i % 16) as f64),
-        ("DENSE", (i / 16 % 2) as f64),
+        ("D2R", (one % 16) as f64),
+        ("DENSE", (one / 16) as f64),
         ("CLS", 1.0),
-        ("CLS2", (i / PER_KIND) as f64),
+        ("CLS2", pair as f64),
+        ("D2R2", d2r2 as f64),
     ]
 }
 
@@ -125,6 +134,10 @@ pub(crate) const PAIR_POSITIONS: usize = 32;
 /// strings): rare byte index, byte, fold, distance; second byte, fold,
 /// length, flags; head test.
 const ALT2: usize = P::PATW;
+
+/// The bit of a step's word in `pat` set when its lane test decides its
+/// class (`class_at` walks it four bytes at a time).
+const STEP_RANGED: u32 = 28;
 
 /// Non-zero in a pair's uniform: the pass runs both strings (`CLS2`'s
 /// pipelines, [`class_pipeline_of`]).
@@ -204,10 +217,21 @@ fn pack_class_string(
         p[P::PAT + base + i] = code(*t);
     }
     // The steps after the fixed part (their counts beside their tests),
-    // then the head's test.
+    // then the head's test. A step whose class a fold and two ranges
+    // decide ([`LaneTest`]) and that may take more than one byte walks
+    // four bytes at a time: bit 28, its lane test in the lanes of its own
+    // position (below). A step of one byte (`sshd\[\d+\]: Failed`'s
+    // bytes after the digits) is cheaper tested as a byte: walked four at
+    // a time, that pass took 131 us against 123.
+    let step_lanes: Vec<Option<LaneTest>> = cs
+        .steps
+        .iter()
+        .map(|st| LaneTest::of(&st.mask).filter(|_| st.max != Some(1)))
+        .collect();
     for (s, st) in cs.steps.iter().enumerate() {
         let max = st.max.unwrap_or(0xFF);
-        p[P::PAT + base + tests.len() + s] = code(walks[s]) | st.min << 12 | max << 20;
+        let ranged = u32::from(step_lanes[s].is_some()) << STEP_RANGED;
+        p[P::PAT + base + tests.len() + s] = code(walks[s]) | st.min << 12 | max << 20 | ranged;
     }
     let head = cs.head.map_or(0, |_| code(walks[cs.steps.len()]));
     for (k, c) in classes.iter().enumerate() {
@@ -219,9 +243,12 @@ fn pack_class_string(
     // Four positions a word: each lane's fold and ranges (an absent
     // range is empty: 0x80..0x80), and whether the ranges decide it or its
     // class's bits do.
-    for (i, t) in cs.lane_tests().iter().enumerate() {
+    // A step's lane test sits in the lanes of its position (after the
+    // fixed part's), which the fixed part's words never decide.
+    for (i, t) in cs.lane_tests().iter().chain(&step_lanes).enumerate() {
         let (g, sh) = (P::LANES + 2 * (base + i / 4 * 4), 8 * (i % 4));
         let [mut lo1, mut hi1, mut lo2, mut hi2] = [0x80u32; 4];
+        let fixed = i < tests.len();
         match t {
             Some(t) => {
                 p[g] |= (u32::from(t.fold) * 0x20) << sh;
@@ -231,9 +258,12 @@ fn pack_class_string(
                 if let Some((lo, hi)) = t.ranges[1] {
                     (lo2, hi2) = (u32::from(lo), u32::from(hi) + 1);
                 }
-                p[g + 5] |= 0x80 << sh;
+                if fixed {
+                    p[g + 5] |= 0x80 << sh;
+                }
             }
-            None => p[g + 6] |= 0x80 << sh,
+            None if fixed => p[g + 6] |= 0x80 << sh,
+            None => {}
         }
         for (k, v) in [(1, lo1), (2, hi1), (3, lo2), (4, hi2)] {
             p[g + k] |= v << sh;
@@ -574,6 +604,30 @@ mod tests {
                 panic!("class scan pipeline {i}: {e:?}");
             }
         }
+        // Each class uniform's pipeline has its distances and way as
+        // constants, and no two share one.
+        let mut seen = std::collections::HashSet::new();
+        for pair in [false, true] {
+            for d2 in -20i32..=20 {
+                for dense in [false, true] {
+                    for d2b in [-17i32, -3, 0, 5, 15, 31] {
+                        let mut prm = [0u32; P::WORDS];
+                        (prm[P::D2], prm[P::DENSE]) = (d2 as u32, u32::from(dense));
+                        (prm[PAIR], prm[ALT2 + 3]) = (u32::from(pair), d2b as u32);
+                        let i = class_pipeline_of(&prm);
+                        assert!(i < CLASS_PIPELINES);
+                        let c = class_constants(i).map(|(_, v)| v);
+                        let d2r2 = if pair { d2b & 15 } else { 0 };
+                        let want = [3, d2 & 15, i32::from(dense), 1, i32::from(pair), d2r2];
+                        assert_eq!(c, want.map(f64::from), "{pair} {d2} {dense} {d2b}");
+                        seen.insert((i, pair, d2 & 15, dense, d2r2));
+                    }
+                }
+            }
+        }
+        let pipes: std::collections::HashSet<usize> = seen.iter().map(|k| k.0).collect();
+        assert_eq!(pipes.len(), seen.len());
+        assert_eq!(pipes.len(), 32 + 32 * 4);
     }
 
     /// A class string's uniform: each position's test, the classes' bits,
@@ -659,9 +713,35 @@ mod tests {
                 let (lo, hi) = (e >> 12 & 0xFF, e >> 20 & 0xFF);
                 let hi = if hi == 0xFF { u32::MAX } else { hi };
                 let mut k = 0;
-                while k < hi && q < hay.len() && class_ok(p, e & 0x7FF, hay[q]) {
-                    q += 1;
-                    k += 1;
+                if e >> STEP_RANGED & 1 == 1 {
+                    // Four bytes a step, by the lane test of position m + s.
+                    let j = base + m + s;
+                    let l = &p[P::LANES + 2 * (j / 4 * 4)..P::LANES + 2 * (j / 4 * 4) + 5];
+                    let lane = |v: u32| (v >> (8 * (j % 4)) & 0xFF) * 0x0101_0101;
+                    while k < hi && q < hay.len() {
+                        let mut b = [b'\n'; 4];
+                        for (i, x) in b.iter_mut().enumerate() {
+                            *x = hay.get(q + i).copied().unwrap_or(b'\n');
+                        }
+                        let w = u32::from_le_bytes(b);
+                        let x = ((w | lane(l[0])) & 0x7F7F_7F7F) | hb;
+                        let ok = ((x.wrapping_sub(lane(l[1])) & !x.wrapping_sub(lane(l[2])))
+                            | (x.wrapping_sub(lane(l[3])) & !x.wrapping_sub(lane(l[4]))))
+                            & !w
+                            & hb;
+                        let run = (!ok & hb).trailing_zeros() >> 3;
+                        let take = run.min(hi - k).min((hay.len() - q) as u32);
+                        q += take as usize;
+                        k += take;
+                        if run < 4 {
+                            break;
+                        }
+                    }
+                } else {
+                    while k < hi && q < hay.len() && class_ok(p, e & 0x7FF, hay[q]) {
+                        q += 1;
+                        k += 1;
+                    }
                 }
                 if k < lo {
                     return false;
@@ -727,6 +807,8 @@ mod tests {
             r"-[A-Za-z]{2,}\d",
             r"a\d{1,6}\.",
             r"_[0-9a-f]{3,}$",
+            r"_(?i:[a-z])+\b",
+            r" [a-z_]{0,9}\d",
         ];
         let parse = |re: &str| {
             let hir = regex_syntax::ParserBuilder::new()
@@ -738,10 +820,17 @@ mod tests {
         };
         // Each alone, and each as the second of a pair after the one
         // before it (where the pair's classes fit).
-        let mut pairs = 0;
+        let (mut pairs, mut ranged, mut looked_up) = (0, 0, 0);
         for (i, re) in res.iter().enumerate() {
             let cs = parse(re);
             let mut packed = vec![(class_params(&cs, &freq), 0)];
+            let p = &packed[0].0;
+            for s in 0..cs.steps.len() {
+                match p[P::PAT + p[P::PAT_LEN] as usize + s] >> STEP_RANGED & 1 {
+                    1 => ranged += 1,
+                    _ => looked_up += 1,
+                }
+            }
             let prev = parse(res[(i + res.len() - 1) % res.len()]);
             if let Some(p) = class_pair_params(&prev, &cs, &freq) {
                 assert_eq!(class_passes(&[prev.clone(), cs.clone()], &freq), vec![p]);
@@ -768,5 +857,8 @@ mod tests {
             }
         }
         assert!(pairs >= 8, "{pairs}");
+        // Both ways of walking a step ran: four bytes a step (`\d+`,
+        // `[ab]{1,3}`) and a byte a step (`\w{3}`, `[^a]*`).
+        assert!(ranged >= 8 && looked_up >= 2, "{ranged} {looked_up}");
     }
 }
