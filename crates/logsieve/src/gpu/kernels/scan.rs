@@ -691,11 +691,7 @@ mod tests {
                 }
                 let w = u32::from_le_bytes(b);
                 let l = &p[P::LANES + 2 * (base + i)..P::LANES + 2 * (base + i) + 8];
-                let x = ((w | l[0]) & 0x7F7F_7F7F) | hb;
-                let ok = ((x.wrapping_sub(l[1]) & !x.wrapping_sub(l[2]))
-                    | (x.wrapping_sub(l[3]) & !x.wrapping_sub(l[4])))
-                    & !w;
-                if ok & l[5] != l[5] {
+                if lanes_ok(w, l) & l[5] != l[5] {
                     return false;
                 }
                 let mut slow = l[6];
@@ -716,20 +712,16 @@ mod tests {
                 if e >> STEP_RANGED & 1 == 1 {
                     // Four bytes a step, by the lane test of position m + s.
                     let j = base + m + s;
-                    let l = &p[P::LANES + 2 * (j / 4 * 4)..P::LANES + 2 * (j / 4 * 4) + 5];
-                    let lane = |v: u32| (v >> (8 * (j % 4)) & 0xFF) * 0x0101_0101;
+                    let g = P::LANES + 2 * (j / 4 * 4);
+                    let l: [u32; 5] =
+                        std::array::from_fn(|k| (p[g + k] >> (8 * (j % 4)) & 0xFF) * 0x0101_0101);
                     while k < hi && q < hay.len() {
                         let mut b = [b'\n'; 4];
                         for (i, x) in b.iter_mut().enumerate() {
                             *x = hay.get(q + i).copied().unwrap_or(b'\n');
                         }
                         let w = u32::from_le_bytes(b);
-                        let x = ((w | lane(l[0])) & 0x7F7F_7F7F) | hb;
-                        let ok = ((x.wrapping_sub(lane(l[1])) & !x.wrapping_sub(lane(l[2])))
-                            | (x.wrapping_sub(lane(l[3])) & !x.wrapping_sub(lane(l[4]))))
-                            & !w
-                            & hb;
-                        let run = (!ok & hb).trailing_zeros() >> 3;
+                        let run = (!lanes_ok(w, &l) & hb).trailing_zeros() >> 3;
                         let take = run.min(hi - k).min((hay.len() - q) as u32);
                         q += take as usize;
                         k += take;
@@ -770,6 +762,15 @@ mod tests {
                 }
             }
             true
+        }
+        /// `lanes_ok`: the lanes of `w` that the lane test in `l` (fold,
+        /// lo1, hi1, lo2, hi2) takes, as high bits.
+        fn lanes_ok(w: u32, l: &[u32]) -> u32 {
+            let x = ((w | l[0]) & 0x7F7F_7F7F) | 0x8080_8080;
+            ((x.wrapping_sub(l[1]) & !x.wrapping_sub(l[2]))
+                | (x.wrapping_sub(l[3]) & !x.wrapping_sub(l[4])))
+                & !w
+                & 0x8080_8080
         }
         fn class_ok(p: &[u32; P::WORDS], e: u32, byte: u8) -> bool {
             match e >> 8 {

@@ -155,22 +155,34 @@ fn lower4(w: u32) -> u32 {
 }
 
 // CLASS-BEGIN (cut from the immediate-data variant: `scan.rs`)
+// A step's word in `pat` has this bit when its lane test decides its
+// class (`scan.rs`, `STEP_RANGED`).
+const STEP_RANGED: u32 = 0x10000000u;
+
+// The high bit of each lane of w that a lane test takes (`class_at`): a
+// fold OR-ed in (`a.x`), then ranges `a.y..a.z` and `a.w..hi2`, exclusive
+// above, of ASCII bytes. With each lane's high bit forced on, `x - lo`
+// borrows from no lane and keeps that bit exactly where the lane is >= lo.
+// (Bits below the high ones are left as they fall: callers mask.)
+fn lanes_ok(w: u32, a: vec4<u32>, hi2: u32) -> u32 {
+    let x = ((w | a.x) & 0x7F7F7F7Fu) | 0x80808080u;
+    return (((x - a.y) & ~(x - a.z)) | ((x - a.w) & ~(x - hi2))) & ~w;
+}
+
 // True when the class string occurs at byte p. Four positions a word
 // (`lanes`, two vec4s a word): most classes are a letter folded by OR-ing
 // 0x20, or one or two ranges of ASCII bytes (a byte, `\d`, `[0-9a-f]`,
-// `[A-Za-z]`), and two SWAR range tests decide all four lanes at once
-// without a lookup: with each lane's high bit forced on, `x - lo` borrows
-// from no lane and keeps that bit exactly where the lane is >= lo. The
-// other lanes (`\w`, bytes >= 0x80) are looked up one by one: their test
+// `[A-Za-z]`), and two SWAR range tests (`lanes_ok`) decide all four
+// lanes at once without a lookup. The other lanes (`\w`, bytes >= 0x80) are looked up one by one: their test
 // is in `pat[i]` (bits 0-7 a byte, bits 8-10 its kind: 0 the byte, 5 the
 // byte with 0x20 OR-ed in, 1-4 the 256-bit set of class k - 1 in `need`,
 // eight words a class). Then the steps (`query::classes::Step`), each a
 // run of one class taken greedily from a cursor: `pat[m + s]` holds step
 // s's test in bits 0-10, its fewest bytes in bits 12-19, its most in bits
-// 20-27 (255: no bound), and in bit 28 whether the lane test in the lanes
-// of position m + s decides its class: then the walk takes four bytes a
-// step (`run_of`; `bytes=\d{6,}$` 197 -> 136 us on the H200). `win_lo`: bit 0 `\b` before the first position,
-// bit 1 after the last step (ASCII word bytes; a segment starts and ends
+// 20-27 (255: no bound), and in `STEP_RANGED` whether the lane test in the
+// lanes of position m + s decides its class: then the walk takes four
+// bytes a step (`bytes=\d{6,}$` 198 -> 149 us on the H200). `win_lo`:
+// bit 0 `\b` before the first position, bit 1 after the last step (ASCII word bytes; a segment starts and ends
 // at a line's edge, and '\n' is no word byte), bit 2 `^`, bit 3 `$`, bit 4
 // a head before the match after `^` (its test in `sig.x`), bits 8-15 the
 // steps. No class takes '\n', so every walk stops at its line's end; the
@@ -193,14 +205,11 @@ fn class_at(p: u32, k: u32) -> bool {
         return false;
     }
     let base = 32u * k;
-    let hb = 0x80808080u;
     for (var i = 0u; i < m; i += 4u) {
         let w = word4(p + i);
         let a = params.lanes[(base + i) >> 1u];
         let c = params.lanes[((base + i) >> 1u) + 1u];
-        let x = ((w | a.x) & 0x7F7F7F7Fu) | hb;
-        let ok = (((x - a.y) & ~(x - a.z)) | ((x - a.w) & ~(x - c.x))) & ~w;
-        if (ok & c.y) != c.y {
+        if (lanes_ok(w, a, c.x) & c.y) != c.y {
             return false;
         }
         var slow = c.z;
@@ -222,7 +231,8 @@ fn class_at(p: u32, k: u32) -> bool {
             hi = 0xFFFFFFFFu;
         }
         var k = 0u;
-        if (e & 0x10000000u) != 0u {
+        if (e & STEP_RANGED) != 0u {
+            // Position m + s's lane test, in all four lanes.
             let j = base + m + s;
             let a = params.lanes[(j >> 2u) * 2u];
             let c = params.lanes[(j >> 2u) * 2u + 1u];
@@ -231,7 +241,10 @@ fn class_at(p: u32, k: u32) -> bool {
                 if k >= hi || q >= seg.n_bytes {
                     break;
                 }
-                let run = run_of(word4(q), a, c.x, sh);
+                let t = ((a >> vec4<u32>(sh)) & vec4<u32>(0xFFu)) * 0x01010101u;
+                let ok = lanes_ok(word4(q), t, ((c.x >> sh) & 0xFFu) * 0x01010101u);
+                // The bytes the class takes, from the first.
+                let run = countTrailingZeros(~ok & 0x80808080u) >> 3u;
                 let take = min(run, min(hi - k, seg.n_bytes - q));
                 q += take;
                 k += take;
@@ -280,19 +293,6 @@ fn class_at(p: u32, k: u32) -> bool {
         }
     }
     return true;
-}
-
-// How many of the four bytes of w, from the first, a step's lane test
-// takes: the test of lane `sh / 8` of `a` and `hi2` (`class_at`'s fold and
-// ranges) broadcast to all four lanes, then `class_at`'s range tests.
-fn run_of(w: u32, a: vec4<u32>, hi2: u32, sh: u32) -> u32 {
-    let one = 0x01010101u;
-    let hb = 0x80808080u;
-    let x = ((w | (((a.x >> sh) & 0xFFu) * one)) & 0x7F7F7F7Fu) | hb;
-    let r1 = (x - ((a.y >> sh) & 0xFFu) * one) & ~(x - ((a.z >> sh) & 0xFFu) * one);
-    let r2 = (x - ((a.w >> sh) & 0xFFu) * one) & ~(x - ((hi2 >> sh) & 0xFFu) * one);
-    let ok = (r1 | r2) & ~w & hb;
-    return countTrailingZeros(~ok & hb) >> 3u;
 }
 
 // The pair's second class string on the thread's two chunks: its two
