@@ -9,7 +9,12 @@
 //! * `read N MB`: the same round trip whose kernel reads an N MB resident
 //!   buffer as `vec4<u32>` (grid-stride) and writes one word.
 //!
-//! Usage: `gpu_floor [--iters N] [--mb N] [--gap-ms N]`.
+//! With `--gap-ms N` each round follows N ms of idle; `--keep-ms K` with
+//! `--keep fg|bg|spin` fills the idle: `fg` the measuring thread submits
+//! a tiny dispatch every K ms, `bg` another thread does, `spin` another
+//! thread spins on a core (no GPU work).
+//!
+//! Usage: `gpu_floor [--iters N] [--mb N] [--gap-ms N] [--keep-ms K --keep fg|bg|spin]`.
 
 use std::time::{Duration, Instant};
 
@@ -55,20 +60,28 @@ fn main() {
     let mut iters = 200usize;
     let mut mb = 194u64;
     let mut gap_ms = 0u64;
+    let mut keep_ms = 0u64;
+    let mut keep = String::from("fg");
+    let usage = || -> ! {
+        eprintln!(
+            "usage: gpu_floor [--iters N] [--mb N] [--gap-ms N] [--keep-ms K --keep fg|bg|spin]"
+        );
+        std::process::exit(2)
+    };
     let mut it = std::env::args().skip(1);
     while let Some(f) = it.next() {
-        let v: u64 = it.next().and_then(|v| v.parse().ok()).unwrap_or_else(|| {
-            eprintln!("usage: gpu_floor [--iters N] [--mb N] [--gap-ms N]");
-            std::process::exit(2)
-        });
+        let v = it.next().unwrap_or_else(|| usage());
+        if f == "--keep" && ["fg", "bg", "spin"].contains(&v.as_str()) {
+            keep = v;
+            continue;
+        }
+        let v: u64 = v.parse().unwrap_or_else(|_| usage());
         match f.as_str() {
             "--iters" => iters = v as usize,
             "--mb" => mb = v,
             "--gap-ms" => gap_ms = v,
-            _ => {
-                eprintln!("usage: gpu_floor [--iters N] [--mb N] [--gap-ms N]");
-                std::process::exit(2)
-            }
+            "--keep-ms" => keep_ms = v,
+            _ => usage(),
         }
     }
     let instance =
@@ -204,7 +217,6 @@ fn main() {
         ]
     };
 
-    let gap = Duration::from_millis(gap_ms);
     let mut empty = Vec::new();
     for _ in 0..iters {
         let t = Instant::now();
@@ -213,14 +225,81 @@ fn main() {
         spin();
     }
     println!("submit([]): {:.1} us", median(&mut empty));
-    for (name, k) in [("tiny", &tiny), ("read", &read)] {
+
+    // The keep-alive: a tiny dispatch, submitted and waited for.
+    let nudge = || {
+        let mut enc = device.create_command_encoder(&Default::default());
+        {
+            let mut pass = enc.begin_compute_pass(&Default::default());
+            pass.set_pipeline(&tiny.pipeline);
+            pass.set_bind_group(0, &tiny.bind, &[]);
+            pass.dispatch_workgroups(1, 1, 1);
+        }
+        queue.submit([enc.finish()]);
+        device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .expect("nudge");
+    };
+    let keep_every = Duration::from_millis(keep_ms);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let idle = |gap: Duration| {
+        if keep_ms == 0 || keep != "fg" {
+            std::thread::sleep(gap);
+            return;
+        }
+        let end = Instant::now() + gap;
+        loop {
+            let left = end.saturating_duration_since(Instant::now());
+            std::thread::sleep(left.min(keep_every));
+            if Instant::now() >= end {
+                break;
+            }
+            nudge();
+        }
+    };
+
+    let gap = Duration::from_millis(gap_ms);
+    std::thread::scope(|sc| {
+        if keep_ms > 0 && keep != "fg" {
+            sc.spawn(|| {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    if keep == "bg" {
+                        std::thread::sleep(keep_every);
+                        nudge();
+                    } else {
+                        std::hint::spin_loop();
+                    }
+                }
+            });
+        }
+        measure(
+            &round, &idle, gap, &tiny, &read, bytes, iters, gap_ms, &keep, keep_ms,
+        );
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+}
+
+#[allow(clippy::too_many_arguments)]
+fn measure(
+    round: &dyn Fn(&Kernel) -> [f64; 4],
+    idle: &dyn Fn(Duration),
+    gap: Duration,
+    tiny: &Kernel,
+    read: &Kernel,
+    bytes: u64,
+    iters: usize,
+    gap_ms: u64,
+    keep: &str,
+    keep_ms: u64,
+) {
+    for (name, k) in [("tiny", tiny), ("read", read)] {
         for _ in 0..20 {
             round(k);
         }
         let mut parts: [Vec<f64>; 5] = Default::default();
         for _ in 0..iters {
             if !gap.is_zero() {
-                std::thread::sleep(gap);
+                idle(gap);
             }
             let r = round(k);
             for (p, v) in parts.iter_mut().zip(r) {
@@ -233,8 +312,12 @@ fn main() {
             "read" => format!("read {} MB", bytes >> 20),
             _ => name.to_string(),
         };
+        let kept = match keep_ms {
+            0 => String::new(),
+            k => format!(", keep {keep} every {k} ms"),
+        };
         println!(
-            "{label}: total {:.1} us (finish {:.1}, submit {:.1}, wait {:.1}, read {:.1}); gap {gap_ms} ms",
+            "{label}: total {:.1} us (finish {:.1}, submit {:.1}, wait {:.1}, read {:.1}); gap {gap_ms} ms{kept}",
             median(tot),
             median(f),
             median(s),

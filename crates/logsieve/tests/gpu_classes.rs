@@ -158,6 +158,9 @@ fn boundary_sweep() {
         // two ranges, and a fold.
         r"E[0-9a-d]{2,}(?i:[f-x])",
         r"E[0-9]+(?i:[f-x])+\b",
+        // A pair of which one string has steps (`WALK`), either order.
+        r"e\d4X|E\d+f",
+        r"E\d+f|e\d4X",
     ];
     for re in res {
         let p = vec![re.as_bytes().to_vec()];

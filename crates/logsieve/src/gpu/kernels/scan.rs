@@ -61,21 +61,31 @@ pub(crate) fn constants(i: usize) -> [(&'static str, f64); 3] {
     ]
 }
 
-/// Pipelines of a class-string scan (`CLS`): the longer kind's, one per
-/// distance modulo 16 and way of running the second test, for one string
-/// a pass, and for a pair (`CLS2`) one per such pipeline and distance
-/// modulo 16 of the second string (`D2R2`). Each is built the first time
-/// a query needs it.
-pub(crate) const CLASS_PIPELINES: usize = PER_KIND + 16 * PER_KIND;
+/// Class-string pipelines without the steps' walk (`WALK` off), and as
+/// many with it: the longer kind's, one per distance modulo 16 and way of
+/// running the second test, for one string a pass, and for a pair
+/// (`CLS2`) one per such pipeline and distance modulo 16 of the second
+/// string (`D2R2`).
+const CLASS_HALF: usize = PER_KIND + 16 * PER_KIND;
+
+/// Pipelines of a class-string scan (`CLS`): [`CLASS_HALF`] with no steps
+/// in the pass, as many with. Each is built the first time a query needs
+/// it.
+pub(crate) const CLASS_PIPELINES: usize = 2 * CLASS_HALF;
 
 /// The class-string pipeline of the query uniform `prm`
 /// ([`class_params`], [`class_pair_params`]).
 pub(crate) fn class_pipeline_of(prm: &[u32; P::WORDS]) -> usize {
     let one = (prm[P::D2] as i32 & 15) as usize + 16 * usize::from(prm[P::DENSE] != 0);
-    match prm[PAIR] {
-        0 => one,
-        _ => PER_KIND + one + PER_KIND * (prm[ALT2 + 3] as i32 & 15) as usize,
-    }
+    let steps = |flags: u32| flags >> 8 & 0xFF != 0;
+    let (i, walk) = match prm[PAIR] {
+        0 => (one, steps(prm[P::WIN_LO])),
+        _ => (
+            PER_KIND + one + PER_KIND * (prm[ALT2 + 3] as i32 & 15) as usize,
+            steps(prm[P::WIN_LO]) || steps(prm[ALT2 + 7]),
+        ),
+    };
+    i + CLASS_HALF * usize::from(walk)
 }
 
 /// The byte tests of the uniform `prm` for the query traces: each
@@ -95,8 +105,10 @@ pub(crate) fn describe_tests(prm: &[u32; P::WORDS]) -> String {
 }
 
 /// The override constants of class-string pipeline `i`: the longer
-/// kind's, with `CLS` on, and `CLS2` and `D2R2` for a pair.
-pub(crate) fn class_constants(i: usize) -> [(&'static str, f64); 6] {
+/// kind's, with `CLS` on, `CLS2` and `D2R2` for a pair, and `WALK`.
+pub(crate) fn class_constants(i: usize) -> [(&'static str, f64); 7] {
+    let walk = i / CLASS_HALF;
+    let i = i % CLASS_HALF;
     let (pair, one, d2r2) = match i.checked_sub(PER_KIND) {
         None => (0, i, 0),
         Some(j) => (1, j % PER_KIND, j / PER_KIND),
@@ -108,6 +120,7 @@ pub(crate) fn class_constants(i: usize) -> [(&'static str, f64); 6] {
         ("CLS", 1.0),
         ("CLS2", pair as f64),
         ("D2R2", d2r2 as f64),
+        ("WALK", walk as f64),
     ]
 }
 
@@ -607,27 +620,50 @@ mod tests {
         // Each class uniform's pipeline has its distances and way as
         // constants, and no two share one.
         let mut seen = std::collections::HashSet::new();
+        // Steps in the first string, the pair's second, both or neither.
+        let step_flags = [
+            (0u32, 0u32),
+            (3 << 8 | 1, 0),
+            (0, 1 << 8),
+            (2 << 8, 5 << 8 | 2),
+        ];
         for pair in [false, true] {
             for d2 in -20i32..=20 {
                 for dense in [false, true] {
                     for d2b in [-17i32, -3, 0, 5, 15, 31] {
-                        let mut prm = [0u32; P::WORDS];
-                        (prm[P::D2], prm[P::DENSE]) = (d2 as u32, u32::from(dense));
-                        (prm[PAIR], prm[ALT2 + 3]) = (u32::from(pair), d2b as u32);
-                        let i = class_pipeline_of(&prm);
-                        assert!(i < CLASS_PIPELINES);
-                        let c = class_constants(i).map(|(_, v)| v);
-                        let d2r2 = if pair { d2b & 15 } else { 0 };
-                        let want = [3, d2 & 15, i32::from(dense), 1, i32::from(pair), d2r2];
-                        assert_eq!(c, want.map(f64::from), "{pair} {d2} {dense} {d2b}");
-                        seen.insert((i, pair, d2 & 15, dense, d2r2));
+                        for (f1, f2) in step_flags {
+                            let mut prm = [0u32; P::WORDS];
+                            (prm[P::D2], prm[P::DENSE]) = (d2 as u32, u32::from(dense));
+                            (prm[PAIR], prm[ALT2 + 3]) = (u32::from(pair), d2b as u32);
+                            (prm[P::WIN_LO], prm[ALT2 + 7]) = (f1, f2);
+                            let walk = f1 >> 8 != 0 || (pair && f2 >> 8 != 0);
+                            let i = class_pipeline_of(&prm);
+                            assert!(i < CLASS_PIPELINES);
+                            let c = class_constants(i).map(|(_, v)| v);
+                            let d2r2 = if pair { d2b & 15 } else { 0 };
+                            let want = [
+                                3,
+                                d2 & 15,
+                                i32::from(dense),
+                                1,
+                                i32::from(pair),
+                                d2r2,
+                                i32::from(walk),
+                            ];
+                            assert_eq!(
+                                c,
+                                want.map(f64::from),
+                                "{pair} {d2} {dense} {d2b} {f1:x} {f2:x}"
+                            );
+                            seen.insert((i, pair, d2 & 15, dense, d2r2, walk));
+                        }
                     }
                 }
             }
         }
         let pipes: std::collections::HashSet<usize> = seen.iter().map(|k| k.0).collect();
         assert_eq!(pipes.len(), seen.len());
-        assert_eq!(pipes.len(), 32 + 32 * 4);
+        assert_eq!(pipes.len(), 2 * (32 + 32 * 4));
     }
 
     /// A class string's uniform: each position's test, the classes' bits,
