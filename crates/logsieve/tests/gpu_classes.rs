@@ -161,6 +161,8 @@ fn boundary_sweep() {
         // A pair of which one string has steps (`WALK`), either order.
         r"e\d4X|E\d+f",
         r"E\d+f|e\d4X",
+        // A lane looked up in its class's bits (`LOOK`).
+        r"E\w\dx",
     ];
     for re in res {
         let p = vec![re.as_bytes().to_vec()];
@@ -180,6 +182,7 @@ fn boundary_sweep() {
                 b"E12345x",
                 b"E123456x",
                 b"E1234567890123fx",
+                b"E-1x",
             ];
             for (k, hit) in hits.iter().enumerate() {
                 data.extend(std::iter::repeat_n(b'.', pad + k));

@@ -65,7 +65,8 @@ impl ScanPipes {
 pub(crate) struct ClassScanPipes {
     module: std::sync::OnceLock<wgpu::ShaderModule>,
     layout: wgpu::PipelineLayout,
-    pipes: [std::sync::OnceLock<wgpu::ComputePipeline>; kernels::scan::CLASS_PIPELINES],
+    /// [`kernels::scan::CLASS_PIPELINES`] slots, on the heap (thousands).
+    pipes: Box<[std::sync::OnceLock<wgpu::ComputePipeline>]>,
 }
 
 impl ClassScanPipes {
@@ -199,7 +200,9 @@ impl Pipelines {
             scan_classes: ClassScanPipes {
                 module: std::sync::OnceLock::new(),
                 layout: pl.clone(),
-                pipes: std::array::from_fn(|_| std::sync::OnceLock::new()),
+                pipes: (0..kernels::scan::CLASS_PIPELINES)
+                    .map(|_| std::sync::OnceLock::new())
+                    .collect(),
             },
             sig_build: pipe(&m_sg, "build"),
             sig_p1: pipe(&m_sg, "phase1"),

@@ -61,31 +61,39 @@ pub(crate) fn constants(i: usize) -> [(&'static str, f64); 3] {
     ]
 }
 
-/// Class-string pipelines without the steps' walk (`WALK` off), and as
-/// many with it: the longer kind's, one per distance modulo 16 and way of
-/// running the second test, for one string a pass, and for a pair
-/// (`CLS2`) one per such pipeline and distance modulo 16 of the second
-/// string (`D2R2`).
-const CLASS_HALF: usize = PER_KIND + 16 * PER_KIND;
+/// Class-string pipelines of one shape ([`Shape`]): the longer kind's,
+/// one per distance modulo 16 and way of running the second test, for
+/// one string a pass, and for a pair (`CLS2`) one per such pipeline and
+/// distance modulo 16 of the second string (`D2R2`).
+const CLASS_SHAPE: usize = PER_KIND + 16 * PER_KIND;
 
-/// Pipelines of a class-string scan (`CLS`): [`CLASS_HALF`] with no steps
-/// in the pass, as many with. Each is built the first time a query needs
-/// it.
-pub(crate) const CLASS_PIPELINES: usize = 2 * CLASS_HALF;
+/// What code a class-string pass needs beyond the fixed part's range
+/// tests, one bit each (the constants `WALK`, `LOOK`, `EDGE`): steps,
+/// lanes looked up in a class's bits, and `\b`/`^`/`$`. A pipeline
+/// without one leaves its code out.
+const SHAPES: usize = 8;
+
+/// Pipelines of a class-string scan (`CLS`): [`CLASS_SHAPE`] a shape.
+/// Each is built the first time a query needs it.
+pub(crate) const CLASS_PIPELINES: usize = SHAPES * CLASS_SHAPE;
 
 /// The class-string pipeline of the query uniform `prm`
 /// ([`class_params`], [`class_pair_params`]).
 pub(crate) fn class_pipeline_of(prm: &[u32; P::WORDS]) -> usize {
     let one = (prm[P::D2] as i32 & 15) as usize + 16 * usize::from(prm[P::DENSE] != 0);
-    let steps = |flags: u32| flags >> 8 & 0xFF != 0;
-    let (i, walk) = match prm[PAIR] {
-        0 => (one, steps(prm[P::WIN_LO])),
+    let (i, flags) = match prm[PAIR] {
+        0 => (one, prm[P::WIN_LO]),
         _ => (
             PER_KIND + one + PER_KIND * (prm[ALT2 + 3] as i32 & 15) as usize,
-            steps(prm[P::WIN_LO]) || steps(prm[ALT2 + 7]),
+            prm[P::WIN_LO] | prm[ALT2 + 7],
         ),
     };
-    i + CLASS_HALF * usize::from(walk)
+    // Each word's lanes looked up (`c.z`) of both strings' words.
+    let look = (0..16).any(|w| prm[P::LANES + 8 * w + 6] != 0);
+    let walk = flags >> 8 & 0xFF != 0;
+    let edge = flags & 0x1F != 0;
+    let shape = usize::from(walk) | usize::from(look) << 1 | usize::from(edge) << 2;
+    i + CLASS_SHAPE * shape
 }
 
 /// The byte tests of the uniform `prm` for the query traces: each
@@ -105,10 +113,10 @@ pub(crate) fn describe_tests(prm: &[u32; P::WORDS]) -> String {
 }
 
 /// The override constants of class-string pipeline `i`: the longer
-/// kind's, with `CLS` on, `CLS2` and `D2R2` for a pair, and `WALK`.
-pub(crate) fn class_constants(i: usize) -> [(&'static str, f64); 7] {
-    let walk = i / CLASS_HALF;
-    let i = i % CLASS_HALF;
+/// kind's, with `CLS` on, `CLS2` and `D2R2` for a pair, and its shape's.
+pub(crate) fn class_constants(i: usize) -> [(&'static str, f64); 9] {
+    let shape = i / CLASS_SHAPE;
+    let i = i % CLASS_SHAPE;
     let (pair, one, d2r2) = match i.checked_sub(PER_KIND) {
         None => (0, i, 0),
         Some(j) => (1, j % PER_KIND, j / PER_KIND),
@@ -120,7 +128,9 @@ pub(crate) fn class_constants(i: usize) -> [(&'static str, f64); 7] {
         ("CLS", 1.0),
         ("CLS2", pair as f64),
         ("D2R2", d2r2 as f64),
-        ("WALK", walk as f64),
+        ("WALK", (shape & 1) as f64),
+        ("LOOK", (shape >> 1 & 1) as f64),
+        ("EDGE", (shape >> 2) as f64),
     ]
 }
 
@@ -620,23 +630,37 @@ mod tests {
         // Each class uniform's pipeline has its distances and way as
         // constants, and no two share one.
         let mut seen = std::collections::HashSet::new();
-        // Steps in the first string, the pair's second, both or neither.
-        let step_flags = [
-            (0u32, 0u32),
-            (3 << 8 | 1, 0),
-            (0, 1 << 8),
-            (2 << 8, 5 << 8 | 2),
-        ];
+        // Each string's flags (steps in bits 8-15; `\b`, `^`, `$` and a
+        // head in bits 0-4) and whether a word of it is looked up:
+        // in the first string, the pair's second, both or neither.
+        let mut shapes = Vec::new();
+        for k in 0..SHAPES as u32 {
+            // Steps, a lookup, `^`: each shape in the first string.
+            shapes.push((((k & 1) << 8 | (k >> 2) << 2, k & 2 != 0), (0, false)));
+        }
+        shapes.extend([
+            ((0, false), (1 << 8, false)),
+            ((0, false), (0, true)),
+            ((0, false), (8, false)),
+            ((1, false), (16, false)),
+            ((2 << 8 | 4, true), (5 << 8 | 16, true)),
+        ]);
         for pair in [false, true] {
             for d2 in -20i32..=20 {
                 for dense in [false, true] {
                     for d2b in [-17i32, -3, 0, 5, 15, 31] {
-                        for (f1, f2) in step_flags {
+                        for &((f1, l1), (f2, l2)) in &shapes {
                             let mut prm = [0u32; P::WORDS];
                             (prm[P::D2], prm[P::DENSE]) = (d2 as u32, u32::from(dense));
                             (prm[PAIR], prm[ALT2 + 3]) = (u32::from(pair), d2b as u32);
                             (prm[P::WIN_LO], prm[ALT2 + 7]) = (f1, f2);
-                            let walk = f1 >> 8 != 0 || (pair && f2 >> 8 != 0);
+                            // A lane looked up: the first string's third
+                            // word, the second's first (from position 32).
+                            prm[P::LANES + 8 * 2 + 6] = u32::from(l1) << 15;
+                            prm[P::LANES + 8 * 8 + 6] = u32::from(pair && l2) << 7;
+                            let (f2, l2) = if pair { (f2, l2) } else { (0, false) };
+                            let walk = (f1 | f2) >> 8 != 0;
+                            let edge = (f1 | f2) & 0x1F != 0;
                             let i = class_pipeline_of(&prm);
                             assert!(i < CLASS_PIPELINES);
                             let c = class_constants(i).map(|(_, v)| v);
@@ -649,13 +673,12 @@ mod tests {
                                 i32::from(pair),
                                 d2r2,
                                 i32::from(walk),
+                                i32::from(l1 || l2),
+                                i32::from(edge),
                             ];
-                            assert_eq!(
-                                c,
-                                want.map(f64::from),
-                                "{pair} {d2} {dense} {d2b} {f1:x} {f2:x}"
-                            );
-                            seen.insert((i, pair, d2 & 15, dense, d2r2, walk));
+                            let what = format!("{pair} {d2} {dense} {d2b} {f1:x} {f2:x} {l1} {l2}");
+                            assert_eq!(c, want.map(f64::from), "{what}");
+                            seen.insert((i, pair, d2 & 15, dense, d2r2, walk, l1 || l2, edge));
                         }
                     }
                 }
@@ -663,7 +686,7 @@ mod tests {
         }
         let pipes: std::collections::HashSet<usize> = seen.iter().map(|k| k.0).collect();
         assert_eq!(pipes.len(), seen.len());
-        assert_eq!(pipes.len(), 2 * (32 + 32 * 4));
+        assert_eq!(pipes.len(), SHAPES * (32 + 32 * 4));
     }
 
     /// A class string's uniform: each position's test, the classes' bits,
@@ -693,7 +716,11 @@ mod tests {
         assert_eq!(p[P::R1], 4);
         assert_eq!(p[P::D2] as i32, 1 - 4);
         assert_eq!(p[P::B2], u32::from(b'r') * 0x0101_0101);
-        assert_eq!(class_pipeline_of(&p), ((1 - 4) & 15) as usize);
+        // `\b` after it: the pipelines with `EDGE`.
+        assert_eq!(
+            class_pipeline_of(&p),
+            ((1 - 4) & 15) as usize + 4 * CLASS_SHAPE
+        );
         // One byte position: both tests are its own.
         let hir = regex_syntax::ParserBuilder::new()
             .build()

@@ -63,6 +63,13 @@ override D2R2: u32 = 0u;
 // the walk is left out of the pipeline (its code alone cost
 // `\b(GET|POST) /api/v\d/`'s pass 110.8 -> 113.7 us on the H200).
 override WALK: bool = true;
+// Whether a fixed position of the pass is looked up in its class's bits
+// (`\w`, bytes >= 0x80: `class_at`'s `slow` lanes), and whether a string
+// of it has `\b`, `^` or `$`: without, that code is left out too (on the
+// H200 each cost the passes without it 4-28 and 2-10 us, session 17
+// call C).
+override LOOK: bool = true;
+override EDGE: bool = true;
 
 // The high bit of each byte lane where `(w | orm)` equals the broadcast
 // byte `b`. Exact per lane (no borrow between lanes): for x = lane ^ b,
@@ -216,7 +223,7 @@ fn class_at(p: u32, k: u32) -> bool {
         if (lanes_ok(w, a, c.x) & c.y) != c.y {
             return false;
         }
-        var slow = c.z;
+        var slow = select(0u, c.z, LOOK);
         while slow != 0u {
             let j = countTrailingZeros(slow) >> 3u;
             slow &= slow - 1u;
@@ -265,6 +272,9 @@ fn class_at(p: u32, k: u32) -> bool {
         if k < lo {
             return false;
         }
+    }
+    if !EDGE {
+        return true;
     }
     if (fl & 1u) != 0u {
         var prev = 10u;
