@@ -66,7 +66,7 @@ override WALK: bool = true;
 // Whether a fixed position of the pass is looked up in its class's bits
 // (`\w`, bytes >= 0x80: `class_at`'s `slow` lanes), and whether a string
 // of it has `\b`, `^` or `$`: without, that code is left out too (on the
-// H200 each cost the passes without it 4-28 and 2-10 us, session 17
+// H200 they cost the passes without them up to 28 and 10 us, session 17
 // call C).
 override LOOK: bool = true;
 override EDGE: bool = true;
