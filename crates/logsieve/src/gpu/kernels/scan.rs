@@ -61,7 +61,7 @@ pub(crate) fn constants(i: usize) -> [(&'static str, f64); 3] {
     ]
 }
 
-/// Class-string pipelines of one shape ([`Shape`]): the longer kind's,
+/// Class-string pipelines of one shape ([`SHAPES`]): the longer kind's,
 /// one per distance modulo 16 and way of running the second test, for
 /// one string a pass, and for a pair (`CLS2`) one per such pipeline and
 /// distance modulo 16 of the second string (`D2R2`).
@@ -88,7 +88,8 @@ pub(crate) fn class_pipeline_of(prm: &[u32; P::WORDS]) -> usize {
             prm[P::WIN_LO] | prm[ALT2 + 7],
         ),
     };
-    // Each word's lanes looked up (`c.z`) of both strings' words.
+    // The lanes looked up (`c.z`: the seventh of each word's eight), in
+    // every word of both strings.
     let look = (0..16).any(|w| prm[P::LANES + 8 * w + 6] != 0);
     let walk = flags >> 8 & 0xFF != 0;
     let edge = flags & 0x1F != 0;
