@@ -272,57 +272,39 @@ fn main() {
                 }
             });
         }
-        measure(
-            &round, &idle, gap, &tiny, &read, bytes, iters, gap_ms, &keep, keep_ms,
-        );
+        for (name, k) in [("tiny", &tiny), ("read", &read)] {
+            for _ in 0..20 {
+                round(k);
+            }
+            let mut parts: [Vec<f64>; 5] = Default::default();
+            for _ in 0..iters {
+                if !gap.is_zero() {
+                    idle(gap);
+                }
+                let r = round(k);
+                for (p, v) in parts.iter_mut().zip(r) {
+                    p.push(v);
+                }
+                parts[4].push(r.iter().sum());
+            }
+            let [f, s, w, rd, tot] = &mut parts;
+            let label = match name {
+                "read" => format!("read {} MB", bytes >> 20),
+                _ => name.to_string(),
+            };
+            let kept = match keep_ms {
+                0 => String::new(),
+                k => format!(", keep {keep} every {k} ms"),
+            };
+            println!(
+                "{label}: total {:.1} us (finish {:.1}, submit {:.1}, wait {:.1}, read {:.1}); gap {gap_ms} ms{kept}",
+                median(tot),
+                median(f),
+                median(s),
+                median(w),
+                median(rd)
+            );
+        }
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
     });
-}
-
-#[allow(clippy::too_many_arguments)]
-fn measure(
-    round: &dyn Fn(&Kernel) -> [f64; 4],
-    idle: &dyn Fn(Duration),
-    gap: Duration,
-    tiny: &Kernel,
-    read: &Kernel,
-    bytes: u64,
-    iters: usize,
-    gap_ms: u64,
-    keep: &str,
-    keep_ms: u64,
-) {
-    for (name, k) in [("tiny", tiny), ("read", read)] {
-        for _ in 0..20 {
-            round(k);
-        }
-        let mut parts: [Vec<f64>; 5] = Default::default();
-        for _ in 0..iters {
-            if !gap.is_zero() {
-                idle(gap);
-            }
-            let r = round(k);
-            for (p, v) in parts.iter_mut().zip(r) {
-                p.push(v);
-            }
-            parts[4].push(r.iter().sum());
-        }
-        let [f, s, w, rd, tot] = &mut parts;
-        let label = match name {
-            "read" => format!("read {} MB", bytes >> 20),
-            _ => name.to_string(),
-        };
-        let kept = match keep_ms {
-            0 => String::new(),
-            k => format!(", keep {keep} every {k} ms"),
-        };
-        println!(
-            "{label}: total {:.1} us (finish {:.1}, submit {:.1}, wait {:.1}, read {:.1}); gap {gap_ms} ms{kept}",
-            median(tot),
-            median(f),
-            median(s),
-            median(w),
-            median(rd)
-        );
-    }
 }

@@ -77,6 +77,16 @@ const SHAPES: usize = 8;
 /// Each is built the first time a query needs it.
 pub(crate) const CLASS_PIPELINES: usize = SHAPES * CLASS_SHAPE;
 
+/// Of a word's eight lane words (`lanes`, four positions a word), the one
+/// whose lanes are looked up in their class's bits (`class_at`'s `c.z`).
+const LOOKED_UP: usize = 6;
+
+/// A string's flags (`win_lo`, or `patw[1].w` for a pair's second): its
+/// step count from this bit, and below it `\b` before and after, `^`,
+/// `$` and a head (`EDGES`).
+const STEPS_AT: u32 = 8;
+const EDGES: u32 = 0x1F;
+
 /// The class-string pipeline of the query uniform `prm`
 /// ([`class_params`], [`class_pair_params`]).
 pub(crate) fn class_pipeline_of(prm: &[u32; P::WORDS]) -> usize {
@@ -88,11 +98,10 @@ pub(crate) fn class_pipeline_of(prm: &[u32; P::WORDS]) -> usize {
             prm[P::WIN_LO] | prm[ALT2 + 7],
         ),
     };
-    // The lanes looked up (`c.z`: the seventh of each word's eight), in
-    // every word of both strings.
-    let look = (0..16).any(|w| prm[P::LANES + 8 * w + 6] != 0);
-    let walk = flags >> 8 & 0xFF != 0;
-    let edge = flags & 0x1F != 0;
+    // Lanes looked up, in any word of both strings.
+    let look = (0..16).any(|w| prm[P::LANES + 8 * w + LOOKED_UP] != 0);
+    let walk = flags >> STEPS_AT & 0xFF != 0;
+    let edge = flags & EDGES != 0;
     let shape = usize::from(walk) | usize::from(look) << 1 | usize::from(edge) << 2;
     i + CLASS_SHAPE * shape
 }
@@ -286,7 +295,7 @@ fn pack_class_string(
                     p[g + 5] |= 0x80 << sh;
                 }
             }
-            None if fixed => p[g + 6] |= 0x80 << sh,
+            None if fixed => p[g + LOOKED_UP] |= 0x80 << sh,
             None => {}
         }
         for (k, v) in [(1, lo1), (2, hi1), (3, lo2), (4, hi2)] {
@@ -305,7 +314,7 @@ fn pack_class_string(
         | u32::from(cs.line_start) << 2
         | u32::from(cs.line_end) << 3
         | u32::from(cs.head.is_some()) << 4
-        | (cs.steps.len() as u32) << 8;
+        | (cs.steps.len() as u32) << STEPS_AT;
     let d2 = (r2 as i32 - r1 as i32) as u32;
     let ((b1, or1), (b2, or2)) = (byte(r1), byte(r2));
     if slot == 0 {
@@ -657,11 +666,11 @@ mod tests {
                             (prm[P::WIN_LO], prm[ALT2 + 7]) = (f1, f2);
                             // A lane looked up: the first string's third
                             // word, the second's first (from position 32).
-                            prm[P::LANES + 8 * 2 + 6] = u32::from(l1) << 15;
-                            prm[P::LANES + 8 * 8 + 6] = u32::from(pair && l2) << 7;
+                            prm[P::LANES + 8 * 2 + LOOKED_UP] = u32::from(l1) << 15;
+                            prm[P::LANES + 8 * 8 + LOOKED_UP] = u32::from(pair && l2) << 7;
                             let (f2, l2) = if pair { (f2, l2) } else { (0, false) };
                             let walk = (f1 | f2) >> 8 != 0;
-                            let edge = (f1 | f2) & 0x1F != 0;
+                            let edge = (f1 | f2) & EDGES != 0;
                             let i = class_pipeline_of(&prm);
                             assert!(i < CLASS_PIPELINES);
                             let c = class_constants(i).map(|(_, v)| v);
