@@ -20,7 +20,7 @@ pub enum BackendChoice {
 }
 
 /// Options for one search.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct SearchOptions {
     /// Which backend.
     pub backend: BackendChoice,

@@ -44,11 +44,6 @@ type PrefilterAnswer = (
 /// Query shapes whose answers are kept (least recently used dropped).
 const MEMO_CAPACITY: usize = 128;
 
-/// Only queries whose patterns hold at most this many bytes are kept: the
-/// key is a copy of them (a 100k-pattern list would cost more to compare
-/// than to answer, and its literal answers are cheap).
-const MEMO_MAX_BYTES: usize = 4096;
-
 static MEMO: Mutex<Vec<(QueryShape, Arc<Answers>)>> = Mutex::new(Vec::new());
 
 /// The kept answers of `q`'s shape (created empty on first use), for the
@@ -59,11 +54,12 @@ fn answers(q: &Query) -> Option<Arc<Answers>> {
         || q.word()
         || q.whole_line()
         || q.case() == CaseMode::Unicode;
-    let bytes: usize = q.patterns().iter().map(Vec::len).sum();
-    if !regexy || bytes > MEMO_MAX_BYTES {
+    if !regexy {
         return None;
     }
-    let key = q.shape_key();
+    // Only queries of a few patterns are kept (`Query::memo_key`); a long
+    // list's literal answers are cheap.
+    let key = q.memo_key()?;
     let mut m = MEMO.lock().ok()?;
     if let Some(i) = m.iter().position(|(k, _)| *k == key) {
         let e = m.remove(i);

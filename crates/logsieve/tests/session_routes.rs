@@ -352,3 +352,45 @@ fn prepare_looks_before_it_starts_a_gpu() {
     };
     assert_eq!(r.total(), s.search(&q, &cpu).unwrap().total());
 }
+
+/// The session keeps the route of a repeated request (`route::Memo`) only
+/// while its corpus is the one the route was planned on. Here the kept
+/// route runs `u\d\d` as a class string, exact only while every byte is
+/// ASCII (Unicode `\d`); after a line with Arabic-Indic digits is
+/// appended it must be planned again (the class string would miss that
+/// line), on every backend.
+#[test]
+fn a_kept_route_is_planned_again_when_lines_are_appended() {
+    use logsieve::{QueryBuilder, Request};
+    let mut s = session(b"user u12 ok\nuser u3 no\nuser u45 ok\n");
+    let q = QueryBuilder::new().build(&[r"u\d\d"]).unwrap();
+    let req = Request::Search(&q);
+    let opts = |backend| SearchOptions {
+        backend,
+        want: Want::Count,
+        threads: 0,
+        ..Default::default()
+    };
+    let mut choices = vec![BackendChoice::Cpu, BackendChoice::Auto];
+    if s.has_gpu() {
+        choices.push(BackendChoice::Gpu);
+        let before = s.route(&req, &opts(BackendChoice::Gpu)).unwrap();
+        assert!(before.reason.contains("class string"), "{}", before.reason);
+    }
+    for &b in &choices {
+        for _ in 0..2 {
+            assert_eq!(s.search(&q, &opts(b)).unwrap().total(), 2, "{b:?}");
+        }
+    }
+    s.append_lines(0, "user u\u{663}\u{664} ok\nuser u7 no\n".as_bytes())
+        .unwrap();
+    if s.has_gpu() {
+        let after = s.route(&req, &opts(BackendChoice::Gpu)).unwrap();
+        assert!(!after.reason.contains("class string"), "{}", after.reason);
+    }
+    for &b in &choices {
+        for _ in 0..2 {
+            assert_eq!(s.search(&q, &opts(b)).unwrap().total(), 3, "{b:?}");
+        }
+    }
+}

@@ -10,7 +10,9 @@
 //!   estimate, the shares memoised);
 //! * `sample`: `planner::sample` (memoised);
 //! * `auto` and `forced`: `route::route` whole, `--backend auto` and
-//!   `--backend gpu`; `auto - forced` is auto's own cost.
+//!   `--backend gpu`; `auto - forced` is auto's own cost;
+//! * `memo`: auto through `route::Memo::route` (what `Session::route`
+//!   calls), the repeated query's route kept.
 //!
 //! Usage: `regex-route [--lines N] [--iters N]`. Mean microseconds a call.
 
@@ -18,7 +20,7 @@ use std::time::Instant;
 
 use logsieve::gen::{generate, GenOptions};
 use logsieve::planner::{self, Calibration, DeviceClass};
-use logsieve::session::route::{route, GpuState, RequestKind, RouteInput};
+use logsieve::session::route::{route, GpuState, Memo, RequestKind, RouteInput};
 use logsieve::{BackendChoice, Corpus, Query, QueryBuilder};
 use logsieve_bench::regex_suite::SUITE;
 use logsieve_bench::timing::count_opts;
@@ -66,10 +68,11 @@ fn main() {
     let auto = count_opts(BackendChoice::Auto, None, 0);
     let forced = count_opts(BackendChoice::Gpu, None, 0);
     println!(
-        "| regex | route (auto) | kernel us | tier 2 us | tier 1 us | sample us | auto us | forced us | auto - forced us |"
+        "| regex | route (auto) | kernel us | tier 2 us | tier 1 us | sample us | auto us | forced us | auto - forced us | memo us |"
     );
-    println!("|---|---|---:|---:|---:|---:|---:|---:|---:|");
-    let mut sums = [0.0f64; 6];
+    println!("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let mut sums = [0.0f64; 7];
+    let memo = Memo::default();
     for p in SUITE {
         let q: Query = QueryBuilder::new().build(&[*p]).expect("query");
         let input = |opts| RouteInput {
@@ -97,13 +100,14 @@ fn main() {
             us(iters, || planner::sample(&corpus, &q, 16, false)),
             us(iters, || route(&input(&auto))),
             us(iters, || route(&input(&forced))),
+            us(iters, || memo.route(&input(&auto))),
         ];
         for (s, v) in sums.iter_mut().zip(step) {
             *s += v;
         }
         let r = route(&input(&auto)).expect("route");
         println!(
-            "| `{}` | {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} |",
+            "| `{}` | {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} |",
             p.replace('|', "\\|"),
             r.backend,
             step[0],
@@ -112,19 +116,21 @@ fn main() {
             step[3],
             step[4],
             step[5],
-            step[4] - step[5]
+            step[4] - step[5],
+            step[6]
         );
         eprintln!("{p}: {}", r.reason);
     }
     let n = SUITE.len() as f64;
     println!(
-        "| mean | | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} |",
+        "| mean | | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} |",
         sums[0] / n,
         sums[1] / n,
         sums[2] / n,
         sums[3] / n,
         sums[4] / n,
         sums[5] / n,
-        (sums[4] - sums[5]) / n
+        (sums[4] - sums[5]) / n,
+        sums[6] / n
     );
 }

@@ -667,13 +667,28 @@ impl Memo {
 }
 
 /// All the documents of one search.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Corpus {
     docs: Vec<Document>,
     /// The planner's samples of recent queries over this corpus
     /// (`planner::sample`): a repeated query is routed without sampling
     /// again. Emptied when a document is added.
     pub(crate) samples: std::sync::Mutex<Memo>,
+    /// This corpus as it is now ([`Corpus::epoch`]).
+    epoch: u64,
+}
+
+impl Default for Corpus {
+    fn default() -> Corpus {
+        Corpus::from_docs(Vec::new())
+    }
+}
+
+/// A value no corpus has had in this process ([`Corpus::epoch`]).
+fn next_epoch() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 impl Corpus {
@@ -684,10 +699,16 @@ impl Corpus {
 
     /// A corpus of one in-memory document.
     pub fn from_bytes(name: impl Into<String>, data: Vec<u8>) -> Corpus {
-        Corpus {
-            docs: vec![Document::from_bytes(name, data)],
-            samples: Default::default(),
-        }
+        Corpus::from_docs(vec![Document::from_bytes(name, data)])
+    }
+
+    /// Names this corpus as it is now, unique in the process: a new corpus
+    /// gets a new one, and so does every change to its documents (a
+    /// document added, lines appended, buffers replaced). What is derived
+    /// from the corpus and kept outside it (the routing point's memo,
+    /// `session::route::Memo`) is keyed by it.
+    pub fn epoch(&self) -> u64 {
+        self.epoch
     }
 
     /// Adds a document.
@@ -695,6 +716,7 @@ impl Corpus {
         if let Ok(m) = self.samples.get_mut() {
             m.clear();
         }
+        self.epoch = next_epoch();
         self.docs.push(doc);
     }
 
@@ -705,6 +727,7 @@ impl Corpus {
         if let Ok(m) = self.samples.get_mut() {
             m.clear();
         }
+        self.epoch = next_epoch();
         match self.docs.get_mut(doc) {
             Some(d) => d.append(bytes),
             None => Err(Error::query(format!("no document {doc} to append to"))),
@@ -714,6 +737,7 @@ impl Corpus {
     /// Gives document `doc` the buffers of `room` ([`Document::take_room`]);
     /// returns what it replaced (drop it after the lock).
     pub fn take_room(&mut self, doc: usize, room: Room) -> Room {
+        self.epoch = next_epoch();
         match self.docs.get_mut(doc) {
             Some(d) => d.take_room(room),
             None => room,
@@ -725,6 +749,7 @@ impl Corpus {
         Corpus {
             docs,
             samples: Default::default(),
+            epoch: next_epoch(),
         }
     }
 

@@ -333,6 +333,18 @@ impl Query {
         )
     }
 
+    /// [`Query::shape_key`] as the key of a memo, when the patterns hold at
+    /// most [`Query::MEMO_MAX_BYTES`]: `None` above (the key is a copy of
+    /// them, and a 100k-pattern list would cost more to copy and compare
+    /// than what the memo saves).
+    pub(crate) fn memo_key(&self) -> Option<QueryShape> {
+        let bytes: usize = self.patterns.iter().map(Vec::len).sum();
+        (bytes <= Self::MEMO_MAX_BYTES).then(|| self.shape_key())
+    }
+
+    /// The most pattern bytes a memo keys on ([`Query::memo_key`]).
+    pub(crate) const MEMO_MAX_BYTES: usize = 4096;
+
     /// The patterns, after splitting on newlines.
     pub fn patterns(&self) -> &[Vec<u8>] {
         &self.patterns

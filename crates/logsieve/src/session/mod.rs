@@ -108,6 +108,8 @@ pub struct Session {
     /// The watchlists defined, by name ([`Session::define_watchlist`]).
     watchlists: RwLock<BTreeMap<String, Arc<Watchlist>>>,
     calibration: Mutex<Calibration>,
+    /// The routes of recent requests ([`route::Memo`]).
+    routes: route::Memo,
     /// The device the calibration belongs to (`cpu` without a GPU).
     calibration_device: String,
     /// A warning from loading the calibration file, for the caller to show.
@@ -168,6 +170,7 @@ impl Session {
             last_appended: None,
             watchlists: RwLock::new(BTreeMap::new()),
             calibration: Mutex::new(Calibration::defaults(DeviceClass::Other)),
+            routes: route::Memo::default(),
             calibration_device: "cpu".to_string(),
             calibration_warning: None,
             adapter: None,
@@ -254,7 +257,7 @@ impl Session {
         // Timed only when traced (`Instant::now` panics in a browser).
         let t = self.traced().then(std::time::Instant::now);
         let cal = self.calibration();
-        let r = route::route(&RouteInput {
+        let (r, memoised) = self.routes.route(&RouteInput {
             request: request.kind(),
             opts,
             corpus: &self.corpus,
@@ -284,9 +287,10 @@ impl Session {
         };
         if let Some(t) = t {
             eprintln!(
-                "logsieve: route: {} in {:.1} us",
+                "logsieve: route: {} in {:.1} us{}",
                 r.backend,
-                t.elapsed().as_secs_f64() * 1e6
+                t.elapsed().as_secs_f64() * 1e6,
+                if memoised { " (memoised)" } else { "" }
             );
         }
         Ok(r)

@@ -12,7 +12,7 @@ use crate::corpus::Corpus;
 use crate::kernel::Kernel;
 use crate::options::{BackendChoice, SearchOptions};
 use crate::planner::{self, Calibration, Choice, Decision, DeviceClass};
-use crate::query::Query;
+use crate::query::{Query, QueryShape};
 use crate::results::Want;
 use crate::support::{kernel_support, stats_support, PrefilterPlan, Unsupported};
 use crate::Error;
@@ -52,7 +52,7 @@ impl<'a> RequestKind<'a> {
 }
 
 /// The GPU as the routing point sees it.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct GpuState {
     /// Its class (a software adapter is never chosen automatically).
     pub class: DeviceClass,
@@ -318,6 +318,121 @@ pub fn route(input: &RouteInput<'_>) -> Result<Route, Error> {
     }
 }
 
+/// The routes of recent requests, so that a repeated one is not planned
+/// again ([`Memo::route`]).
+///
+/// A route is a function of its [`RouteInput`] and of what the corpus's
+/// own memo keeps (the planner's samples and timings): the key is the
+/// input itself, the corpus by its [`Corpus::epoch`] and its line count
+/// (the line index is built lazily), the query by its shape
+/// (`Query::memo_key`: queries of at most 4 KiB of patterns; longer ones
+/// are planned every time). Planning a regex costs 6-26 µs back to back
+/// on the build machine (`regex-route`, auto: tier 1's candidate sets,
+/// the sample's memo, the reasons' text; mostly allocation and
+/// formatting; 1.3 µs from the memo). On the H200 (2026-11-29, the
+/// `route:` lines of `LOGSIEVE_TRACE_QUERIES=1`) `\b(GET|POST) /api/v\d/`
+/// took 25-33 µs repeated back to back and 93-147 µs after 100 ms idle.
+#[derive(Debug, Default)]
+pub struct Memo {
+    entries: std::sync::Mutex<Vec<(MemoKey, Route)>>,
+}
+
+/// What a memoised route was planned from ([`Memo`]).
+#[derive(Debug, PartialEq)]
+struct MemoKey {
+    /// The request kind: 0 search, 1 per-pattern counts, 2 stats.
+    request: u8,
+    query: Option<QueryShape>,
+    /// [`Corpus::epoch`] and the line count, when the index is built.
+    corpus: (u64, Option<u64>),
+    opts: SearchOptions,
+    gpu: Option<GpuState>,
+    calibration: Calibration,
+}
+
+impl MemoKey {
+    /// The key of `input`, or `None` when its query's patterns are too
+    /// long to copy.
+    fn of(input: &RouteInput<'_>) -> Option<MemoKey> {
+        let query = match input.request.query() {
+            Some(q) => Some(q.memo_key()?),
+            None => None,
+        };
+        Some(MemoKey {
+            request: match input.request {
+                RequestKind::Search(_) => 0,
+                RequestKind::PatternCounts(_) => 1,
+                RequestKind::Stats(_) => 2,
+            },
+            query,
+            corpus: (input.corpus.epoch(), corpus_lines(input.corpus)),
+            opts: input.opts.clone(),
+            gpu: input.gpu.clone(),
+            calibration: input.calibration.clone(),
+        })
+    }
+
+    /// The same request on the same corpus and GPU: a route planned with
+    /// another calibration is replaced, not kept beside (an automatic run
+    /// folds its time into the calibration: repeated, it would fill the
+    /// memo with its own stale routes).
+    fn same_but_calibration(&self, other: &MemoKey) -> bool {
+        (
+            self.request,
+            &self.query,
+            self.corpus,
+            &self.opts,
+            &self.gpu,
+        ) == (
+            other.request,
+            &other.query,
+            other.corpus,
+            &other.opts,
+            &other.gpu,
+        )
+    }
+}
+
+impl Memo {
+    /// The requests whose routes are kept (least recently used dropped).
+    const CAPACITY: usize = 64;
+
+    /// [`route`] of `input`, from the memo when the same input was routed
+    /// before; the flag is true then. Errors are not kept.
+    pub fn route(&self, input: &RouteInput<'_>) -> Result<(Route, bool), Error> {
+        let Some(key) = MemoKey::of(input) else {
+            return route(input).map(|r| (r, false));
+        };
+        if let Ok(mut m) = self.entries.lock() {
+            if let Some(i) = m.iter().position(|(k, _)| *k == key) {
+                let e = m.remove(i);
+                let r = e.1.clone();
+                m.push(e);
+                return Ok((r, true));
+            }
+        }
+        let r = route(input)?;
+        if let Ok(mut m) = self.entries.lock() {
+            m.retain(|(k, _)| !k.same_but_calibration(&key));
+            if m.len() >= Self::CAPACITY {
+                m.remove(0);
+            }
+            m.push((key, r.clone()));
+        }
+        Ok((r, false))
+    }
+
+    /// Routes kept.
+    pub fn len(&self) -> usize {
+        self.entries.lock().map_or(0, |m| m.len())
+    }
+
+    /// True when no route is kept.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 fn route_auto(input: &RouteInput<'_>) -> Route {
     let opts = input.opts;
     let Some(query) = input.request.query() else {
@@ -425,5 +540,136 @@ fn route_auto(input: &RouteInput<'_>) -> Route {
             prefilter: Some(p),
         },
         _ => Route::cpu(decision.summary(), Some(decision)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gen::{generate, GenOptions};
+    use crate::results::Want;
+    use crate::QueryBuilder;
+
+    fn lines(n: u64, seed: u64) -> Vec<u8> {
+        generate(&GenOptions {
+            lines: n,
+            seed,
+            ..Default::default()
+        })
+    }
+
+    fn discrete() -> Option<GpuState> {
+        Some(GpuState {
+            class: DeviceClass::Discrete,
+            name: "discrete (routing only)".to_string(),
+            resident: true,
+            class_scan: true,
+            force_class_scan: false,
+        })
+    }
+
+    fn counts(backend: BackendChoice) -> SearchOptions {
+        SearchOptions {
+            backend,
+            threads: 0,
+            want: Want::Count,
+            ..Default::default()
+        }
+    }
+
+    /// A memoised route is the one [`route`] plans for the same input, and
+    /// any difference in the input (options, query, GPU, calibration, the
+    /// corpus's contents) plans again.
+    #[test]
+    fn the_memo_gives_the_planned_route_and_plans_again_when_the_input_changes() {
+        let mut corpus = Corpus::from_bytes("t", lines(1000, 7));
+        let regex = QueryBuilder::new().build(&[r"ERROR_5\d\d"]).unwrap();
+        let other = QueryBuilder::new().build(&[r"ERROR_4\d\d"]).unwrap();
+        let (auto, forced) = (counts(BackendChoice::Auto), counts(BackendChoice::Gpu));
+        let explain = SearchOptions {
+            explain: true,
+            ..auto.clone()
+        };
+        let cal = Calibration::defaults(DeviceClass::Discrete);
+        let mut faster = cal.clone();
+        faster.cpu_gbps *= 2.0;
+        let memo = Memo::default();
+        let ask = |corpus: &Corpus, q: &Query, opts: &SearchOptions, gpu, cal: &Calibration| {
+            let input = RouteInput {
+                request: RequestKind::Search(q),
+                opts,
+                corpus,
+                gpu,
+                calibration: cal,
+            };
+            let (r, hit) = memo.route(&input).unwrap();
+            // Memoised or not, the route is the one planned now.
+            assert_eq!(format!("{r:?}"), format!("{:?}", route(&input).unwrap()));
+            (r, hit)
+        };
+        for opts in [&auto, &forced] {
+            assert!(!ask(&corpus, &regex, opts, discrete(), &cal).1);
+            assert!(ask(&corpus, &regex, opts, discrete(), &cal).1);
+        }
+        assert_eq!(memo.len(), 2);
+        assert!(!ask(&corpus, &regex, &explain, discrete(), &cal).1);
+        assert!(!ask(&corpus, &other, &auto, discrete(), &cal).1);
+        assert!(!ask(&corpus, &regex, &auto, None, &cal).1);
+        assert_eq!(memo.len(), 5);
+        // Another calibration replaces the route planned with the first.
+        assert!(!ask(&corpus, &regex, &auto, discrete(), &faster).1);
+        assert_eq!(memo.len(), 5);
+        assert!(ask(&corpus, &regex, &auto, discrete(), &faster).1);
+        // The same bytes in another corpus, and the corpus grown: planned
+        // again, and for 1,000 lines (under the crossover) the CPU, for
+        // 31,000 the GPU.
+        let literal = QueryBuilder::new().build(&["ERROR"]).unwrap();
+        let (small, hit) = ask(&corpus, &literal, &auto, discrete(), &cal);
+        assert!(!hit && small.backend == Backend::Cpu, "{small:?}");
+        let copy = Corpus::from_bytes("t", corpus.docs()[0].data().to_vec());
+        assert_ne!(copy.epoch(), corpus.epoch());
+        assert!(!ask(&copy, &literal, &auto, discrete(), &cal).1);
+        let before = corpus.epoch();
+        corpus.append(0, &lines(30_000, 8)).unwrap();
+        assert_ne!(corpus.epoch(), before);
+        let (grown, hit) = ask(&corpus, &literal, &auto, discrete(), &cal);
+        assert!(
+            !hit && grown.backend == Backend::Gpu(Kernel::Scan),
+            "{grown:?}"
+        );
+        assert!(ask(&corpus, &literal, &auto, discrete(), &cal).1);
+    }
+
+    /// Queries of more than 4 KiB of patterns are planned every time (their
+    /// key would be a copy of them), and the memo keeps the most recent 64.
+    #[test]
+    fn long_queries_are_not_kept_and_the_memo_is_bounded() {
+        let corpus = Corpus::from_bytes("t", lines(200, 9));
+        let cal = Calibration::defaults(DeviceClass::Discrete);
+        let opts = counts(BackendChoice::Auto);
+        let memo = Memo::default();
+        // Routed through the memo: true when the route was kept.
+        let kept = |q: &Query| {
+            let input = RouteInput {
+                request: RequestKind::Search(q),
+                opts: &opts,
+                corpus: &corpus,
+                gpu: discrete(),
+                calibration: &cal,
+            };
+            memo.route(&input).unwrap().1
+        };
+        let pats: Vec<String> = (0..300).map(|i| format!("request-{i:010}")).collect();
+        let long = QueryBuilder::new().build(&pats).unwrap();
+        assert!(!kept(&long) && !kept(&long) && !kept(&long));
+        assert!(memo.is_empty());
+        let queries: Vec<Query> = (0..Memo::CAPACITY + 1)
+            .map(|i| QueryBuilder::new().build(&[format!("user=u{i}")]).unwrap())
+            .collect();
+        assert!(queries.iter().all(|q| !kept(q)));
+        assert_eq!(memo.len(), Memo::CAPACITY);
+        // The first was dropped, the last kept.
+        assert!(kept(&queries[Memo::CAPACITY]));
+        assert!(!kept(&queries[0]));
     }
 }
