@@ -49,7 +49,7 @@ pub struct SearchResult {
     /// Which backend ran.
     pub backend: BackendReport,
     /// The planner's decision, when the planner decided.
-    pub plan: Option<planner::Decision>,
+    pub plan: Option<Arc<planner::Decision>>,
 }
 
 impl SearchResult {

@@ -8,6 +8,8 @@
 //! is [`crate::support::kernel_support`]; "does the GPU pay?" is
 //! [`crate::planner::plan`].
 
+use std::sync::Arc;
+
 use crate::corpus::Corpus;
 use crate::kernel::Kernel;
 use crate::options::{BackendChoice, SearchOptions};
@@ -130,8 +132,9 @@ pub struct Route {
     /// True when the caller forced the backend (`--backend cpu|gpu`): a
     /// GPU failure is then an error, not a fall back to the CPU.
     pub forced: bool,
-    /// The planner's decision, when the planner decided.
-    pub decision: Option<Decision>,
+    /// The planner's decision, when the planner decided (shared: a kept
+    /// route and every result of it hold the one decision).
+    pub decision: Option<Arc<Decision>>,
     /// Tier 1's plan on a [`Backend::GpuPrefilter`] route: the literals
     /// chosen here (`planner::tier1_literals`, the set that finds the
     /// fewest lines of this corpus), which the executor runs as they are.
@@ -143,7 +146,7 @@ pub struct Route {
 }
 
 impl Route {
-    fn cpu(reason: impl Into<String>, decision: Option<Decision>) -> Route {
+    fn cpu(reason: impl Into<String>, decision: Option<Arc<Decision>>) -> Route {
         Route {
             backend: Backend::Cpu,
             reason: reason.into(),
@@ -535,7 +538,7 @@ fn route_auto(input: &RouteInput<'_>) -> Route {
         _ => None,
     };
     let lines = corpus_lines(input.corpus);
-    let decision = planner::plan(&planner::PlanInput {
+    let decision = Arc::new(planner::plan(&planner::PlanInput {
         query,
         want,
         line_ids: opts.line_ids,
@@ -549,7 +552,7 @@ fn route_auto(input: &RouteInput<'_>) -> Route {
         tier1_rejected: rejected,
         sample,
         calibration: input.calibration,
-    });
+    }));
     match (&decision.choice, supported, prefilter) {
         // Tier 2 chosen over tier 1 by the planner.
         (Choice::Gpu(Kernel::ShiftAnd), Err(_), Some(Ok(_))) => Route {
