@@ -59,9 +59,11 @@ fn answers(q: &Query) -> Option<Arc<Answers>> {
     }
     // Only queries of a few patterns are kept (`Query::memo_key`); a long
     // list's literal answers are cheap.
-    let key = q.memo_key()?;
+    if !q.memoised() {
+        return None;
+    }
     let mut m = MEMO.lock().ok()?;
-    if let Some(i) = m.iter().position(|(k, _)| *k == key) {
+    if let Some(i) = m.iter().position(|(k, _)| q.has_shape(k)) {
         let e = m.remove(i);
         let a = e.1.clone();
         m.push(e);
@@ -71,7 +73,7 @@ fn answers(q: &Query) -> Option<Arc<Answers>> {
         m.remove(0);
     }
     let a = Arc::new(Answers::default());
-    m.push((key, a.clone()));
+    m.push((q.shape_key(), a.clone()));
     Some(a)
 }
 

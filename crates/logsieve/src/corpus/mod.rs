@@ -713,21 +713,23 @@ impl Corpus {
 
     /// Adds a document.
     pub fn push(&mut self, doc: Document) {
+        self.grew();
+        self.docs.push(doc);
+    }
+
+    /// Forgets what was derived from the corpus before it grew: the
+    /// planner's samples, and the epoch.
+    fn grew(&mut self) {
         if let Ok(m) = self.samples.get_mut() {
             m.clear();
         }
         self.epoch = next_epoch();
-        self.docs.push(doc);
     }
 
     /// Appends whole lines to document `doc` ([`Document::append`]);
     /// returns the number of its first appended line.
     pub fn append(&mut self, doc: usize, bytes: &[u8]) -> Result<u64, Error> {
-        // The planner's samples were taken over the corpus before it grew.
-        if let Ok(m) = self.samples.get_mut() {
-            m.clear();
-        }
-        self.epoch = next_epoch();
+        self.grew();
         match self.docs.get_mut(doc) {
             Some(d) => d.append(bytes),
             None => Err(Error::query(format!("no document {doc} to append to"))),

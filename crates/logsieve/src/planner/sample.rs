@@ -134,12 +134,12 @@ pub fn sample(corpus: &Corpus, query: &Query, windows: usize, histogram: bool) -
 /// parameters, as bytes (the patterns raw: formatting them with `Debug`
 /// cost more than the lookup).
 pub(super) fn memo_key(tag: &str, query: &Query, n: usize, flag: bool) -> Vec<u8> {
-    let (pats, syntax, flags, case, kind, cpu_only) = query.shape_key();
+    let (syntax, flags, case, kind, cpu_only) = query.shape_flags();
     let mut k = format!("{tag} {syntax:?} {flags:?} {case:?} {kind:?} {cpu_only:?} {n} {flag}")
         .into_bytes();
-    for p in pats {
+    for p in query.patterns() {
         k.extend_from_slice(&(p.len() as u64).to_le_bytes());
-        k.extend_from_slice(&p);
+        k.extend_from_slice(p);
     }
     k
 }

@@ -247,15 +247,12 @@ fn literal_of(hir: &regex_syntax::hir::Hir) -> Option<Vec<u8>> {
     }
 }
 
-/// [`Query::shape_key`]: patterns, syntax, `-w`/`-x`/`-v`, case, kind.
-pub(crate) type QueryShape = (
-    Vec<Vec<u8>>,
-    Syntax,
-    [bool; 3],
-    CaseMode,
-    QueryKind,
-    Option<&'static str>,
-);
+/// [`Query::shape_key`]: the patterns and [`ShapeFlags`].
+pub(crate) type QueryShape = (Vec<Vec<u8>>, ShapeFlags);
+
+/// [`Query::shape_flags`]: syntax, `-w`/`-x`/`-v`, case, kind, and why it
+/// runs on the CPU only.
+pub(crate) type ShapeFlags = (Syntax, [bool; 3], CaseMode, QueryKind, Option<&'static str>);
 
 /// A compiled, backend-neutral query. Cheap to clone.
 #[derive(Clone, Debug)]
@@ -321,8 +318,12 @@ impl Query {
     /// What decides the lines this query selects (patterns, syntax and
     /// flags): equal keys, equal results over the same corpus.
     pub(crate) fn shape_key(&self) -> QueryShape {
+        (self.patterns.clone(), self.shape_flags())
+    }
+
+    /// [`Query::shape_key`] but the patterns.
+    pub(crate) fn shape_flags(&self) -> ShapeFlags {
         (
-            self.patterns.clone(),
             self.syntax,
             [self.word, self.whole_line, self.invert],
             self.case,
@@ -333,13 +334,24 @@ impl Query {
         )
     }
 
+    /// True when `shape` is this query's [`Query::shape_key`] (compared
+    /// without a copy: a memo's lookup).
+    pub(crate) fn has_shape(&self, shape: &QueryShape) -> bool {
+        shape.1 == self.shape_flags() && shape.0 == self.patterns
+    }
+
     /// [`Query::shape_key`] as the key of a memo, when the patterns hold at
     /// most [`Query::MEMO_MAX_BYTES`]: `None` above (the key is a copy of
     /// them, and a 100k-pattern list would cost more to copy and compare
     /// than what the memo saves).
     pub(crate) fn memo_key(&self) -> Option<QueryShape> {
+        self.memoised().then(|| self.shape_key())
+    }
+
+    /// True when memos keep facts of this query ([`Query::memo_key`]).
+    pub(crate) fn memoised(&self) -> bool {
         let bytes: usize = self.patterns.iter().map(Vec::len).sum();
-        (bytes <= Self::MEMO_MAX_BYTES).then(|| self.shape_key())
+        bytes <= Self::MEMO_MAX_BYTES
     }
 
     /// The most pattern bytes a memo keys on ([`Query::memo_key`]).

@@ -337,7 +337,7 @@ pub fn route(input: &RouteInput<'_>) -> Result<Route, Error> {
 /// Planning a regex costs 6-26 µs back to back
 /// on the build machine (`regex-route`, auto: tier 1's candidate sets,
 /// the sample's memo, the reasons' text; mostly allocation and
-/// formatting; 1.3 µs from the memo). On the H200 (2026-11-29, the
+/// formatting; 0.4 µs from the memo). On the H200 (2026-11-29, the
 /// `route:` lines of `LOGSIEVE_TRACE_QUERIES=1`) `\b(GET|POST) /api/v\d/`
 /// took 25-33 µs repeated back to back and 93-147 µs after 100 ms idle.
 #[derive(Debug, Default)]
@@ -348,62 +348,71 @@ pub struct Memo {
 /// What a memoised route was planned from ([`Memo`]).
 #[derive(Debug)]
 struct MemoKey {
-    /// The request kind: 0 search, 1 per-pattern counts, 2 stats.
+    /// [`request_code`].
     request: u8,
     query: Option<QueryShape>,
-    /// [`Corpus::epoch`] and the line count, when the index is built.
+    /// [`corpus_key`].
     corpus: (u64, Option<u64>),
     opts: SearchOptions,
     gpu: Option<GpuState>,
     calibration: Calibration,
 }
 
+/// The request kind as a memo keys it: 0 search, 1 per-pattern counts, 2
+/// stats.
+fn request_code(r: &RequestKind<'_>) -> u8 {
+    match r {
+        RequestKind::Search(_) => 0,
+        RequestKind::PatternCounts(_) => 1,
+        RequestKind::Stats(_) => 2,
+    }
+}
+
+/// The corpus as a memo keys it: [`Corpus::epoch`] and the line count,
+/// when the index is built (it is built lazily).
+fn corpus_key(c: &Corpus) -> (u64, Option<u64>) {
+    (c.epoch(), corpus_lines(c))
+}
+
 impl MemoKey {
-    /// The key of `input`, or `None` when its query's patterns are too
-    /// long to copy.
+    /// The key of `input` (kept when its route is), or `None` when its
+    /// query's patterns are too long to copy.
     fn of(input: &RouteInput<'_>) -> Option<MemoKey> {
         let query = match input.request.query() {
             Some(q) => Some(q.memo_key()?),
             None => None,
         };
         Some(MemoKey {
-            request: match input.request {
-                RequestKind::Search(_) => 0,
-                RequestKind::PatternCounts(_) => 1,
-                RequestKind::Stats(_) => 2,
-            },
+            request: request_code(&input.request),
             query,
-            corpus: (input.corpus.epoch(), corpus_lines(input.corpus)),
+            corpus: corpus_key(input.corpus),
             opts: input.opts.clone(),
             gpu: input.gpu.clone(),
             calibration: input.calibration.clone(),
         })
     }
 
-    /// The same request on the same corpus and GPU: a route planned with
-    /// another calibration is replaced, not kept beside (an automatic run
-    /// folds its time into the calibration: repeated, it would fill the
-    /// memo with its own stale routes).
-    fn same_but_calibration(&self, other: &MemoKey) -> bool {
-        (
-            self.request,
-            &self.query,
-            self.corpus,
-            &self.opts,
-            &self.gpu,
-        ) == (
-            other.request,
-            &other.query,
-            other.corpus,
-            &other.opts,
-            &other.gpu,
-        )
+    /// The same request as `input` on the same corpus (`corpus`: its
+    /// [`corpus_key`]) and GPU, compared without a copy: a route planned
+    /// with another calibration is replaced, not kept beside (an
+    /// automatic run folds its time into the calibration: repeated, it
+    /// would fill the memo with its own stale routes).
+    fn same_request(&self, input: &RouteInput<'_>, corpus: (u64, Option<u64>)) -> bool {
+        let query = match (&self.query, input.request.query()) {
+            (Some(s), Some(q)) => q.has_shape(s),
+            (s, q) => s.is_none() && q.is_none(),
+        };
+        self.request == request_code(&input.request)
+            && self.corpus == corpus
+            && query
+            && self.opts == *input.opts
+            && self.gpu == input.gpu
     }
 
-    /// The same request, planned under a calibration near this one's
+    /// The same request, planned under a calibration near `input`'s
     /// ([`near`]).
-    fn matches(&self, other: &MemoKey) -> bool {
-        self.same_but_calibration(other) && near(&self.calibration, &other.calibration)
+    fn matches(&self, input: &RouteInput<'_>, corpus: (u64, Option<u64>)) -> bool {
+        self.same_request(input, corpus) && near(&self.calibration, input.calibration)
     }
 }
 
@@ -439,12 +448,15 @@ impl Memo {
     /// [`route`] of `input`, from the memo when the same input was routed
     /// before; the flag is true then. Errors are not kept.
     pub fn route(&self, input: &RouteInput<'_>) -> Result<(Route, bool), Error> {
-        let key = MemoKey::of(input).filter(|_| !input.opts.explain);
-        let Some(key) = key else {
+        let kept = !input.opts.explain && input.request.query().is_none_or(Query::memoised);
+        if !kept {
             return route(input).map(|r| (r, false));
-        };
+        }
+        // Looked up without building a key: a hit copies nothing but the
+        // route.
+        let corpus = corpus_key(input.corpus);
         if let Ok(mut m) = self.entries.lock() {
-            if let Some(i) = m.iter().position(|(k, _)| k.matches(&key)) {
+            if let Some(i) = m.iter().position(|(k, _)| k.matches(input, corpus)) {
                 let e = m.remove(i);
                 let r = e.1.clone();
                 m.push(e);
@@ -452,8 +464,8 @@ impl Memo {
             }
         }
         let r = route(input)?;
-        if let Ok(mut m) = self.entries.lock() {
-            m.retain(|(k, _)| !k.same_but_calibration(&key));
+        if let (Some(key), Ok(mut m)) = (MemoKey::of(input), self.entries.lock()) {
+            m.retain(|(k, _)| !k.same_request(input, corpus));
             if m.len() >= Self::CAPACITY {
                 m.remove(0);
             }
