@@ -136,6 +136,16 @@ impl Metrics {
     }
 }
 
+/// The session's routes ([`logsieve::session::MemoCounts`]): how many came
+/// from the route memo (a repeated request on an unchanged corpus) and how
+/// many were planned.
+pub fn render_routes(s: &mut String, c: logsieve::session::MemoCounts) {
+    s.push_str("# HELP logsieve_routes_total Routes chosen, by whether the route memo kept them or the routing point planned them.\n");
+    s.push_str("# TYPE logsieve_routes_total counter\n");
+    let _ = writeln!(s, "logsieve_routes_total{{memo=\"kept\"}} {}", c.memoised);
+    let _ = writeln!(s, "logsieve_routes_total{{memo=\"planned\"}} {}", c.planned);
+}
+
 /// The session's fused GPU counts (`logsieve::session::FusionProfile`):
 /// submissions, queries counted in them, and where their time went, by
 /// step — what a GPU count spends besides its kernel.

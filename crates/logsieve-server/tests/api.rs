@@ -688,6 +688,37 @@ fn the_openapi_document_parses_and_lists_every_route() {
     }
 }
 
+/// `/metrics` counts the routes the session's memo kept and the ones it
+/// planned: a repeated count is kept, `explain` always planned. (Forced
+/// to the CPU: an automatic CPU run folds its time into the calibration,
+/// which on this small corpus moves by more than the memo's slack.)
+#[test]
+fn metrics_count_the_routes_kept_and_planned() {
+    let srv = TestServer::ready(session(LINES), Limits::default(), None);
+    let routes = || {
+        let m = srv.get("/metrics").text().to_string();
+        let n = |memo: &str| -> u64 {
+            let name = format!("logsieve_routes_total{{memo=\"{memo}\"}} ");
+            let line = m.lines().find(|l| l.starts_with(&name));
+            line.and_then(|l| l[name.len()..].parse().ok())
+                .unwrap_or_else(|| panic!("{name} in {m}"))
+        };
+        (n("kept"), n("planned"))
+    };
+    let count = |explain: bool| {
+        let body = json!({"patterns": ["ERROR_5\\d\\d"], "output": "count", "backend": "cpu", "explain": explain});
+        let r = srv.post("/api/v1/search", &body.to_string());
+        assert_eq!(r.status, 200, "{}", r.text());
+    };
+    let (kept, planned) = routes();
+    count(false);
+    count(false);
+    count(false);
+    assert_eq!(routes(), (kept + 2, planned + 1));
+    count(true);
+    assert_eq!(routes(), (kept + 2, planned + 2));
+}
+
 /// REGRESSION (schemathesis ST105, CI at `c7fa333`): `lines` answers
 /// `application/x-ndjson` but the document listed only `application/json`
 /// for a search's 200. Every output's content type must be documented.

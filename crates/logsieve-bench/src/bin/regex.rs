@@ -141,6 +141,7 @@ fn main() {
             eprintln!("{p}: warm-up: {warm}..{} ms", epoch_ms());
         }
         let hot = epoch_ms();
+        let routed = session.route_counts();
         // The first query after a different one pays a switch (measured on
         // the H100, 2026-11-25: auto, always first, 0.03-0.04 ms over the
         // same route forced second, and over itself repeated alone). The
@@ -195,6 +196,13 @@ fn main() {
             }
         }
         eprintln!("{p}: hot: {hot}..{} ms", epoch_ms());
+        // Every column's routes (a forced one is kept too).
+        let now = session.route_counts();
+        eprintln!(
+            "{p}: hot routes: {} memoised, {} planned",
+            now.memoised - routed.memoised,
+            now.planned - routed.planned
+        );
         let med = |v: &mut Vec<Duration>| {
             v.sort();
             v.get(v.len() / 2).map(|d| d.as_secs_f64() * 1e3)

@@ -151,7 +151,8 @@ pub async fn openapi() -> Response {
 }
 
 /// Prometheus metrics: queries by kind and backend, latency histogram,
-/// resident bytes (host and GPU), load progress.
+/// resident bytes (host and GPU), load progress, routes kept by the route
+/// memo and planned.
 #[utoipa::path(get, path = "/metrics", responses((status = 200, description = "Prometheus text format", content_type = "text/plain")))]
 pub async fn metrics(State(state): State<AppState>) -> Response {
     let ready = state.ready();
@@ -173,6 +174,7 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
     };
     let mut text = state.0.metrics.render(&g);
     if let Some(r) = &ready {
+        crate::metrics::render_routes(&mut text, r.session.route_counts());
         crate::metrics::render_fusion(&mut text, &r.session.fusion_profile());
     }
     if let Some(f) = state.follow() {

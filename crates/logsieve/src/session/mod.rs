@@ -38,7 +38,7 @@ pub use evict::{Evicted, Eviction, Retention};
 #[cfg(feature = "gpu")]
 pub use fuse::FusionProfile;
 pub use route::{
-    Backend, GpuState, Layout, LayoutPart, Place, RequestKind, Route, RouteInput, Split,
+    Backend, GpuState, Layout, LayoutPart, MemoCounts, Place, RequestKind, Route, RouteInput, Split,
 };
 
 /// The answer to one query.
@@ -294,6 +294,12 @@ impl Session {
             );
         }
         Ok(r)
+    }
+
+    /// How many routes came from the route memo and how many were
+    /// planned ([`route::Memo`]), since the session was made.
+    pub fn route_counts(&self) -> MemoCounts {
+        self.routes.counts()
     }
 
     /// Tells the one-shot plan ([`Session::prepare`]) which adapter exists
