@@ -16,7 +16,7 @@ use logsieve::cpu::{search_doc, CpuOptions};
 use logsieve::gpu::{GpuContext, GpuCorpus, GpuKernel};
 use logsieve::pipeline::{ColumnOptions, Columns, FieldSpec, NO_TIME};
 use logsieve::planner::{Calibration, DeviceClass};
-use logsieve::session::route::{route, Backend, GpuState, RequestKind, RouteInput};
+use logsieve::session::route::{Backend, GpuState, Memo, MemoCounts, RequestKind, RouteInput};
 use logsieve::{
     BackendChoice, Corpus, DocHits, Document, Query, QueryBuilder, SearchOptions, Syntax, Want,
 };
@@ -265,6 +265,9 @@ pub struct WebEngine {
     /// The year of year-less timestamps (syslog): the page passes the
     /// current one (the CLI uses each file's modification year).
     year: i32,
+    /// The routes of recent requests, as a `Session` keeps them: a query
+    /// typed again on the same files is not planned again.
+    routes: Memo,
 }
 
 impl WebEngine {
@@ -426,9 +429,15 @@ impl WebEngine {
         self.gpu.is_some()
     }
 
+    /// How many routes came from the route memo and how many were
+    /// planned.
+    pub fn route_counts(&self) -> MemoCounts {
+        self.routes.counts()
+    }
+
     /// Compiles the request and asks the routing point
-    /// ([`logsieve::session::route::route`], the one every front end uses)
-    /// where it runs. The error is JSON for the page (an invalid regex,
+    /// ([`logsieve::session::route::route`], the one every front end uses,
+    /// through its memo, [`Memo`]) where it runs. The error is JSON for the page (an invalid regex,
     /// shown inline).
     pub fn prepare(&self, req: &Request) -> Result<Prepared, String> {
         let query = req
@@ -457,13 +466,16 @@ impl WebEngine {
         });
         let calibration =
             Calibration::defaults(gpu.as_ref().map_or(DeviceClass::Other, |g| g.class));
-        let routed = route(&RouteInput {
-            request: RequestKind::Search(&query),
-            opts: &opts,
-            corpus: &self.corpus,
-            gpu,
-            calibration: &calibration,
-        });
+        let routed = self
+            .routes
+            .route(&RouteInput {
+                request: RequestKind::Search(&query),
+                opts: &opts,
+                corpus: &self.corpus,
+                gpu,
+                calibration: &calibration,
+            })
+            .map(|(r, _)| r);
         let (route, reason) = match (routed, &self.gpu) {
             (Ok(r), Some(g)) => match r.backend {
                 Backend::Gpu(k) => (Route::Gpu(g.clone(), k), r.reason),
@@ -832,6 +844,30 @@ mod tests {
             assert_eq!(r["docs"][1]["count"], 100);
             assert_eq!(r["engine"], "CPU");
         }
+    }
+
+    /// The same query on the same files is routed from the memo; after
+    /// another file is loaded it is planned again, and the answer counts
+    /// the new file.
+    #[test]
+    fn a_repeated_query_is_routed_from_the_memo_until_the_files_change() {
+        let mut e = WebEngine::new();
+        load(&mut e, "a.log", b"ERROR one\nok\nERROR two\n", 4);
+        let q = json!({"patterns": r"ERROR \w+", "syntax": "regex"});
+        assert_eq!(search(&mut e, q.clone())["count"], 2);
+        assert_eq!(search(&mut e, q.clone())["count"], 2);
+        let once = MemoCounts {
+            memoised: 1,
+            planned: 1,
+        };
+        assert_eq!(e.route_counts(), once);
+        load(&mut e, "b.log", b"ERROR three\n", 4);
+        assert_eq!(search(&mut e, q)["count"], 3);
+        let again = MemoCounts {
+            memoised: 1,
+            planned: 2,
+        };
+        assert_eq!(e.route_counts(), again);
     }
 
     #[test]
