@@ -437,8 +437,8 @@ impl WebEngine {
 
     /// Compiles the request and asks the routing point
     /// ([`logsieve::session::route::route`], the one every front end uses,
-    /// through its memo, [`Memo`]) where it runs. The error is JSON for the page (an invalid regex,
-    /// shown inline).
+    /// through its memo, [`Memo`]) where it runs. The error is JSON for the
+    /// page (an invalid regex, shown inline).
     pub fn prepare(&self, req: &Request) -> Result<Prepared, String> {
         let query = req
             .query()

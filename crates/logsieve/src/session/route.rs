@@ -369,6 +369,10 @@ struct MemoKey {
     query: Option<QueryShape>,
     /// [`corpus_key`].
     corpus: (u64, Option<u64>),
+    /// The corpus's bytes (one epoch holds one set of bytes), which
+    /// [`near`] weighs the kernels by: kept, not summed over the
+    /// documents on every lookup.
+    bytes: u64,
     opts: SearchOptions,
     gpu: Option<GpuState>,
     calibration: Calibration,
@@ -402,6 +406,7 @@ impl MemoKey {
             request: request_code(&input.request),
             query,
             corpus: corpus_key(input.corpus),
+            bytes: input.corpus.total_bytes(),
             opts: input.opts.clone(),
             gpu: input.gpu.clone(),
             calibration: input.calibration.clone(),
@@ -428,12 +433,7 @@ impl MemoKey {
     /// The same request, planned under a calibration near `input`'s
     /// ([`near`]).
     fn matches(&self, input: &RouteInput<'_>, corpus: (u64, Option<u64>)) -> bool {
-        self.same_request(input, corpus)
-            && near(
-                &self.calibration,
-                input.calibration,
-                input.corpus.total_bytes(),
-            )
+        self.same_request(input, corpus) && near(&self.calibration, input.calibration, self.bytes)
     }
 }
 
@@ -490,14 +490,10 @@ impl Memo {
     /// before; the flag is true then. Errors are not kept.
     pub fn route(&self, input: &RouteInput<'_>) -> Result<(Route, bool), Error> {
         let kept = !input.opts.explain && input.request.query().is_none_or(Query::memoised);
-        if !kept {
-            self.planned.fetch_add(1, Ordering::Relaxed);
-            return route(input).map(|r| (r, false));
-        }
         // Looked up without building a key: a hit copies nothing but the
         // route.
         let corpus = corpus_key(input.corpus);
-        if let Ok(mut m) = self.entries.lock() {
+        if let (true, Ok(mut m)) = (kept, self.entries.lock()) {
             if let Some(i) = m.iter().position(|(k, _)| k.matches(input, corpus)) {
                 let e = m.remove(i);
                 let r = e.1.clone();
@@ -508,6 +504,9 @@ impl Memo {
         }
         self.planned.fetch_add(1, Ordering::Relaxed);
         let r = route(input)?;
+        if !kept {
+            return Ok((r, false));
+        }
         if let (Some(key), Ok(mut m)) = (MemoKey::of(input), self.entries.lock()) {
             m.retain(|(k, _)| !k.same_request(input, corpus));
             if m.len() >= Self::CAPACITY {
