@@ -11,7 +11,7 @@ mod remote;
 
 use std::path::{Path, PathBuf};
 
-use clap::Parser;
+use clap::FromArgMatches;
 
 use exit::{err, EXIT_ERROR};
 use flags::{Cli, Command};
@@ -23,7 +23,14 @@ fn main() {
         // As rg: an unreadable defaults file is reported, not fatal.
         err(format!("{} {e}", flags::argv::CONFIG_ENV));
     }
-    let cli = match Cli::try_parse_from(args) {
+    // As `Cli::try_parse_from`, over the definition with its help texts
+    // wrapped.
+    let mut definition = flags::command();
+    let parsed = definition
+        .try_get_matches_from_mut(args)
+        .and_then(|mut m| Cli::from_arg_matches_mut(&mut m))
+        .map_err(|e| e.format(&mut definition));
+    let cli = match parsed {
         Ok(c) => c,
         Err(e) => {
             // Usage errors exit 2 (grep's convention); --help/--version 0.
@@ -44,7 +51,7 @@ fn main() {
         Command::Stats(a) => cmd::stats::run(a, &a.gpus.tuned(&tuning)),
         Command::Bench(a) => cmd::bench::run(a, &tuning),
         Command::Completions(a) => cmd::completions::completions(a),
-        Command::Man => cmd::completions::man(),
+        Command::Man(a) => cmd::completions::man(a),
         Command::Serve(a) => cmd::serve::run(a, &tuning),
     };
     std::process::exit(code);

@@ -389,7 +389,9 @@ fn invert_match() {
     );
     let o = search(d.path(), &["-v", "-c", "", "text.log"]);
     assert_eq!(o.code, 1);
-    assert_eq!(o.out(), "0\n");
+    assert_eq!(o.out(), "");
+    let o = search(d.path(), &["-v", "-c", "--include-zero", "", "text.log"]);
+    assert_eq!((o.code, o.out().as_str()), (1, "0\n"));
     let o = search(d.path(), &["--invert-match", "-c", "-F", "foo", "text.log"]);
     assert_eq!(o.out(), "5\n");
     same_as_rg(d.path(), &["-v", "-n", "o", "text.log"]);
@@ -422,7 +424,7 @@ fn wildcard() {
     // `*` never crosses a line.
     let o = search(d.path(), &["--wildcard", "-c", "abc*a.c", "w.log"]);
     assert_eq!(o.code, 1);
-    assert_eq!(o.out(), "0\n");
+    assert_eq!(o.out(), "");
     // -i and -x apply.
     let o = search(d.path(), &["--wildcard", "-i", "-x", "A?C", "w.log"]);
     assert_eq!(o.lines(), ["abc", "a.c"]);
@@ -487,11 +489,13 @@ fn count_one_and_many_files() {
     let o = search(d.path(), &["-c", "foo", "b.log", "c.log", "text.log"]);
     assert_eq!(o.code, 0);
     assert_eq!(o.out(), "b.log:1\ntext.log:4\n");
-    // One file with no match: a bare 0, exit 1 (grep prints 0 too; rg 13
-    // prints nothing).
+    // One file with no match: nothing, exit 1 (as rg 13); --include-zero
+    // prints grep's bare 0.
     let o = search(d.path(), &["--count", "foo", "c.log"]);
     assert_eq!(o.code, 1);
-    assert_eq!(o.out(), "0\n");
+    assert_eq!(o.out(), "");
+    let o = search(d.path(), &["--count", "--include-zero", "foo", "c.log"]);
+    assert_eq!((o.code, o.out().as_str()), (1, "0\n"));
     // -H with one file names it; -I with several does not.
     let o = search(d.path(), &["-c", "-H", "foo", "text.log"]);
     assert_eq!(o.out(), "text.log:4\n");
@@ -501,6 +505,75 @@ fn count_one_and_many_files() {
     same_as_rg(d.path(), &["-c", "foo", "text.log"]);
     same_as_rg(d.path(), &["-c", "foo", "b.log", "c.log", "text.log"]);
     same_as_rg(d.path(), &["-c", "-v", "foo", "b.log", "c.log", "text.log"]);
+}
+
+/// `-c` (and `--include-zero`) print what rg 13 prints: a file without a
+/// selected line prints nothing, alone, among others, on stdin or found in
+/// a directory, unless --include-zero.
+#[test]
+fn count_without_a_match_prints_what_rg_prints() {
+    let d = tmp();
+    write(d.path(), "a.log", b"foo\nbar\n");
+    write(d.path(), "b.log", b"baz\n");
+    write(d.path(), "dir/c.log", b"foo foo\n");
+    write(d.path(), "dir/d.log", b"qux\n");
+    let want: &[(&[&str], &str, i32)] = &[
+        // REGRESSION: one file without a match printed `0`.
+        (&["-c", "zzz", "a.log"], "", 1),
+        (&["-c", "-m", "0", "foo", "a.log"], "", 1),
+        (&["-c", "-v", "", "a.log"], "", 1),
+        (&["-c", "zzz", "a.log", "b.log"], "", 1),
+        (&["-c", "foo", "a.log", "b.log"], "a.log:1\n", 0),
+        (&["-c", "-I", "foo", "a.log", "b.log"], "1\n", 0),
+        (&["-c", "-H", "zzz", "a.log"], "", 1),
+        (&["-c", "foo", "dir"], "dir/c.log:1\n", 0),
+        (&["-c", "--include-zero", "zzz", "a.log"], "0\n", 1),
+        (
+            &["-c", "--include-zero", "-H", "zzz", "a.log"],
+            "a.log:0\n",
+            1,
+        ),
+        (
+            &["-c", "--include-zero", "foo", "a.log", "b.log"],
+            "a.log:1\nb.log:0\n",
+            0,
+        ),
+        (
+            &["-c", "--include-zero", "-I", "foo", "a.log", "b.log"],
+            "1\n0\n",
+            0,
+        ),
+        (
+            &["-c", "--include-zero", "foo", "dir"],
+            "dir/c.log:1\ndir/d.log:0\n",
+            0,
+        ),
+        // --include-zero alone changes nothing.
+        (&["--include-zero", "zzz", "a.log"], "", 1),
+    ];
+    for &(args, out, code) in want {
+        let o = search(d.path(), args);
+        assert_eq!((o.out().as_str(), o.code), (out, code), "{args:?}");
+        same_as_rg(d.path(), args);
+    }
+    // stdin: nothing, or the bare 0 with --include-zero (rg's output).
+    let o = search_stdin(d.path(), &["-c", "zzz"], b"x\n");
+    assert_eq!((o.out().as_str(), o.code), ("", 1));
+    let o = search_stdin(d.path(), &["-c", "--include-zero", "zzz"], b"x\n");
+    assert_eq!((o.out().as_str(), o.code), ("0\n", 1));
+    if have("rg") {
+        for args in [&["-c", "zzz"][..], &["-c", "--include-zero", "zzz"]] {
+            let ours = search_stdin(d.path(), args, b"x\n");
+            let mut all = vec!["--no-config"];
+            all.extend_from_slice(args);
+            let theirs = run_in("rg", d.path(), &all, Some(b"x\n"));
+            assert_eq!(
+                (ours.out(), ours.code),
+                (theirs.out(), theirs.code),
+                "{args:?}"
+            );
+        }
+    }
 }
 
 #[test]
@@ -966,7 +1039,7 @@ fn no_mmap_agrees_with_mmap() {
     write(d.path(), "empty.log", b"");
     for extra in [None, Some("--no-mmap")] {
         let mut a: Vec<&str> = extra.into_iter().collect();
-        a.extend(["-c", "", "empty.log"]);
+        a.extend(["-c", "--include-zero", "", "empty.log"]);
         let o = search(d.path(), &a);
         assert_eq!(o.code, 1, "{a:?}");
         assert_eq!(o.out(), "0\n");
@@ -1042,6 +1115,8 @@ fn stdin_dash_and_piped() {
     assert!(o.stdout.is_empty());
     // Empty stdin.
     let o = search_stdin(d.path(), &["-c", ""], b"");
+    assert_eq!((o.code, o.out().as_str()), (1, ""));
+    let o = search_stdin(d.path(), &["-c", "--include-zero", ""], b"");
     assert_eq!((o.code, o.out().as_str()), (1, "0\n"));
 }
 
@@ -1271,7 +1346,7 @@ fn crlf_keeps_carriage_return() {
     assert_eq!(o.code, 1);
     assert!(o.stdout.is_empty());
     let o = search(d.path(), &["-c", "foo$", "crlf.txt"]);
-    assert_eq!((o.code, o.out().as_str()), (1, "0\n"));
+    assert_eq!((o.code, o.out().as_str()), (1, ""));
     let o = search(d.path(), &["-c", "-x", "foo\r", "crlf.txt"]);
     assert_eq!(o.out(), "1\n");
     let o = search(d.path(), &["-c", "-w", "baz", "crlf.txt"]);
@@ -1403,15 +1478,16 @@ fn usage_errors_exit_2() {
 // ---------------------------------------------------------------------------
 // Agreement with GNU grep
 
-/// `grep -c ARGS FILE` vs `logsieve search -c ARGS FILE` (and the printed
-/// lines) for the queries the issue lists. grep runs in the C.UTF-8 locale
-/// with -E, so that regex syntax and case folding are comparable.
+/// `grep -c ARGS FILE` vs `logsieve search -c --include-zero ARGS FILE`
+/// (and the printed lines) for the queries the issue lists. grep runs in
+/// the C.UTF-8 locale with -E, so that regex syntax and case folding are
+/// comparable; --include-zero prints grep's 0 for no match.
 fn agree_with_grep(file: &Path, queries: &[(&[&str], &[&str])]) -> usize {
     let dir = file.parent().unwrap();
     let name = file.file_name().unwrap().to_str().unwrap();
     let mut nonzero = 0;
     for (ours_args, grep_args) in queries {
-        let mut a: Vec<&str> = vec!["-c"];
+        let mut a: Vec<&str> = vec!["-c", "--include-zero"];
         a.extend_from_slice(ours_args);
         a.push(name);
         let ours = search(dir, &a);

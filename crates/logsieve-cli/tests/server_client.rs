@@ -258,6 +258,13 @@ fn stats_print_the_same() {
         &["-e", "ERROR", "--count-by", "host"],
         &["--histogram", "1h"],
         &["--histogram", "15m", "--json"],
+        // `auto` is resolved against the served corpus's span;
+        // empty buckets are left out of the text alike.
+        &["--histogram", "auto"],
+        &["--histogram", "auto", "--json"],
+        &["--histogram", "auto", "--since", "30m"],
+        &["--histogram", "1m"],
+        &["--histogram", "1m", "--include-zero"],
         &["--since", "30m", "--count-by", "level"],
         &["-e", "nomatch-xyz"],
     ] {

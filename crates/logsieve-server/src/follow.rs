@@ -164,39 +164,49 @@ fn apply(state: &AppState, tracker: &mut Tracker, rescan: bool) -> bool {
             *room = ready.session.take_room(*doc, std::mem::take(room));
         }
         for c in changes {
-            let (doc, bytes, res) = match c {
+            let (doc, res) = match c {
                 Change::NewDoc { doc, name, bytes } => {
-                    let d = Document::from_bytes(name, bytes.clone());
+                    let d = Document::from_bytes(name, bytes);
                     let res = ready.session.push_document(d).map(|i| {
                         debug_assert_eq!(i, doc);
                         (0, 0)
                     });
-                    (doc, bytes, res)
+                    (doc, res)
                 }
                 Change::Append { doc, bytes } => {
-                    let offset = ready
+                    let before = ready
                         .session
                         .corpus()
                         .docs()
                         .get(doc)
-                        .map_or(0, |d| d.first_offset() + d.data().len() as u64);
+                        .map_or(0, |d| d.lines().len());
                     let res = ready
                         .session
                         .append_lines(doc, &bytes)
-                        .map(|first| (first, offset));
-                    (doc, bytes, res)
+                        .map(|first| (first, before));
+                    (doc, res)
                 }
             };
             match res {
-                Ok((first, offset)) => {
-                    ready.lines += memchr_count(&bytes);
-                    if !bytes.is_empty() {
+                Ok((first, before)) => {
+                    let d = &ready.session.corpus().docs()[doc];
+                    ready.lines += d.lines().len() - before;
+                    // Tails get the changed lines that are complete: a
+                    // last line without a terminator (a settled file, an
+                    // idle writer) waits for its end, and a line it
+                    // continues goes out whole.
+                    let local = first - d.first_line();
+                    let starts = d.lines().starts();
+                    let open = u64::from(!d.appendable());
+                    let end_line = d.lines().len() - open;
+                    if local < end_line {
+                        let (a, b) = (starts[local as usize], starts[end_line as usize]);
                         out.push(Appended {
                             doc,
-                            name: ready.session.corpus().docs()[doc].name().to_string(),
+                            name: d.name().to_string(),
                             first_line: first + 1,
-                            offset,
-                            bytes: bytes.into(),
+                            offset: d.first_offset() + a,
+                            bytes: d.data()[a as usize..b as usize].into(),
                         });
                     }
                 }

@@ -95,7 +95,40 @@ pub fn check(config: &LoadConfig) -> Result<(Vec<FieldSpec>, Option<TimeFormat>)
             )
         })?),
     };
+    check_paths(&config.source)?;
     Ok((fields, tf))
+}
+
+/// The paths of the command line, when none of them can be read: an
+/// error naming each (a server with nothing to serve answered every query
+/// with 0). Some readable is enough: the rest are reported by the load
+/// and in `/api/v1/health`'s `failed`.
+fn check_paths(source: &Source) -> Result<(), String> {
+    let paths = match source {
+        Source::Paths { paths, .. } | Source::Follow { paths, .. } => paths,
+        Source::Demo { .. } => return Ok(()),
+    };
+    let mut failed = Vec::new();
+    for p in paths {
+        if p.as_os_str() == "-" {
+            return Ok(());
+        }
+        match std::fs::metadata(p) {
+            Ok(m) if m.is_dir() => match std::fs::read_dir(p) {
+                Ok(_) => return Ok(()),
+                Err(e) => failed.push(format!("{}: {e}", p.display())),
+            },
+            Ok(_) => match std::fs::File::open(p) {
+                Ok(_) => return Ok(()),
+                Err(e) => failed.push(format!("{}: {e}", p.display())),
+            },
+            Err(e) => failed.push(format!("{}: {e}", p.display())),
+        }
+    }
+    if failed.is_empty() {
+        return Ok(());
+    }
+    Err(format!("nothing to serve: {}", failed.join("; ")))
 }
 
 fn mtime_ms(path: &Path) -> Option<i64> {
@@ -141,12 +174,13 @@ pub fn load(config: &LoadConfig, state: &AppState) -> Result<(), String> {
                     ..Default::default()
                 },
             );
-            for e in errors {
+            for e in &errors {
                 tracing::warn!("{e}");
                 if bar.is_none() {
                     eprintln!("logsieve: {e}");
                 }
             }
+            state.set_failed(errors.iter().map(ToString::to_string).collect());
             let n = corpus.total_bytes();
             state.set_progress(LoadProgress {
                 files_total: corpus.docs().len() as u64,
@@ -166,12 +200,13 @@ pub fn load(config: &LoadConfig, state: &AppState) -> Result<(), String> {
                     b.set_position(p.bytes_done);
                 }
             });
-            for e in errors {
+            for e in &errors {
                 tracing::warn!("{e}");
                 if bar.is_none() {
                     eprintln!("logsieve: {e}");
                 }
             }
+            state.set_failed(errors.iter().map(ToString::to_string).collect());
             corpus
         }
         Source::Demo { lines } => {
@@ -198,16 +233,24 @@ pub fn load(config: &LoadConfig, state: &AppState) -> Result<(), String> {
         b.set_message("columns");
     }
     state.set_phase("columns");
-    let mtimes = corpus
-        .docs()
-        .iter()
-        .map(|d| mtime_ms(Path::new(d.name())))
-        .collect();
+    // Generated logs have no modification time: their year-less lines
+    // are dated by the newest dated line (a file of the same name in the
+    // working directory must not decide it).
+    let mtimes = match &config.source {
+        Source::Demo { .. } => vec![None; corpus.docs().len()],
+        _ => corpus
+            .docs()
+            .iter()
+            .map(|d| mtime_ms(Path::new(d.name())))
+            .collect(),
+    };
     let cols = Columns::build(
         &corpus,
         &ColumnOptions {
             time_format,
-            year: config.year.unwrap_or(1970),
+            year: config
+                .year
+                .unwrap_or_else(logsieve::pipeline::time::current_year),
             doc_years: config
                 .year
                 .map_or_else(Vec::new, |y| vec![y; corpus.docs().len()]),

@@ -114,6 +114,8 @@ pub(crate) struct Inner {
     pub progress: Mutex<LoadProgress>,
     /// Phase of the load after reading (`columns`, `gpu`), for `/health`.
     pub phase: Mutex<&'static str>,
+    /// Paths the load could not read (the rest is served), for `/health`.
+    pub failed: Mutex<Vec<String>>,
     pub limits: Limits,
     pub slots: Arc<Semaphore>,
     pub token: Option<String>,
@@ -138,6 +140,7 @@ impl AppState {
             follow: Mutex::new(None),
             progress: Mutex::new(LoadProgress::default()),
             phase: Mutex::new("reading"),
+            failed: Mutex::new(Vec::new()),
             slots: Arc::new(Semaphore::new(limits.max_in_flight.max(1))),
             tails: Arc::new(Semaphore::new(limits.max_tails)),
             limits,
@@ -156,6 +159,20 @@ impl AppState {
     /// Names the load's current phase (`reading`, `columns`, `gpu`).
     pub fn set_phase(&self, phase: &'static str) {
         *self.0.phase.lock().unwrap_or_else(|e| e.into_inner()) = phase;
+    }
+
+    /// Records the paths the load could not read (`/health`'s `failed`).
+    pub fn set_failed(&self, failed: Vec<String>) {
+        *self.0.failed.lock().unwrap_or_else(|e| e.into_inner()) = failed;
+    }
+
+    /// The paths the load could not read, with why.
+    pub fn failed(&self) -> Vec<String> {
+        self.0
+            .failed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// Makes `ready` answer queries. A second call is ignored.

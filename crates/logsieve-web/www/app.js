@@ -25,7 +25,16 @@ try {
   if (r.ok) pageInfo = await r.json();
 } catch (_) { /* not served by logsieve: the defaults */ }
 const wantGpu = params.get('gpu') !== 'off';
+// The header says where the logs are: on the server that served the page
+// (its facts in #server), or in this tab only.
+$('tagline').textContent = pageInfo.api
+  ? 'searches the logs held by the server that served this page: queries go to it, the logs stay there'
+  : 'files opened here stay in this tab: nothing is uploaded anywhere';
 if (pageInfo.api) {
+  $('server').hidden = false;
+  $('server-origin').textContent = location.origin;
+  // Files of one's own, beside the server's: only with the in-tab engine.
+  $('tab-title').hidden = !pageInfo.wasm;
   // The server's corpus is one more engine, chosen by default.
   const o = document.createElement('option');
   o.value = 'server';
@@ -48,7 +57,7 @@ const st = {
   range: null, hist: null,
   // The server's corpus (null: no server behind this page).
   page: pageInfo,
-  server: pageInfo.api ? { ready: false, health: null, error: null } : null,
+  server: pageInfo.api ? { ready: false, health: null, error: null, span: null } : null,
   // The live view (a tail of the query on the server): `on` is the
   // toggle, `view` whether its list replaces the results, `status` the
   // stream's (off, connecting, open, invalid, refused, ended), `rows` the
@@ -99,7 +108,15 @@ function addNotice(text, level = 'warn', keep = false) {
 
 function clearNotices() {
   document.querySelectorAll('#notices .notice:not([data-keep])').forEach((n) => n.remove());
-  st.notices = [...document.querySelectorAll('#notices .notice')].map((n) => n.textContent);
+  st.notices = [...document.querySelectorAll('#notices .notice, #tab-note:not([hidden])')].map((n) => n.textContent);
+}
+
+// A quiet note in the in-tab section (what files of one's own can and
+// cannot do here), kept; listed with the notices.
+function tabNote(text) {
+  $('tab-note').textContent = text;
+  $('tab-note').hidden = false;
+  st.notices.push(text);
 }
 
 const fmtInt = (n) => Number(n).toLocaleString('en-US');
@@ -137,14 +154,42 @@ function setLoading(on) {
   document.body.dataset.state = on ? 'loading' : (canSearch() ? 'loaded' : 'ready');
 }
 
+const nFiles = (n) => `${fmtInt(n)} file${n === 1 ? '' : 's'}`;
+
+// The server's facts (#server): what it holds and what searches it, from
+// GET /api/v1/health (and the time span from the first /api/v1/stats).
+function showServer() {
+  if (!st.server) return;
+  const h = st.server.health;
+  let corpus = 'loading…';
+  let backend = 'known once the server has loaded its logs';
+  if (st.server.error && !(h && h.status === 'ready')) {
+    corpus = st.server.error;
+    backend = '';
+  } else if (h && h.status === 'ready') {
+    corpus = `${nFiles(h.files)} · ${fmtInt(h.lines)} lines · ${fmtBytes(h.bytes)}`;
+    if (st.server.span) corpus += ` · ${st.server.span[0]} → ${st.server.span[1]}`;
+    if (h.follow) corpus += ` · following ${nFiles(h.follow.files)}`;
+    backend = h.backend === 'gpu'
+      ? `gpu · ${h.gpu || 'GPU'} (the corpus is resident on it)`
+      : `${h.backend || 'cpu'} · in memory, searched by the CPU engine`;
+  } else if (!h && st.page.token && !token.get()) {
+    corpus = 'the server wants its token (below)';
+  } else if (h) {
+    corpus = `loading (${h.phase}): ${nFiles(h.files)}, ${fmtBytes(h.bytes)} so far`;
+  }
+  $('server-corpus').textContent = corpus;
+  $('server-backend').textContent = backend;
+}
+
 // The corpus line and the empty state follow the engine: the server's
 // logs, or the files opened in this tab.
 function showCorpus() {
+  showServer();
   if (onServer()) {
     const h = st.server.health;
     $('corpus').textContent = h && h.status === 'ready'
-      ? `server: ${fmtInt(h.files)} file${h.files === 1 ? '' : 's'} · ${fmtInt(h.lines)} lines · ${fmtBytes(h.bytes)}`
-        + ` · ${h.gpu ? `resident on the GPU (${h.gpu})` : 'in memory (CPU engine)'}`
+      ? `Searching the server's ${fmtInt(h.lines)} lines (${nFiles(h.files)}).`
       : '';
     $('empty').hidden = st.server.ready;
     $('empty').textContent = st.server.error || 'The server is loading its logs…';
@@ -271,13 +316,15 @@ async function connectServer() {
     let h = await server.fetchHealth();
     while (h.status !== 'ready') {
       st.server.health = h;
+      showServer();
       $('progress').hidden = false;
       $('progress-fill').style.width = `${(100 * h.progress).toFixed(1)}%`;
       $('progress-label').textContent = `The server is loading its logs (${h.phase}) — ${fmtBytes(h.bytes)}, ${(100 * h.progress).toFixed(0)}%`;
       await sleep(300);
       h = await server.fetchHealth();
     }
-    await server.prepare();
+    const s = await server.prepare();
+    st.server.span = s.oldest && s.newest ? [s.oldest.utc, s.newest.utc] : null;
     st.server.health = h;
     st.server.ready = true;
     st.server.error = null;
@@ -896,7 +943,14 @@ $('engine-choice').addEventListener('change', () => {
 if (pageInfo.wasm) {
   startWorker();
 } else {
-  addNotice('The in-browser engine is not built (the page\'s WebAssembly: scripts/build-web.sh), so files cannot be opened in this tab; the server\'s logs can be searched.', 'warn', true);
+  const why = 'The in-browser engine is not built (the page\'s WebAssembly: scripts/build-web.sh)';
+  if (server) {
+    // Nothing is missing for the server's logs: a quiet note where files
+    // of one's own would be opened.
+    tabNote(`${why}, so files of your own cannot be opened in this tab.`);
+  } else {
+    addNotice(`${why}, so files cannot be opened in this tab.`, 'warn', true);
+  }
   for (const o of $('engine-choice').options) o.disabled = o.value !== 'server';
   $('load').classList.add('no-wasm');
 }

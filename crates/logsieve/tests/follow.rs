@@ -111,11 +111,16 @@ fn idle_partial_line_becomes_a_line() {
     assert_eq!(all(&c), b"one\n");
     std::thread::sleep(Duration::from_millis(150));
     poll(&mut t, &mut c);
-    assert_eq!(all(&c), b"one\nhalf\n");
-    // Bytes written later start a new line.
+    // Served as the file has it: a last line without a terminator.
+    assert_eq!(all(&c), b"one\nhalf");
+    assert_eq!(c.docs()[0].lines().len(), 2);
+    // REGRESSION: bytes written later became a new line (line numbers
+    // stayed one off from a fresh read of the file); they continue it.
     append(&p, b" more\n");
     poll(&mut t, &mut c);
-    assert_eq!(all(&c), b"one\nhalf\n more\n");
+    assert_eq!(all(&c), b"one\nhalf more\n");
+    assert_eq!(c.docs()[0].lines().len(), 2);
+    assert_eq!(c.docs()[0].line(1), b"half more");
     assert_eq!(t.stats().idle_flushes, 1);
 }
 
@@ -124,10 +129,57 @@ fn a_settled_file_keeps_its_last_line_at_the_start() {
     let d = dir("settled");
     let p = d.join("a.log");
     append(&p, b"one\nlast");
-    // Older than the idle time: the last line is a line now.
+    // Older than the idle time: the last line is a line now, as a fresh
+    // read has it (no terminator added).
     std::thread::sleep(Duration::from_millis(120));
-    let (_, c, _) = Tracker::start(std::slice::from_ref(&d), opts(100));
-    assert_eq!(all(&c), b"one\nlast\n");
+    let (mut t, mut c, _) = Tracker::start(std::slice::from_ref(&d), opts(100));
+    assert_eq!(all(&c), b"one\nlast");
+    // REGRESSION: appended bytes continue the last line, as in the file.
+    append(&p, b" line\nnext\n");
+    poll(&mut t, &mut c);
+    assert_eq!(all(&c), b"one\nlast line\nnext\n");
+    assert_eq!(c.docs()[0].lines().len(), 3);
+}
+
+#[test]
+fn the_corpus_agrees_with_a_fresh_read_after_every_poll() {
+    // Random writes, some ending mid-line, polled with no idle time (a
+    // partial line is served at once): the document is the file, and its
+    // lines are the file's.
+    let d = dir("fresh");
+    let p = d.join("a.log");
+    append(&p, b"first line\nsecond without end");
+    std::thread::sleep(Duration::from_millis(20));
+    let (mut t, mut c, _) = Tracker::start(std::slice::from_ref(&d), opts(0));
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    for _ in 0..60 {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let n = (seed >> 33) % 40;
+        let bytes: Vec<u8> = (0..n)
+            .map(|i| {
+                let r = (seed >> (i % 50)) % 7;
+                if r == 0 {
+                    b'\n'
+                } else {
+                    b'a' + (r as u8)
+                }
+            })
+            .collect();
+        append(&p, &bytes);
+        // A poll reads; the next (no growth, idle) serves a partial line.
+        poll(&mut t, &mut c);
+        poll(&mut t, &mut c);
+        let file = std::fs::read(&p).unwrap();
+        assert_eq!(all(&c), file);
+        let fresh = Document::from_bytes("x", file);
+        assert_eq!(c.docs()[0].lines().len(), fresh.lines().len());
+        let l = fresh.lines().len();
+        if l > 0 {
+            assert_eq!(c.docs()[0].line(l - 1), fresh.line(l - 1));
+        }
+    }
 }
 
 #[test]
@@ -301,10 +353,33 @@ fn appended_line_index_and_columns_equal_a_rebuild() {
         data.extend_from_slice(&b);
         assert_eq!(doc.lines().starts(), LineIndex::new(&data).starts());
     }
-    // A partial last line cannot be appended to.
+    // REGRESSION: bytes appended after a last line without a terminator
+    // continue it, as in the file (they were refused, and the follower
+    // added a `\n`: line numbers stayed one off from a fresh read).
     let mut partial = Document::from_bytes("p", b"x".to_vec());
-    assert!(partial.append(b"y\n").is_err());
-    assert!(doc.append(b"no newline").is_err());
+    assert_eq!(partial.append(b"y\nz").unwrap(), 0);
+    assert_eq!(partial.append(b"z\n").unwrap(), 1);
+    assert_eq!(partial.data(), b"xy\nzz\n");
+    assert_eq!(
+        partial.lines().starts(),
+        LineIndex::new(b"xy\nzz\n").starts()
+    );
+    // Cut anywhere, appends give the index of the whole.
+    let mut cutdoc = Document::from_bytes("c", Vec::new());
+    let _ = cutdoc.lines();
+    let mut at = 0;
+    while at < data.len() {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        let next = (at + 1 + (rng % 90) as usize).min(data.len());
+        cutdoc.append(&data[at..next]).unwrap();
+        assert_eq!(
+            cutdoc.lines().starts(),
+            LineIndex::new(&data[..next]).starts()
+        );
+        at = next;
+    }
 
     // Columns extended batch by batch equal columns built over the end.
     let fields: Vec<FieldSpec> = ["level", "host"]
@@ -322,13 +397,11 @@ fn appended_line_index_and_columns_equal_a_rebuild() {
     let mut cols = Columns::build(&grown, &copts);
     let mut at = cut;
     while at < data.len() {
-        let next = (at + 200).min(data.len());
-        let next = at + memchr_last_nl(&data[at..next]).max(1);
-        let next = if data[next - 1] == b'\n' {
-            next
-        } else {
-            data.len()
-        };
+        // Cut anywhere: a batch may end mid-line, the next continue it.
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        let next = (at + 1 + (rng % 200) as usize).min(data.len());
         grown.append(0, &data[at..next]).unwrap();
         cols.extend(&grown);
         at = next;
@@ -427,12 +500,15 @@ fn session_appends_answer_as_a_fresh_session() {
         }
         all_a.extend_from_slice(&bytes);
         if i % 2 == 0 {
-            let b = &new_b[all_b.len()
-                ..(all_b.len()
-                    + memchr_last_nl(
-                        &new_b[all_b.len()..(all_b.len() + 20_000).min(new_b.len())],
-                    ))];
-            let b = b.to_vec();
+            let window = &new_b[all_b.len()..(all_b.len() + 20_000).min(new_b.len())];
+            // Every other batch ends mid-line; the next continues it (the
+            // GPUs take the corpus again then).
+            let take = if i % 4 == 0 {
+                memchr_last_nl(window)
+            } else {
+                window.len() * 2 / 3
+            };
+            let b = new_b[all_b.len()..all_b.len() + take].to_vec();
             for s in [&mut cpu, &mut gpu] {
                 s.append_lines(1, &b).unwrap();
             }

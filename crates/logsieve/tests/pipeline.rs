@@ -214,6 +214,64 @@ fn year_comes_from_the_options() {
 }
 
 #[test]
+fn yearless_lines_take_the_year_of_the_newest_dated_line() {
+    // REGRESSION: in-memory input (no modification time: `serve --demo`)
+    // dated its year-less syslog lines in 1970.
+    let c = doc_of(&[
+        "2026-11-20T10:00:00Z web-01 INFO ok",
+        "Nov 20 10:00:05 web-01 sshd[1]: Accepted",
+        "2026-11-20T10:00:09Z web-01 INFO ok",
+    ]);
+    let cols = Columns::build(&c, &ColumnOptions::default());
+    let d = &cols.docs()[0];
+    assert_eq!(format_ms(d.times[1]), "2026-11-20T10:00:05.000Z");
+    assert_eq!(
+        format_ms(cols.oldest().unwrap()),
+        "2026-11-20T10:00:00.000Z"
+    );
+    // A year-less document beside a dated one takes the corpus's.
+    let mut c = doc_of(&["Dec 30 23:59:00 h a", "Jan  2 00:00:01 h b"]);
+    c.push(Document::from_bytes(
+        "b",
+        b"2026-01-05T00:00:00Z x\n".to_vec(),
+    ));
+    let cols = Columns::build(&c, &ColumnOptions::default());
+    let t: Vec<String> = cols.docs()[0].times.iter().map(|&t| format_ms(t)).collect();
+    // A jump back by months is a new year (REGRESSION: Proxifier's
+    // 10.30 -> 07.26 came out unsorted).
+    assert_eq!(t, ["2025-12-30T23:59:00.000Z", "2026-01-02T00:00:01.000Z"]);
+    assert!(cols.docs()[0].sorted);
+}
+
+#[test]
+fn appended_yearless_lines_keep_the_loaded_lines_year() {
+    // REGRESSION: under `serve --follow`, a file written 2026-11-24 had its
+    // `Dec 10` lines in 2025 and appended `Dec 10` lines in 2026.
+    let mtime = logsieve::pipeline::time::days_from_civil(2026, 11, 24) * 86_400_000;
+    let mut c = doc_of(&["Dec 10 06:55:46 LabSZ sshd[1]: a"]);
+    let opts = ColumnOptions {
+        doc_mtimes: vec![Some(mtime)],
+        ..Default::default()
+    };
+    let mut cols = Columns::build(&c, &opts);
+    c.append(
+        0,
+        b"Dec 10 11:00:00 LabSZ sshd[2]: b\nJan  3 00:00:00 LabSZ sshd[3]: c\n",
+    )
+    .unwrap();
+    cols.extend(&c);
+    let t: Vec<String> = cols.docs()[0].times.iter().map(|&t| format_ms(t)).collect();
+    assert_eq!(
+        t,
+        [
+            "2025-12-10T06:55:46.000Z",
+            "2025-12-10T11:00:00.000Z",
+            "2026-01-03T00:00:00.000Z"
+        ]
+    );
+}
+
+#[test]
 fn forced_format_ignores_others() {
     // Forced to syslog, the ISO line has no time and inherits.
     let c = doc_of(&["Jun 14 15:16:01 a x", "2020-06-14T15:17:00Z b y"]);

@@ -15,7 +15,7 @@ use crate::flags::shared::InputArgs;
 use crate::flags::walk::WalkArgs;
 use crate::flags::{BackendArg, PipelineArgs, SearchArgs, StatsArgs};
 use crate::input::{self, load};
-use crate::printer::stats::{print_json, print_text};
+use crate::printer::stats::{print_json, print_text, TextOptions};
 
 /// Everything one run needs, from either subcommand.
 struct Job<'a> {
@@ -111,15 +111,41 @@ fn remote(
     if let Some(u) = &pipe.until {
         req.insert("until".into(), u.clone().into());
     }
-    if let Some(h) = &pipe.histogram {
-        req.insert("histogram".into(), h.clone().into());
-    }
-    req.insert("count_by".into(), pipe.count_by.clone().into());
     req.insert(
         "backend".into(),
         crate::remote::backend_name(a.engine.backend).into(),
     );
     let server = crate::remote::Server::parse(url)?;
+    let mut auto_name = None;
+    let bucket = match &pipe.histogram {
+        Some(h) => Some((h, parse_bucket(h)?)),
+        None => None,
+    };
+    match bucket {
+        None => {}
+        Some((h, Bucket::Ms(_))) => {
+            req.insert("histogram".into(), h.clone().into());
+        }
+        Some((_, Bucket::Auto)) => {
+            // The span is the server's: a count over the same window (no
+            // search) says where it lies, then the histogram is asked for.
+            let mut probe = serde_json::Map::new();
+            for k in ["since", "until", "backend"] {
+                if let Some(v) = req.get(k) {
+                    probe.insert(k.into(), v.clone());
+                }
+            }
+            let resp = server.post("stats", &Value::Object(probe))?;
+            let v: Value = serde_json::from_slice(&resp.body)
+                .map_err(|e| format!("the server's answer is not JSON: {e}"))?;
+            let ms = |k: &str| v[k]["ms"].as_i64();
+            let (lo, hi) = span(ms("since"), ms("until"), ms("oldest"), ms("newest"));
+            let (name, _) = auto_bucket(lo, hi);
+            req.insert("histogram".into(), name.into());
+            auto_name = Some(name);
+        }
+    }
+    req.insert("count_by".into(), pipe.count_by.clone().into());
     let resp = server.post("stats", &Value::Object(req))?;
     let v: Value = serde_json::from_slice(&resp.body)
         .map_err(|e| format!("the server's answer is not JSON: {e}"))?;
@@ -171,7 +197,11 @@ fn remote(
             histogram,
         };
         let stamped = !v["newest"].is_null();
-        print_text(&mut out, &q, &stats, &pipe.count_by, stamped)
+        let opts = TextOptions {
+            include_zero: pipe.include_zero,
+            auto_bucket: auto_name,
+        };
+        print_text(&mut out, &q, &stats, &pipe.count_by, stamped, opts)
     };
     match res.and_then(|_| out.flush()) {
         Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(e.to_string()),
@@ -254,13 +284,79 @@ fn mtime_ms(path: &Path) -> i64 {
     }
 }
 
-fn parse_bucket(s: &str) -> Result<i64, String> {
+/// `--histogram`'s value: a bucket width, or `auto` (chosen from the span).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Bucket {
+    Auto,
+    Ms(i64),
+}
+
+fn parse_bucket(s: &str) -> Result<Bucket, String> {
+    if s.trim().eq_ignore_ascii_case("auto") {
+        return Ok(Bucket::Auto);
+    }
     match pipeline::time::parse_duration(s.trim()) {
-        Some(ms) if ms > 0 => Ok(ms),
+        Some(ms) if ms > 0 => Ok(Bucket::Ms(ms)),
         _ => Err(format!(
-            "--histogram {s:?}: expected a positive duration (30s, 1m, 15m, 1h, 1d)"
+            "--histogram {s:?}: expected a positive duration (30s, 1m, 15m, 1h, 1d) or auto"
         )),
     }
+}
+
+/// The round bucket sizes `--histogram auto` picks from, smallest first.
+const AUTO_BUCKETS: [(&str, i64); 15] = [
+    ("1s", 1_000),
+    ("5s", 5_000),
+    ("10s", 10_000),
+    ("30s", 30_000),
+    ("1m", 60_000),
+    ("5m", 300_000),
+    ("10m", 600_000),
+    ("15m", 900_000),
+    ("30m", 1_800_000),
+    ("1h", 3_600_000),
+    ("3h", 10_800_000),
+    ("6h", 21_600_000),
+    ("12h", 43_200_000),
+    ("1d", 86_400_000),
+    ("1w", 604_800_000),
+];
+
+/// `--histogram auto` cuts the span into at most this many buckets.
+const AUTO_MAX_BUCKETS: i128 = 60;
+
+/// The bucket `--histogram auto` picks for the span `[lo, hi)` (ms): the
+/// smallest round size that gives at most [`AUTO_MAX_BUCKETS`] buckets,
+/// counted as the histogram lays them out (the first one starts at a
+/// multiple of the size, so a span may straddle one bucket more than its
+/// length divided by the size); 1w past that. No span (no timestamps): 1m.
+fn auto_bucket(lo: Option<i64>, hi: Option<i64>) -> (&'static str, i64) {
+    let (Some(lo), Some(hi)) = (lo, hi) else {
+        return AUTO_BUCKETS[4];
+    };
+    let buckets = |b: i64| {
+        let start = lo.div_euclid(b) as i128 * b as i128;
+        ((hi as i128 - start).max(0) + b as i128 - 1) / b as i128
+    };
+    AUTO_BUCKETS
+        .iter()
+        .copied()
+        .find(|&(_, b)| buckets(b) <= AUTO_MAX_BUCKETS)
+        .unwrap_or(AUTO_BUCKETS[AUTO_BUCKETS.len() - 1])
+}
+
+/// The span a histogram covers: the window, else the corpus's oldest and
+/// newest times (the newest line in the last bucket).
+fn span(
+    since: Option<i64>,
+    until: Option<i64>,
+    oldest: Option<i64>,
+    newest: Option<i64>,
+) -> (Option<i64>, Option<i64>) {
+    (
+        since.or(oldest),
+        until.or(newest.map(|n| n.saturating_add(1))),
+    )
 }
 
 fn execute(job: Job) -> i32 {
@@ -381,7 +477,7 @@ fn execute(job: Job) -> i32 {
         session.corpus(),
         &ColumnOptions {
             time_format,
-            year: pipe.year.unwrap_or(1970),
+            year: pipe.year.unwrap_or_else(pipeline::time::current_year),
             doc_years: years,
             doc_mtimes: mtimes,
             fields,
@@ -403,6 +499,19 @@ fn execute(job: Job) -> i32 {
     }
     let stamped = cols.newest().is_some();
     let newest = cols.newest().unwrap_or(0);
+    let (since, until) = (
+        since.map(|s| s.resolve(newest)),
+        until.map(|s| s.resolve(newest)),
+    );
+    let (bucket, auto_name) = match bucket {
+        None => (None, None),
+        Some(Bucket::Ms(b)) => (Some(b), None),
+        Some(Bucket::Auto) => {
+            let (lo, hi) = span(since, until, cols.oldest(), cols.newest());
+            let (name, b) = auto_bucket(lo, hi);
+            (Some(b), Some(name))
+        }
+    };
     let field_idx: Vec<usize> = pipe
         .count_by
         .iter()
@@ -411,8 +520,8 @@ fn execute(job: Job) -> i32 {
     session.set_columns(cols);
     let q = StatsQuery {
         search: query.as_ref(),
-        since: since.map(|s| s.resolve(newest)),
-        until: until.map(|s| s.resolve(newest)),
+        since,
+        until,
         count_by: field_idx,
         histogram: bucket,
     };
@@ -480,7 +589,11 @@ fn execute(job: Job) -> i32 {
     let res = if job.json {
         print_json(&mut out, cols, &q, &stats, &pipe.count_by, &report.name)
     } else {
-        print_text(&mut out, &q, &stats, &pipe.count_by, stamped)
+        let opts = TextOptions {
+            include_zero: pipe.include_zero,
+            auto_bucket: auto_name,
+        };
+        print_text(&mut out, &q, &stats, &pipe.count_by, stamped, opts)
     };
     if let Err(e) = res.and_then(|_| out.flush()) {
         if e.kind() != io::ErrorKind::BrokenPipe {

@@ -14,12 +14,25 @@ pub mod shared;
 pub mod subcommands;
 pub mod walk;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
+
+/// The `--help` headings, in the order `search --help` shows them
+/// (ripgrep's groups, then the time window and the engine).
+pub mod heading {
+    pub const INPUT: &str = "Input options";
+    pub const SEARCH: &str = "Search options";
+    pub const FILTER: &str = "Filter options";
+    pub const OUTPUT: &str = "Output options";
+    pub const MODES: &str = "Output modes";
+    pub const STATS: &str = "Time window and stats options";
+    pub const ENGINE: &str = "GPU and engine options";
+    pub const OTHER: &str = "Other behaviors";
+}
 
 pub use serve::ServeArgs;
 pub use shared::{BackendArg, ColorChoice, PipelineArgs};
 pub use subcommands::{
-    BenchArgs, CompletionsArgs, DemoArgs, GenArgs, SearchArgs, StatsArgs, WebArgs,
+    BenchArgs, CompletionsArgs, DemoArgs, GenArgs, ManArgs, SearchArgs, StatsArgs, WebArgs,
 };
 
 /// GPU-accelerated log search. `logsieve PATTERN [PATH]...` is
@@ -58,8 +71,97 @@ pub enum Command {
     Bench(BenchArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(CompletionsArgs),
-    /// Print the man page (roff) on stdout.
-    Man,
+    /// Print the man page (roff) of logsieve or of one subcommand, or
+    /// write them all into a directory.
+    Man(ManArgs),
     /// Load logs once and answer queries over HTTP (JSON API under /api/v1).
     Serve(ServeArgs),
+}
+
+/// The command line's definition as parsed and as `--help` prints it.
+///
+/// `--help` prints each flag's long text as is: clap, built without its
+/// terminal-width feature, does not wrap, so the long texts are wrapped
+/// here to fit 80 columns beside clap's indent. The man pages take
+/// [`Cli::command`] unwrapped: roff fills its lines itself.
+pub fn command() -> clap::Command {
+    wrap_long_help(Cli::command())
+}
+
+/// Columns of a long help text, after clap's 10-column indent.
+const LONG_HELP_WIDTH: usize = 70;
+
+fn wrap_long_help(cmd: clap::Command) -> clap::Command {
+    let cmd = cmd.mut_args(|a| match a.get_long_help() {
+        Some(text) => {
+            let text = wrap(&text.to_string(), LONG_HELP_WIDTH);
+            a.long_help(text)
+        }
+        None => a,
+    });
+    let subs: Vec<String> = cmd
+        .get_subcommands()
+        .map(|s| s.get_name().to_string())
+        .collect();
+    subs.iter()
+        .fold(cmd, |cmd, name| cmd.mut_subcommand(name, wrap_long_help))
+}
+
+/// `text` with each paragraph (paragraphs are split by a blank line)
+/// filled to `width` columns; a word longer than that has a line of its own.
+fn wrap(text: &str, width: usize) -> String {
+    let mut out = String::with_capacity(text.len() + text.len() / width);
+    for (i, para) in text.split("\n\n").enumerate() {
+        if i > 0 {
+            out.push_str("\n\n");
+        }
+        let mut col = 0;
+        for word in para.split_whitespace() {
+            let n = word.chars().count();
+            if col > 0 && col + 1 + n > width {
+                out.push('\n');
+                col = 0;
+            } else if col > 0 {
+                out.push(' ');
+                col += 1;
+            }
+            out.push_str(word);
+            col += n;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrap_fills_paragraphs() {
+        assert_eq!(wrap("a bb ccc dd e", 6), "a bb\nccc dd\ne");
+        assert_eq!(wrap("one two\n\nthree", 80), "one two\n\nthree");
+        assert_eq!(
+            wrap("tiny averyverylongword x", 5),
+            "tiny\naveryverylongword\nx"
+        );
+    }
+
+    #[test]
+    fn definition_is_consistent() {
+        command().debug_assert();
+    }
+
+    #[test]
+    fn stats_rewords_flags_it_has() {
+        let cmd = command();
+        let stats = cmd.find_subcommand("stats").expect("stats");
+        for (id, help) in subcommands::STATS_WORDING {
+            let arg = stats.get_arguments().find(|a| a.get_id() == *id);
+            let arg = arg.unwrap_or_else(|| panic!("stats has no {id}"));
+            assert_eq!(
+                arg.get_help().map(|h| h.to_string()).as_deref(),
+                Some(*help)
+            );
+        }
+    }
 }

@@ -5,9 +5,11 @@
 use clap::{ArgAction, Args, ValueEnum};
 use logsieve::corpus::{SortBy, WalkOptions};
 
+use super::heading;
+
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
 pub enum SortArg {
-    /// By path (the default here: the same search prints the same bytes).
+    /// By path (the default: the same search prints the same bytes).
     #[default]
     Path,
     /// In directory order.
@@ -17,33 +19,35 @@ pub enum SortArg {
 #[derive(Args, Debug, Default, Clone)]
 pub struct WalkArgs {
     /// Search hidden files and directories.
-    #[arg(long)]
+    #[arg(long, help_heading = heading::FILTER)]
     pub hidden: bool,
 
     /// Honour no ignore file (.gitignore, .ignore, .logsieveignore).
-    #[arg(long = "no-ignore")]
+    #[arg(long = "no-ignore", help_heading = heading::FILTER)]
     pub no_ignore: bool,
 
     /// Do not honour .gitignore, .git/info/exclude and git's global excludes.
-    #[arg(long = "no-ignore-vcs")]
+    #[arg(long = "no-ignore-vcs", help_heading = heading::FILTER)]
     pub no_ignore_vcs: bool,
 
     /// Do not honour .ignore and .logsieveignore files.
-    #[arg(long = "no-ignore-dot")]
+    #[arg(long = "no-ignore-dot", help_heading = heading::FILTER)]
     pub no_ignore_dot: bool,
 
     /// Do not read ignore files in the parents of a searched directory.
-    #[arg(long = "no-ignore-parent")]
+    #[arg(long = "no-ignore-parent", help_heading = heading::FILTER)]
     pub no_ignore_parent: bool,
 
     /// -u: --no-ignore; -uu: also --hidden.
-    #[arg(short = 'u', long = "unrestricted", action = ArgAction::Count)]
+    #[arg(short = 'u', long = "unrestricted", action = ArgAction::Count, help_heading = heading::FILTER)]
     pub unrestricted: u8,
 
-    /// Follow symbolic links (a link loop is reported and skipped). With
-    /// `search --server URL`: follow the served corpus instead, printing
-    /// new matching lines as they come (`tail -f | grep`; Ctrl-C ends it).
-    #[arg(short = 'L', long = "follow")]
+    /// Follow symbolic links.
+    ///
+    /// A link loop is reported and skipped. With `search --server URL`:
+    /// follow the served corpus instead, printing new matching lines as
+    /// they come (`tail -f | grep`; Ctrl-C ends it).
+    #[arg(short = 'L', long = "follow", help_heading = heading::FILTER)]
     pub follow: bool,
 
     /// Only search files matching GLOB; `!GLOB` excludes (repeatable, as rg).
@@ -51,34 +55,37 @@ pub struct WalkArgs {
         short = 'g',
         long = "glob",
         value_name = "GLOB",
-        allow_hyphen_values = true
+        allow_hyphen_values = true,
+        help_heading = heading::FILTER
     )]
     pub glob: Vec<String>,
 
-    /// Only search files of TYPE (repeatable; see --type-list; `log` also
-    /// matches rotated and compressed logs).
-    #[arg(short = 't', long = "type", value_name = "TYPE")]
+    /// Only search files of TYPE (repeatable).
+    ///
+    /// See --type-list; `log` also matches rotated and compressed logs.
+    #[arg(short = 't', long = "type", value_name = "TYPE", help_heading = heading::FILTER)]
     pub types: Vec<String>,
 
     /// Do not search files of TYPE (repeatable).
-    #[arg(short = 'T', long = "type-not", value_name = "TYPE")]
+    #[arg(short = 'T', long = "type-not", value_name = "TYPE", help_heading = heading::FILTER)]
     pub type_not: Vec<String>,
 
     /// Print the file types -t knows, and their globs, then exit.
-    #[arg(long = "type-list")]
+    #[arg(long = "type-list", help_heading = heading::FILTER)]
     pub type_list: bool,
 
     /// Descend at most NUM directories below each path given.
-    #[arg(long = "max-depth", alias = "maxdepth", value_name = "NUM")]
+    #[arg(long = "max-depth", alias = "maxdepth", value_name = "NUM", help_heading = heading::FILTER)]
     pub max_depth: Option<usize>,
 
-    /// Print the files that would be searched, then exit (every positional
-    /// argument is a path).
-    #[arg(long)]
+    /// Print the files that would be searched, then exit.
+    ///
+    /// Every positional argument is a path.
+    #[arg(long, help_heading = heading::FILTER)]
     pub files: bool,
 
     /// The order of the files found in directories.
-    #[arg(long, value_enum, default_value_t = SortArg::Path, value_name = "SORTBY")]
+    #[arg(long, value_enum, default_value_t = SortArg::Path, value_name = "SORTBY", help_heading = heading::FILTER)]
     pub sort: SortArg,
 }
 

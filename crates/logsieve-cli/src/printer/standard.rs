@@ -93,17 +93,17 @@ impl Printer<'_> {
             return Ok(());
         }
         if a.count {
-            if self.with_filename {
-                if hits.count > 0 {
-                    self.path(out, doc)?;
-                    out.write_all(if a.null { b"\0" } else { b":" })?;
-                    write!(out, "{}", hits.count)?;
-                    out.write_all(self.terminator())?;
-                }
-            } else {
-                write!(out, "{}", hits.count)?;
-                out.write_all(self.terminator())?;
+            // As rg 13: a file without a selected line prints nothing, one
+            // file or many, unless --include-zero (grep's way).
+            if hits.count == 0 && !a.pipeline.include_zero {
+                return Ok(());
             }
+            if self.with_filename {
+                self.path(out, doc)?;
+                out.write_all(if a.null { b"\0" } else { b":" })?;
+            }
+            write!(out, "{}", hits.count)?;
+            out.write_all(self.terminator())?;
             return Ok(());
         }
         // Without line numbers the search gives only starts.

@@ -25,6 +25,16 @@ fn window_line(q: &StatsQuery, stamped: bool) -> String {
     }
 }
 
+/// How the text report shows the histogram.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TextOptions {
+    /// Show empty buckets too (`--include-zero`); by default they are
+    /// skipped, and a line after the table says how many were.
+    pub include_zero: bool,
+    /// The bucket `--histogram auto` picked (`5m`), said above the table.
+    pub auto_bucket: Option<&'static str>,
+}
+
 /// The text report: the selected count, the groups table, the histogram.
 /// `stamped`: some line had a timestamp (else the window is not shown).
 pub fn print_text<W: Write>(
@@ -33,6 +43,7 @@ pub fn print_text<W: Write>(
     s: &Stats,
     names: &[String],
     stamped: bool,
+    opts: TextOptions,
 ) -> io::Result<()> {
     writeln!(
         out,
@@ -70,11 +81,21 @@ pub fn print_text<W: Write>(
     }
     if let Some(h) = &s.histogram {
         writeln!(out)?;
+        if let Some(name) = opts.auto_bucket {
+            writeln!(out, "histogram: {name} buckets (--histogram auto)")?;
+        }
         let max = h.counts.iter().copied().max().unwrap_or(0);
         let cw = max.to_string().len().max(5);
         const BAR: usize = 50;
         writeln!(out, "{:<24}  {:>cw$}", "bucket start (UTC)", "count")?;
+        let mut skipped = 0u64;
         for (i, &c) in h.counts.iter().enumerate() {
+            if c == 0 && !opts.include_zero {
+                // A long span in small buckets is mostly empty ones: the
+                // rows shown are the buckets with lines (JSON keeps all).
+                skipped += 1;
+                continue;
+            }
             let t = h.start + i as i64 * h.bucket;
             let n = if max == 0 {
                 0
@@ -82,6 +103,13 @@ pub fn print_text<W: Write>(
                 ((c as u128 * BAR as u128).div_ceil(max as u128)) as usize
             };
             writeln!(out, "{:<24}  {c:>cw$} {}", format_ms(t), "█".repeat(n))?;
+        }
+        if skipped > 0 {
+            let s = if skipped == 1 { "" } else { "s" };
+            writeln!(
+                out,
+                "({skipped} empty bucket{s} not shown; --include-zero shows them)"
+            )?;
         }
     }
     Ok(())

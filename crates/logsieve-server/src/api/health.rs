@@ -106,6 +106,10 @@ pub struct Health {
     /// With `--follow`: what the follower has done (absent without it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub follow: Option<FollowHealth>,
+    /// Paths given that could not be read, each with why (absent when
+    /// every one was read); the rest is served.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub failed: Vec<String>,
 }
 
 /// Whether the corpus is loaded, and how far the load is.
@@ -123,6 +127,7 @@ pub async fn health(State(state): State<AppState>) -> Json<Health> {
             gpu: r.gpu.clone(),
             progress: 1.0,
             follow: state.follow().map(FollowHealth::of),
+            failed: state.failed(),
         },
         None => Health {
             status: "loading".into(),
@@ -133,6 +138,7 @@ pub async fn health(State(state): State<AppState>) -> Json<Health> {
             backend: None,
             gpu: None,
             follow: None,
+            failed: state.failed(),
             // The reading phase is most of a load; columns and the GPU
             // upload take the last tenth.
             progress: (p.fraction() * 0.9).min(0.9),

@@ -27,8 +27,9 @@ pub async fn patterns(
         let cancel = Cancel::new();
         let _guard = cancel.on_drop();
         let t0 = Instant::now();
+        let threads = state.limits().threads;
         let (resp, _held) = run_blocking(&state, &cancel, held, move |c| {
-            run_patterns(&ready, &req, c)
+            run_patterns(&ready, &req, threads, c)
         })
         .await?;
         state
@@ -86,10 +87,15 @@ fn selected_corpus(
 fn run_patterns(
     ready: &Ready,
     req: &PatternsRequest,
+    threads: usize,
     cancel: &Cancel,
 ) -> Result<PatternsResponse, ApiError> {
+    // REGRESSION: per-pattern counts ran on one thread (the options'
+    // default) where a search of the same patterns used every core: 0.7 s
+    // against 11 ms for two literals over 1M lines on a 2-core machine.
     let opts = SearchOptions {
         backend: req.backend.choice(),
+        threads,
         ..Default::default()
     };
     let (wl, query) = match &req.watchlist {

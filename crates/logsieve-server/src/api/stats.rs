@@ -3,9 +3,9 @@
 use super::*;
 
 /// Counts lines in a time window, optionally matching patterns, by field
-/// and time bucket: the object `logsieve stats --json` prints (`selected`,
-/// `since`, `until`, `oldest`, `newest`, `count_by`, `groups`,
-/// `histogram`, `backend`).
+/// and time bucket, over the served files or those of `files`: the object
+/// `logsieve stats --json` prints (`selected`, `since`, `until`, `oldest`,
+/// `newest`, `count_by`, `groups`, `histogram`, `backend`).
 #[utoipa::path(
     post,
     path = "/api/v1/stats",
@@ -39,6 +39,7 @@ fn run_stats(
     cancel: &Cancel,
 ) -> Result<(Value, String), ApiError> {
     check_fuzzy_k(req.fuzzy_k)?;
+    let docs = search::select_files(ready, req.files.as_deref())?;
     let query = if req.patterns.is_empty() {
         None
     } else {
@@ -53,13 +54,14 @@ fn run_stats(
             ready,
         )?)
     };
-    let cols = ready.session.columns().ok_or_else(|| {
+    let no_columns = || {
         ApiError::new(
             StatusCode::INTERNAL_SERVER_ERROR,
             "internal",
             "no stats columns",
         )
-    })?;
+    };
+    let served = ready.session.columns().ok_or_else(no_columns)?;
     let mut q = StatsQuery {
         search: query.as_ref(),
         since: window(ready, req.since.as_deref(), "since")?,
@@ -67,7 +69,7 @@ fn run_stats(
         ..Default::default()
     };
     let names: Vec<&str> = req.count_by.iter().map(|s| s.as_str()).collect();
-    q.count_by(cols, &names)
+    q.count_by(served, &names)
         .map_err(|e| ApiError::bad_request("unknown_field", e.to_string()))?;
     if let Some(h) = &req.histogram {
         match logsieve::pipeline::time::parse_duration(h.trim()) {
@@ -80,18 +82,19 @@ fn run_stats(
             }
         }
     }
+    // A file subset: counted by a session of its own (the field indices
+    // are the served ones: its columns keep the fields in order).
+    let sub = file_subset(ready, served, &docs);
+    let session = sub.as_ref().unwrap_or(&ready.session);
+    let cols = session.columns().ok_or_else(no_columns)?;
     let opts = SearchOptions {
         backend: req.backend.choice(),
         want: Want::Count,
         ..Default::default()
     };
     let request = Request::Stats(&q);
-    let route = ready
-        .session
-        .route(&request, &opts)
-        .map_err(ApiError::from_lib)?;
-    let (s, report) = match ready
-        .session
+    let route = session.route(&request, &opts).map_err(ApiError::from_lib)?;
+    let (s, report) = match session
         .execute_with(&request, &route, &opts, cancel)
         .map_err(ApiError::from_lib)?
     {
@@ -108,4 +111,39 @@ fn run_stats(
         stats_json(cols, &q, &s, &req.count_by, &report.name),
         report.name,
     ))
+}
+
+/// The served documents `docs` (in corpus order) as a session of their
+/// own, for stats over them alone, or `None` when `docs` is every
+/// document. The other documents stay in it, empty, so that document
+/// indices are the served ones; its columns are the served columns
+/// without the other documents' lines, so a kept line keeps the time and
+/// values it was served with, and `oldest`/`newest` are those of the kept
+/// lines. Counted on the CPU: no GPU holds the copy. O(the kept bytes).
+fn file_subset(
+    ready: &Ready,
+    cols: &logsieve::pipeline::Columns,
+    docs: &[usize],
+) -> Option<logsieve::Session> {
+    let corpus = ready.session.corpus();
+    if docs.len() == corpus.docs().len() {
+        return None;
+    }
+    let mut kept = logsieve::Corpus::new();
+    let mut cuts = Vec::with_capacity(corpus.docs().len());
+    for (d, doc) in corpus.docs().iter().enumerate() {
+        let keep = docs.binary_search(&d).is_ok();
+        let data = if keep {
+            doc.data().to_vec()
+        } else {
+            Vec::new()
+        };
+        kept.push(logsieve::Document::from_bytes(doc.name(), data));
+        cuts.push(if keep { 0 } else { u64::MAX });
+    }
+    // No corpus given: a document cut whole needs no count of its stamped
+    // lines (it has no line left to count them over).
+    let mut session = logsieve::Session::with_tuning(kept, ready.session.tuning().clone());
+    session.set_columns(cols.without_prefix(&logsieve::Corpus::new(), &cuts));
+    Some(session)
 }

@@ -241,6 +241,13 @@ pub struct StatsRequest {
     /// Histogram bucket width (`30s`, `1m`, `1h`).
     #[serde(default)]
     pub histogram: Option<String>,
+    /// Only these served files (as `search`'s `files`; an unknown name is
+    /// a 400): the stats of their lines alone (`oldest`, `newest` and the
+    /// histogram's span theirs too; `since`/`until` durations still count
+    /// back from the newest line served). Fewer files than served are
+    /// counted on the CPU.
+    #[serde(default)]
+    pub files: Option<Vec<String>>,
     /// `auto` (default), `cpu`, `gpu`.
     #[serde(default)]
     pub backend: BackendName,

@@ -50,15 +50,26 @@ impl LineIndex {
         self.starts[i]..self.starts[i + 1] - 1
     }
 
-    /// Extends the index over `added`, whole lines appended at offset
-    /// `base` of a document whose bytes before `base` end with a `\n` (or
-    /// are empty): the old sentinel `base` becomes the first new line's
-    /// start, and each `\n` adds the next. `added` must end with `\n`.
+    /// Extends the index over `added`, bytes appended at offset `base` (the
+    /// document's old length). When the old bytes ended in a line without
+    /// a terminator, `added` continues that line (as in the file): its
+    /// virtual terminator goes, and the line ends at the first `\n` of
+    /// `added`. Each `\n` adds the next line's start; a last line of
+    /// `added` without one gets a virtual terminator.
     pub fn extend(&mut self, base: u64, added: &[u8]) {
+        if added.is_empty() {
+            return;
+        }
+        if self.starts.last().copied() == Some(base + 1) {
+            // The old last line had no terminator: it goes on.
+            self.starts.pop();
+        }
         debug_assert_eq!(self.starts.last().copied(), Some(base));
-        debug_assert!(added.is_empty() || added.ends_with(b"\n"));
         self.starts
             .extend(memchr::memchr_iter(b'\n', added).map(|nl| base + nl as u64 + 1));
+        if added.last() != Some(&b'\n') {
+            self.starts.push(base + added.len() as u64 + 1);
+        }
     }
 
     /// The raw start offsets (one per line, plus the end sentinel).

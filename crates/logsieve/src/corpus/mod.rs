@@ -483,25 +483,19 @@ impl Document {
         self.lines.get().is_some()
     }
 
-    /// Appends whole lines (`bytes` ends with `\n`) to a document that
-    /// ends with `\n` or is empty ([`Document::appendable`]): the bytes
-    /// are copied in (a memory map is copied into memory first), and the
-    /// line index, when built, is extended, not rebuilt. Returns the
-    /// number of the first appended line.
+    /// Appends `bytes` as a file grows: when the document's last line
+    /// has no terminator, they continue it (a fresh read of the file sees
+    /// one line), and when they do not end with `\n` the document ends in
+    /// such a line again. The bytes are copied in (a memory map is copied
+    /// into memory first), and the line index, when built, is extended,
+    /// not rebuilt. Returns the number of the first line whose bytes
+    /// changed: the continued line, else the first new one.
     pub fn append(&mut self, bytes: &[u8]) -> Result<u64, Error> {
-        if !self.appendable() {
-            return Err(Error::query(format!(
-                "{}: cannot append to a document whose last line has no terminator",
-                self.name
-            )));
+        if bytes.is_empty() {
+            return Ok(self.lines().len());
         }
-        if !bytes.is_empty() && !bytes.ends_with(b"\n") {
-            return Err(Error::query(format!(
-                "{}: appended bytes must be whole lines",
-                self.name
-            )));
-        }
-        let first = self.lines().len();
+        let continued = u64::from(!self.appendable());
+        let first = self.lines().len() - continued;
         let base = self.data.len() as u64;
         if let Bytes::Mmap(m) = &self.data {
             self.data = Bytes::Owned(m.to_vec());
@@ -568,8 +562,8 @@ impl Document {
         room
     }
 
-    /// True when whole lines can be appended: the document is empty or
-    /// ends with `\n` (a last line without one would be joined to them).
+    /// True when the document is empty or ends with `\n`: appended bytes
+    /// start a new line (otherwise they continue the last one).
     pub fn appendable(&self) -> bool {
         self.data.is_empty() || self.data.ends_with(b"\n")
     }

@@ -200,12 +200,8 @@ impl GpuContext {
     /// the CLI probes only when `--explain` asks or the corpus is large
     /// enough for a GPU to pay.
     pub fn probe_adapters() -> Vec<AdapterProbe> {
-        let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
-        if std::env::var_os("WGPU_BACKEND").is_none() {
-            desc.backends = wgpu::Backends::PRIMARY;
-        }
-        let backends = desc.backends;
-        let instance = wgpu::Instance::new(desc);
+        let instance = Self::instance();
+        let backends = Self::backends();
         let mut found: Vec<AdapterProbe> =
             pollster::block_on(instance.enumerate_adapters(backends))
                 .into_iter()
@@ -267,12 +263,20 @@ impl GpuContext {
     /// The wgpu instance: the primary backends unless `WGPU_BACKEND` says
     /// otherwise.
     fn instance() -> wgpu::Instance {
+        quiet_display_probe();
         let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
-        // GL has no guaranteed compute and prints noise without a display.
-        if std::env::var_os("WGPU_BACKEND").is_none() {
-            desc.backends = wgpu::Backends::PRIMARY;
-        }
+        desc.backends = Self::backends();
         wgpu::Instance::new(desc)
+    }
+
+    /// The backends asked of the instance: `WGPU_BACKEND`'s, else the
+    /// primary ones (GL has no guaranteed compute and prints noise without
+    /// a display).
+    fn backends() -> wgpu::Backends {
+        match std::env::var_os("WGPU_BACKEND") {
+            Some(_) => wgpu::InstanceDescriptor::new_without_display_handle_from_env().backends,
+            None => wgpu::Backends::PRIMARY,
+        }
     }
 
     /// Opens one device on `adapter` and builds the pipelines.
@@ -740,5 +744,25 @@ impl GpuContext {
     #[cfg(target_arch = "wasm32")]
     pub fn shared_with(_tuning: &GpuTuning) -> Result<GpuContext, Error> {
         Self::shared()
+    }
+}
+
+/// Mesa's Vulkan device-select layer looks for a display to pick the
+/// default GPU, and without `XDG_RUNTIME_DIR` libwayland prints "error:
+/// XDG_RUNTIME_DIR is invalid or not set" for every instance (122 lines in
+/// a test run). The engine picks its adapter itself and draws nothing:
+/// without a runtime directory (no display session), the layer is told to
+/// stand aside (`NODEVICE_SELECT`), once, before the first instance.
+fn quiet_display_probe() {
+    #[cfg(all(unix, not(target_arch = "wasm32")))]
+    {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        ONCE.call_once(|| {
+            let runtime = std::env::var_os("XDG_RUNTIME_DIR")
+                .is_some_and(|d| std::path::Path::new(&d).is_absolute());
+            if !runtime && std::env::var_os("NODEVICE_SELECT").is_none() {
+                std::env::set_var("NODEVICE_SELECT", "1");
+            }
+        });
     }
 }

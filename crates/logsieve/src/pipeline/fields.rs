@@ -6,9 +6,13 @@ use regex::bytes::Regex;
 use super::time::{Stamp, TimeFormat};
 use crate::error::Error;
 
-/// The level words, in the canonical (upper) case they are stored in.
-pub const LEVELS: [&str; 10] = [
-    "TRACE", "DEBUG", "INFO", "NOTICE", "WARN", "WARNING", "ERROR", "ERR", "CRITICAL", "FATAL",
+/// The level words, in the canonical (upper) case they are stored in:
+/// log4j / logback / Python (`TRACE` … `FATAL`, `CRITICAL`), syslog's
+/// severities (`NOTICE`, `ERR`, `CRIT`, `ALERT`, `EMERG`),
+/// java.util.logging's and BGL's `SEVERE`, logcat's `VERBOSE`.
+pub const LEVELS: [&str; 15] = [
+    "TRACE", "VERBOSE", "DEBUG", "INFO", "NOTICE", "WARN", "WARNING", "ERROR", "ERR", "SEVERE",
+    "CRIT", "CRITICAL", "ALERT", "FATAL", "EMERG",
 ];
 
 /// What a field extracts.
@@ -122,8 +126,7 @@ fn level_word(w: &[u8], any_case: bool) -> Option<&'static str> {
     })
 }
 
-/// The level of a line: the first level word (TRACE, DEBUG, INFO, NOTICE,
-/// WARN, WARNING, ERROR, ERR, CRITICAL, FATAL) standing as a whole word
+/// The level of a line: the first level word ([`LEVELS`]) standing as a whole word
 /// (`ERROR_503` is not one). Upper case anywhere; any case when bracketed
 /// (`[error]`, `<warn>`, Apache) or when it is the first word after the
 /// timestamp (`Info`, Windows CBS) — lower-case `error` inside a message is
@@ -257,6 +260,19 @@ mod tests {
         assert_eq!(l("2015-07-29 17:41:44,747 - WARNING [x]"), Some("WARNING"));
         assert_eq!(l("ERR: x"), Some("ERR"));
         assert_eq!(l(""), None);
+        // REGRESSION: BGL's SEVERE, syslog's CRIT and kin were no level.
+        let bgl = "- 1120241131 2005.07.01 R37-M1-N4 2005-07-01-11.05.31.120732 R37-M1-N4 NULL DISCOVERY SEVERE Can not get";
+        assert_eq!(l(bgl), Some("SEVERE"));
+        let bgl = "- 1117869872 2005.06.04 R02-M1-N0-C:J12-U11 2005-06-04-00.24.32.432192 R02-M1-N0-C:J12-U11 RAS KERNEL FATAL data TLB error interrupt";
+        assert_eq!(l(bgl), Some("FATAL"));
+        assert_eq!(
+            l("Jun 14 15:16:01 combo app[1]: CRIT disk full"),
+            Some("CRIT")
+        );
+        assert_eq!(l("2026-11-20T10:00:00Z <emerg> x"), Some("EMERG"));
+        assert_eq!(l("2026-11-20T10:00:00Z Notice: x"), Some("NOTICE"));
+        assert_eq!(l("2026-11-20T10:00:00Z trace x"), Some("TRACE"));
+        assert_eq!(l("2026-11-20T10:00:00Z VERBOSE x"), Some("VERBOSE"));
         // Android logcat: the priority letter after the pid and the tid
         // (REGRESSION: every loghub Android line was `(none)`).
         let logcat = |s: &str| {

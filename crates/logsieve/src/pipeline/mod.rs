@@ -40,12 +40,12 @@ pub mod gpu;
 pub mod json;
 pub mod time;
 
+mod build;
+mod year;
+
 use std::collections::HashMap;
-use std::ops::Range;
 
-use rayon::prelude::*;
-
-use crate::corpus::{Corpus, Document};
+use crate::corpus::Corpus;
 use crate::error::Error;
 use crate::query::Query;
 
@@ -63,18 +63,23 @@ pub struct ColumnOptions {
     /// Force one timestamp format (`--time-format`); `None` detects it per
     /// document from a sample.
     pub time_format: Option<TimeFormat>,
-    /// The year of year-less timestamps (syslog, logcat), for documents
-    /// without an entry in `doc_years`.
+    /// The first year-less timestamp's year (syslog, logcat) in documents
+    /// with no entry in `doc_years`, no modification time and no dated
+    /// line anywhere in the corpus.
     pub year: i32,
     /// Per-document years (by document index), e.g. `--year`; overrides
     /// `year` and `doc_mtimes`.
     pub doc_years: Vec<i32>,
     /// Per-document modification times (ms since the epoch, by document
-    /// index), for documents without an entry in `doc_years`: a year-less
-    /// timestamp takes the most recent year that does not put it after the
-    /// file was last written (a day of slack, since year-less formats are
-    /// usually local time and are read as UTC). `Dec 10` in a file written
-    /// on 2026-11-24 is 2025-12-10.
+    /// index), for documents without an entry in `doc_years`: year-less
+    /// timestamps end in the most recent year that does not put the last
+    /// one after the file was last written (a day of slack, since
+    /// year-less formats are usually local time and are read as UTC), a
+    /// jump back by months being a new year. `Dec 10` in a file written
+    /// on 2026-11-24 is 2025-12-10. A document without one (`None`, or
+    /// missing) takes the newest line that carries a year as its
+    /// reference, its own or else the corpus's; `year` only when there is
+    /// none.
     pub doc_mtimes: Vec<Option<i64>>,
     /// The fields to extract.
     pub fields: Vec<FieldSpec>,
@@ -137,8 +142,16 @@ pub struct DocColumns {
     /// The running maximum of `times` (empty when the document is sorted
     /// or has no times).
     running_max: Vec<i64>,
-    /// The year used for year-less formats.
+    /// The year of the last year-less stamp (appended ones carry on from
+    /// it; see [`year`]).
     pub year: i32,
+    /// The last year-less stamp's time, for appended lines.
+    last_yearless: Option<i64>,
+    /// The newest stamp that carries its own year.
+    dated_newest: Option<i64>,
+    /// The length of the document's last line when it had no terminator
+    /// (appended bytes continue it: it is read again).
+    open_line: Option<(u64, bool)>,
 }
 
 /// The columns of a whole corpus: per document times and codes, and one
@@ -154,68 +167,6 @@ pub struct Columns {
     opts: ColumnOptions,
     /// Each field's value → code, for appended lines.
     lookup: Vec<HashMap<Vec<u8>, u32>>,
-}
-
-/// Lines per parallel work item when building columns.
-const BUILD_CHUNK: u64 = 16 * 1024;
-/// Lines sampled per document to detect its timestamp format.
-const SAMPLE: u64 = 1000;
-
-struct Chunk<'a> {
-    times: Vec<i64>,
-    codes: Vec<Vec<u32>>,
-    dicts: Vec<Vec<&'a [u8]>>,
-}
-
-fn build_chunk<'a>(
-    doc: &'a Document,
-    rules: &TimeRules,
-    year: i32,
-    cutoff: Option<i64>,
-    fields: &[FieldSpec],
-    lines: Range<u64>,
-) -> Chunk<'a> {
-    let n = (lines.end - lines.start) as usize;
-    let mut times = Vec::with_capacity(n);
-    let mut codes: Vec<Vec<u32>> = fields.iter().map(|_| Vec::with_capacity(n)).collect();
-    let mut dicts: Vec<Vec<&'a [u8]>> = vec![Vec::new(); fields.len()];
-    let mut maps: Vec<HashMap<&'a [u8], u32>> = vec![HashMap::new(); fields.len()];
-    for l in lines {
-        let line = doc.line(l);
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        let mut st = rules.stamp(line, year);
-        if let (Some(s), Some(c)) = (st, cutoff) {
-            if s.format.yearless() && s.ms > c {
-                st = rules.stamp(line, year - 1);
-            }
-        }
-        times.push(st.map_or(NO_TIME, |s| s.ms));
-        for (f, spec) in fields.iter().enumerate() {
-            let code = match spec.extract(line, st) {
-                None => 0,
-                Some(v) => *maps[f].entry(v).or_insert_with(|| {
-                    dicts[f].push(v);
-                    dicts[f].len() as u32
-                }),
-            };
-            codes[f].push(code);
-        }
-    }
-    Chunk {
-        times,
-        codes,
-        dicts,
-    }
-}
-
-/// Evenly spaced sample lines of a document (all of them when few).
-fn sample_lines(doc: &Document) -> impl Iterator<Item = &[u8]> {
-    let n = doc.lines().len();
-    let step = n.div_ceil(SAMPLE).max(1);
-    (0..n).step_by(step as usize).map(move |l| {
-        let line = doc.line(l);
-        line.strip_suffix(b"\r").unwrap_or(line)
-    })
 }
 
 impl Columns {
@@ -238,184 +189,6 @@ impl Columns {
         };
         c.extend(corpus);
         c
-    }
-
-    /// Extends the columns over what was appended to `corpus` since they
-    /// were built or last extended (the follower's appended lines, new
-    /// documents), with the same options: an existing document keeps its
-    /// timestamp rules and year; a new one (or one that had no lines)
-    /// detects its own. Codes of values already seen are kept. Lines that
-    /// came before a document's first timestamp keep no time when a
-    /// timestamp arrives later. The work is O(appended lines), except
-    /// once per document when its times first go out of order (its
-    /// running maximum is built then).
-    pub fn extend(&mut self, corpus: &Corpus) {
-        // Each document's lines already counted in `oldest`/`newest`:
-        // only the new times are folded in (the writer's lock holds this;
-        // a pass over every line's time per batch was O(corpus)).
-        let mut seen = Vec::with_capacity(corpus.docs().len());
-        for (di, doc) in corpus.docs().iter().enumerate() {
-            let n = doc.lines().len();
-            if di >= self.docs.len() {
-                let d = self.build_doc(di, doc);
-                self.docs.push(d);
-                seen.push(0);
-            } else if self.docs[di].times.is_empty() && n > 0 {
-                // A document that had no lines (a file created empty)
-                // detects its rules from its first lines.
-                self.docs[di] = self.build_doc(di, doc);
-                seen.push(0);
-            } else {
-                seen.push(self.docs[di].times.len());
-                if (self.docs[di].times.len() as u64) < n {
-                    self.extend_doc(di, doc, n);
-                }
-            }
-        }
-        for (d, &from) in self.docs.iter().zip(&seen) {
-            for &t in d.times[from..].iter().filter(|&&t| t != NO_TIME) {
-                self.oldest = Some(self.oldest.map_or(t, |o| o.min(t)));
-                self.newest = Some(self.newest.map_or(t, |o| o.max(t)));
-            }
-        }
-    }
-
-    /// Dictionary codes of a chunk's values, in the corpus-wide
-    /// dictionaries (new values get the next codes).
-    fn remap(&mut self, dicts: &[Vec<&[u8]>]) -> Vec<Vec<u32>> {
-        let mut per_field = Vec::with_capacity(dicts.len());
-        for (f, dict) in dicts.iter().enumerate() {
-            let mut remap = Vec::with_capacity(dict.len() + 1);
-            remap.push(0u32);
-            for v in dict {
-                let values = &mut self.fields[f].values;
-                let code = *self.lookup[f].entry(v.to_vec()).or_insert_with(|| {
-                    values.push(v.to_vec());
-                    values.len() as u32
-                });
-                remap.push(code);
-            }
-            per_field.push(remap);
-        }
-        per_field
-    }
-
-    fn extend_doc(&mut self, di: usize, doc: &Document, n: u64) {
-        let (from, rules, year) = {
-            let d = &self.docs[di];
-            (d.times.len() as u64, d.rules.clone(), d.year)
-        };
-        let fields = self.opts.fields.clone();
-        let ch = build_chunk(doc, &rules, year, None, &fields, from..n);
-        let rm = self.remap(&ch.dicts);
-        let d = &mut self.docs[di];
-        for ((col, codes), rm) in d.codes.iter_mut().zip(&ch.codes).zip(&rm) {
-            col.extend(codes.iter().map(|&c| rm[c as usize]));
-        }
-        d.stamped += ch.times.iter().filter(|&&t| t != NO_TIME).count() as u64;
-        let mut last = d.times.last().copied().unwrap_or(NO_TIME);
-        let mut max = if d.sorted {
-            last
-        } else {
-            d.running_max.last().copied().unwrap_or(i64::MIN)
-        };
-        for &t in &ch.times {
-            let t = if t == NO_TIME { last } else { t };
-            last = t;
-            if d.sorted && t < max {
-                // No longer sorted: the running maximum of every line.
-                d.sorted = false;
-                let mut m = i64::MIN;
-                d.running_max = d
-                    .times
-                    .iter()
-                    .map(|&t| {
-                        m = m.max(t);
-                        m
-                    })
-                    .collect();
-            }
-            max = max.max(t);
-            if !d.sorted {
-                d.disorder = d.disorder.max(max.saturating_sub(t));
-                d.running_max.push(max);
-            }
-            d.times.push(t);
-        }
-    }
-
-    fn build_doc(&mut self, di: usize, doc: &Document) -> DocColumns {
-        let opts = self.opts.clone();
-        let nf = opts.fields.len();
-        let (year, cutoff) = match (opts.doc_years.get(di), opts.doc_mtimes.get(di)) {
-            (Some(&y), _) => (y, None),
-            (None, Some(&Some(m))) => (time::year_of_ms(m), Some(m + 86_400_000)),
-            _ => (opts.year, None),
-        };
-        let rules = TimeRules::detect(sample_lines(doc), opts.time_format, year);
-        let n = doc.lines().len();
-        let ranges: Vec<Range<u64>> = (0..n)
-            .step_by(BUILD_CHUNK as usize)
-            .map(|s| s..(s + BUILD_CHUNK).min(n))
-            .collect();
-        let chunks: Vec<Chunk> = ranges
-            .into_par_iter()
-            .map(|r| build_chunk(doc, &rules, year, cutoff, &opts.fields, r))
-            .collect();
-        // Merge the chunk dictionaries into the corpus-wide ones, in
-        // chunk order (deterministic codes).
-        let remaps: Vec<Vec<Vec<u32>>> = chunks.iter().map(|ch| self.remap(&ch.dicts)).collect();
-        let mut times = Vec::with_capacity(n as usize);
-        let mut codes: Vec<Vec<u32>> = (0..nf).map(|_| Vec::with_capacity(n as usize)).collect();
-        let mapped: Vec<Vec<Vec<u32>>> = chunks
-            .par_iter()
-            .zip(&remaps)
-            .map(|(ch, rm)| {
-                (0..nf)
-                    .map(|f| ch.codes[f].iter().map(|&c| rm[f][c as usize]).collect())
-                    .collect()
-            })
-            .collect();
-        for (ch, m) in chunks.iter().zip(mapped) {
-            times.extend_from_slice(&ch.times);
-            for (f, col) in m.into_iter().enumerate() {
-                codes[f].extend(col);
-            }
-        }
-        // Inherit: a line without a timestamp takes the previous line's
-        // time; lines before the first timestamp take the first one.
-        let stamped = times.iter().filter(|&&t| t != NO_TIME).count() as u64;
-        let first = times.iter().copied().find(|&t| t != NO_TIME);
-        let mut last = first.unwrap_or(NO_TIME);
-        for t in times.iter_mut() {
-            if *t == NO_TIME {
-                *t = last;
-            } else {
-                last = *t;
-            }
-        }
-        let sorted = times.windows(2).all(|w| w[0] <= w[1]);
-        let mut running_max = Vec::new();
-        let mut disorder = 0i64;
-        if !sorted {
-            running_max.reserve_exact(times.len());
-            let mut m = i64::MIN;
-            for &t in &times {
-                m = m.max(t);
-                disorder = disorder.max(m.saturating_sub(t));
-                running_max.push(m);
-            }
-        }
-        DocColumns {
-            times,
-            codes,
-            rules,
-            stamped,
-            sorted,
-            disorder,
-            running_max,
-            year,
-        }
     }
 
     /// The columns of `corpus` (the corpus these columns were built
@@ -503,6 +276,9 @@ impl Columns {
                 disorder,
                 running_max,
                 year: d.year,
+                last_yearless: d.last_yearless,
+                dated_newest: d.dated_newest,
+                open_line: d.open_line,
             });
         }
         let lookup = fields

@@ -167,6 +167,15 @@ pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
+/// The current UTC year (the year of year-less stamps when nothing in
+/// the input dates them).
+pub fn current_year() -> i32 {
+    let now = web_time::SystemTime::now()
+        .duration_since(web_time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64);
+    year_of_ms(now)
+}
+
 /// The UTC year of a time in ms since the epoch.
 pub fn year_of_ms(ms: i64) -> i32 {
     civil_from_days(ms.div_euclid(86_400_000)).0 as i32

@@ -27,6 +27,9 @@ pub struct Calibration {
     pub samples: u64,
 }
 
+/// The CPU's single-literal speed before any measurement, GB/s.
+pub(crate) const DEFAULT_CPU_GBPS: f64 = 8.0;
+
 impl Calibration {
     /// Conservative defaults for a device class (before any measurement).
     pub fn defaults(class: DeviceClass) -> Calibration {
@@ -38,7 +41,7 @@ impl Calibration {
         let mut gpu_gbps = BTreeMap::new();
         gpu_gbps.insert(Kernel::Scan, gbps);
         Calibration {
-            cpu_gbps: 8.0,
+            cpu_gbps: DEFAULT_CPU_GBPS,
             gpu_gbps,
             gpu_latency_ms: lat,
             upload_gbps: up,

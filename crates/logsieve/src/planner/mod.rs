@@ -32,7 +32,10 @@ mod sample;
 mod tier1;
 pub use calibration::{Calibration, MeasuredBackend, Measurement};
 pub(crate) use sample::cpu_speed as finder_speed;
-pub use sample::{histogram_elimination, sample, scan_probe, SampleStats, PROBE_BYTES};
+pub(crate) use sample::fixed_speed;
+pub use sample::{
+    fix_measured_speeds, histogram_elimination, sample, scan_probe, SampleStats, PROBE_BYTES,
+};
 use sample::{memo_key, sample_windows};
 pub use tier1::{
     kernel_gbps, literal_counts, passes, tier1_gpu_ms, tier1_literals, Tier1Input, Tier1Literals,

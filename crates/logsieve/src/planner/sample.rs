@@ -144,6 +144,50 @@ pub(super) fn memo_key(tag: &str, query: &Query, n: usize, flag: bool) -> Vec<u8
     k
 }
 
+/// Speeds that replace the planner's run-time measurements, GB/s (0:
+/// measured). See [`fix_measured_speeds`].
+static FIXED_GBPS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Makes the planner's measurements of this machine fixed numbers: the
+/// memory scan probe reads `gbps` and the sampled matcher time is its
+/// bytes at that speed, and runs are not folded into the calibration. Routes then depend on the corpus, the query and the
+/// calibration passed in only, never on how loaded the machine is: what
+/// tests of routing need. `LOGSIEVE_FIXED_SPEED=GBPS` in the environment
+/// does the same for a process (read once). `0` measures again.
+#[doc(hidden)]
+pub fn fix_measured_speeds(gbps: f64) {
+    let b = if gbps > 0.0 && gbps.is_finite() {
+        gbps.to_bits()
+    } else {
+        0
+    };
+    FIXED_GBPS.store(b, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The fixed speed, when measurements are fixed ([`fix_measured_speeds`];
+/// always in the library's own unit tests, at the CPU's default
+/// calibration).
+pub(crate) fn fixed_speed() -> Option<f64> {
+    let b = FIXED_GBPS.load(std::sync::atomic::Ordering::Relaxed);
+    if b != 0 {
+        return Some(f64::from_bits(b));
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        static ENV: std::sync::OnceLock<Option<f64>> = std::sync::OnceLock::new();
+        let env = *ENV.get_or_init(|| {
+            std::env::var("LOGSIEVE_FIXED_SPEED")
+                .ok()
+                .and_then(|v| v.trim().parse::<f64>().ok())
+                .filter(|g| *g > 0.0 && g.is_finite())
+        });
+        if env.is_some() {
+            return env;
+        }
+    }
+    cfg!(test).then_some(super::calibration::DEFAULT_CPU_GBPS)
+}
+
 /// Bytes [`scan_probe`] reads, in four quarters timed apart.
 pub const PROBE_BYTES: usize = 1 << 20;
 
@@ -199,6 +243,9 @@ pub(super) fn probe_doc(doc: &crate::Document) -> (f64, f64) {
     let hay = doc.data();
     if cfg!(target_arch = "wasm32") || hay.len() < 4 * PROBE_BYTES {
         return (0.0, 0.0);
+    }
+    if let Some(g) = fixed_speed() {
+        return (g, 0.0);
     }
     // Page-aligned in the document (a map starts on a page).
     let at = (hay.len() / 2) & !4095;
@@ -304,14 +351,19 @@ fn sample_lines(corpus: &Corpus, query: &Query, windows: usize, histogram: bool)
     for (d, s, e) in sample_windows(corpus, windows) {
         let hay = corpus.docs()[d].data();
         st.lines += crate::cpu::count_lines(&hay[s..e]);
-        // Not timed in a browser (`std::time::Instant` panics there).
-        let t = (!cfg!(target_arch = "wasm32")).then(std::time::Instant::now);
+        // Not timed in a browser (`std::time::Instant` panics there), nor
+        // with fixed speeds (the bytes at that speed).
+        let fixed = fixed_speed();
+        let t = (!cfg!(target_arch = "wasm32") && fixed.is_none()).then(std::time::Instant::now);
         crate::cpu::for_each_match(query, hay, s, e, |_, _| {
             st.matching += 1;
             true
         });
         if let Some(t) = t {
             st.cpu_ns += t.elapsed().as_nanos() as u64;
+            st.cpu_bytes += (e - s) as u64;
+        } else if let Some(g) = fixed {
+            st.cpu_ns += ((e - s) as f64 / g).ceil() as u64;
             st.cpu_bytes += (e - s) as u64;
         }
         if let Some(pre) = query.prefilter() {

@@ -8,7 +8,8 @@ use crate::corpus::{Document, Room};
 use crate::error::Error;
 
 impl Session {
-    /// Appends whole lines (`bytes` ends with `\n`) to document `doc`:
+    /// Appends `bytes` to document `doc` as its file grew (they continue
+    /// a last line without a terminator, as in the file):
     /// its bytes and line index grow in place, the stats columns are
     /// extended over the new lines, and the GPUs hold them before this
     /// returns, so the next request sees all of them (a caller that
@@ -17,11 +18,21 @@ impl Session {
     /// line (0-based, counting lines evicted before: the number in the
     /// whole file, [`Document::first_line`]).
     pub fn append_lines(&mut self, doc: usize, bytes: &[u8]) -> Result<u64, Error> {
+        // Bytes that continue a last line without a terminator change a
+        // line the GPUs hold: they take the corpus again (a writer that
+        // paused mid-line past the follower's idle time, or a file that
+        // did not end in `\n` when loaded; whole lines append in place).
+        let continued =
+            !bytes.is_empty() && self.corpus.docs().get(doc).is_some_and(|d| !d.appendable());
         let first = self.corpus.append(doc, bytes)?;
         if !bytes.is_empty() {
             self.last_appended = Some(doc);
         }
-        self.grown(Some(doc))?;
+        if continued {
+            self.regrown()?;
+        } else {
+            self.grown(Some(doc))?;
+        }
         Ok(first + self.corpus.docs()[doc].first_line())
     }
 
@@ -43,13 +54,25 @@ impl Session {
     }
 
     /// Adds a document (a file that appeared in a followed directory)
-    /// and returns its index. To grow later it must be empty or end with
-    /// `\n` ([`Document::appendable`]).
+    /// and returns its index.
     pub fn push_document(&mut self, doc: Document) -> Result<usize, Error> {
         self.corpus.push(doc);
         self.last_appended = Some(self.corpus.docs().len() - 1);
         self.grown(None)?;
         Ok(self.corpus.docs().len() - 1)
+    }
+
+    /// After a line the GPUs hold changed: the columns extended, the
+    /// corpus uploaded again.
+    fn regrown(&mut self) -> Result<(), Error> {
+        if let Some(c) = &mut self.columns {
+            c.extend(&self.corpus);
+        }
+        #[cfg(feature = "gpu")]
+        if !self.devices.is_empty() {
+            return self.gpus_uploaded_again();
+        }
+        Ok(())
     }
 
     /// After the corpus grew (lines appended to document `doc`, or,

@@ -9,7 +9,7 @@ use crate::cancel::Cancel;
 use crate::error::Error;
 use crate::kernel::Kernel;
 use crate::options::{BackendChoice, SearchOptions};
-use crate::pattern_counts::{cpu_counts, literal_set, PatternCounts};
+use crate::pattern_counts::{cpu_counts, one_pass, PatternCounts};
 use crate::pipeline::{self, Stats, StatsQuery};
 use crate::planner;
 use crate::query::Query;
@@ -390,7 +390,7 @@ impl Session {
                     "watchlist",
                     w.cpu().count(&self.corpus, opts.threads, cancel)?,
                 ),
-                None if literal_set(q).is_some() => (
+                None if one_pass(q) => (
                     "one-pass",
                     cpu_counts(&self.corpus, q, opts.threads, cancel)?,
                 ),

@@ -33,9 +33,10 @@
 //!   Without `-z` compressed files are skipped, as a walk skips binaries.
 //! * **Partial lines**: bytes after the last `\n` are held back until the
 //!   line completes, or until the file has not grown for
-//!   [`FollowOptions::idle_flush`]: then they become a line of their own
-//!   (a `\n` is added in the document, and bytes written later start a new
-//!   line).
+//!   [`FollowOptions::idle_flush`] (a settled file's at the start): then
+//!   they are served as the file has them, a last line without a
+//!   terminator, and bytes written later continue that line — the
+//!   document agrees with a fresh read of the file after every poll.
 //! * **New files** in a served directory are found by a walk (same ignore
 //!   rules, globs and types as the load) and adopted once they hold
 //!   [`FINGERPRINT_LEN`] bytes or have been idle for `idle_flush`, so a
@@ -134,6 +135,10 @@ pub struct Tracker {
     waiting: HashMap<PathBuf, Waiting>,
     /// Each document's length once every change returned is applied.
     doc_len: Vec<u64>,
+    /// Per document, the generation whose last line ends it without a
+    /// terminator: that generation's next bytes continue the line (as in
+    /// the file); another's start a new one.
+    open: Vec<Option<usize>>,
     stats: FollowStats,
     notes: Vec<String>,
     /// The walk's errors at the last walk (a dangling link, a loop, an
@@ -167,6 +172,7 @@ impl Tracker {
             skipped: HashMap::new(),
             waiting: HashMap::new(),
             doc_len: Vec::new(),
+            open: Vec::new(),
             stats: FollowStats::default(),
             notes: Vec::new(),
             walk_errors: HashSet::new(),
@@ -180,6 +186,7 @@ impl Tracker {
                 match Document::stdin() {
                     Ok(d) => {
                         t.doc_len.push(d.data().len() as u64);
+                        t.open.push(None);
                         corpus.push(d);
                     }
                     Err(e) => errors.push(e),
@@ -272,18 +279,18 @@ impl Tracker {
         // A line cut by a truncation whose copy never showed up (a copy
         // under 1 KiB is adopted once idle, after the walk finds it:
         // three idle times leave it room).
-        for g in &mut self.gens {
+        for gi in 0..self.gens.len() {
+            let g = &mut self.gens[gi];
             if g.tail_at.is_some_and(|t| now.duration_since(t) >= 3 * idle) {
                 let mut b = std::mem::take(&mut g.tail);
                 g.tail_at = None;
                 if !b.is_empty() {
+                    // The end of a generation cut by a truncation: a line
+                    // of its own (the file no longer holds it).
                     b.push(b'\n');
-                    self.doc_len[g.doc] += b.len() as u64;
+                    let doc = g.doc;
                     self.stats.idle_flushes += 1;
-                    changes.push(Change::Append {
-                        doc: g.doc,
-                        bytes: b,
-                    });
+                    changes.push(self.append(doc, gi, b, false));
                 }
             }
         }
@@ -371,25 +378,17 @@ impl Tracker {
             let lines = split_lines(&mut f.pending);
             if !lines.is_empty() {
                 g.len += lines.len() as u64;
-                push_run(&mut g.runs, self.doc_len[g.doc], lines.len() as u64);
-                self.doc_len[g.doc] += lines.len() as u64;
-                changes.push(Change::Append {
-                    doc: g.doc,
-                    bytes: lines,
-                });
+                let doc = g.doc;
+                changes.push(self.append(doc, gen_i, lines, true));
             }
         } else if !f.pending.is_empty() && now.duration_since(f.grew_at) >= idle {
+            // Idle: the partial line is served as the file has it, without
+            // a terminator; bytes written later continue it.
             let g = &mut self.gens[gen_i];
             g.len += f.pending.len() as u64;
-            push_run(&mut g.runs, self.doc_len[g.doc], f.pending.len() as u64);
-            g.exact = false;
-            let mut b = std::mem::take(&mut f.pending);
-            b.push(b'\n');
-            self.doc_len[g.doc] += b.len() as u64;
-            changes.push(Change::Append {
-                doc: g.doc,
-                bytes: b,
-            });
+            let doc = g.doc;
+            let b = std::mem::take(&mut f.pending);
+            changes.push(self.append(doc, gen_i, b, true));
             self.stats.idle_flushes += 1;
         }
         Ok(())
@@ -563,7 +562,7 @@ impl Tracker {
             if !bytes.is_empty() && !bytes.ends_with(b"\n") {
                 bytes.push(b'\n');
             }
-            return Ok(vec![self.new_doc(name, bytes, None, false, true)]);
+            return Ok(vec![self.new_doc(name, bytes, None, true)]);
         }
         if !explicit && memchr::memchr(0, &head).is_some() {
             self.skipped.insert(path.to_path_buf(), size);
@@ -607,15 +606,11 @@ impl Tracker {
             .is_none_or(|age| age < self.opts.idle_flush);
         let read = data.len() as u64;
         let mut pending = Vec::new();
-        let mut synthetic = false;
-        if !data.is_empty() && !data.ends_with(b"\n") {
-            if recent || !at_start {
-                let i = memchr::memrchr(b'\n', &data).map_or(0, |i| i + 1);
-                pending = data.split_off(i);
-            } else {
-                data.push(b'\n');
-                synthetic = true;
-            }
+        // A settled file's last line is served as it is, without a
+        // terminator (bytes written later continue it).
+        if !data.is_empty() && !data.ends_with(b"\n") && (recent || !at_start) {
+            let i = memchr::memrchr(b'\n', &data).map_or(0, |i| i + 1);
+            pending = data.split_off(i);
         }
         let follow = Followed {
             path: path.to_path_buf(),
@@ -632,13 +627,7 @@ impl Tracker {
             self.stats.new_files += 1;
             self.notes.push(format!("{name}: new file, followed"));
         }
-        Ok(vec![self.new_doc(
-            name,
-            data,
-            Some(follow),
-            synthetic,
-            false,
-        )])
+        Ok(vec![self.new_doc(name, data, Some(follow), false)])
     }
 
     /// Bytes of a copy past what its generation held (the original was
@@ -652,12 +641,33 @@ impl Tracker {
         self.gens[gi].tail.clear();
         self.gens[gi].tail_at = None;
         self.stats.recovered_bytes += extra.len() as u64;
-        self.doc_len[doc] += extra.len() as u64;
         self.notes.push(format!(
             "recovered {} bytes from a copy: its original was truncated before they were read",
             extra.len()
         ));
-        Change::Append { doc, bytes: extra }
+        self.append(doc, gi, extra, false)
+    }
+
+    /// Bytes of generation `gen` appended to document `doc`: a `\n` goes
+    /// first when the document ends in another generation's line without
+    /// a terminator (the bytes are not its continuation). With `run`, the
+    /// bytes are recorded as the generation's (read from its file).
+    fn append(&mut self, doc: usize, gen: usize, mut bytes: Vec<u8>, run: bool) -> Change {
+        let sep = self.open[doc].is_some_and(|g| g != gen);
+        self.doc_len[doc] += u64::from(sep);
+        if run {
+            push_run(
+                &mut self.gens[gen].runs,
+                self.doc_len[doc],
+                bytes.len() as u64,
+            );
+        }
+        self.doc_len[doc] += bytes.len() as u64;
+        self.open[doc] = (!bytes.ends_with(b"\n")).then_some(gen);
+        if sep {
+            bytes.insert(0, b'\n');
+        }
+        Change::Append { doc, bytes }
     }
 
     /// Registers a new document (and its generation, and the file that
@@ -667,12 +677,13 @@ impl Tracker {
         name: String,
         bytes: Vec<u8>,
         follow: Option<Followed>,
-        synthetic: bool,
         closed: bool,
     ) -> Change {
         let doc = self.doc_len.len();
         self.doc_len.push(bytes.len() as u64);
-        let len = bytes.len() as u64 - u64::from(synthetic);
+        let len = bytes.len() as u64;
+        let open = !bytes.is_empty() && !bytes.ends_with(b"\n");
+        self.open.push(open.then_some(self.gens.len()));
         let mut head = bytes[..(len as usize).min(FINGERPRINT_LEN)].to_vec();
         if let Some(f) = &follow {
             // The fingerprint is of the file, pending bytes included.
@@ -684,7 +695,7 @@ impl Tracker {
             runs: vec![(0, len)],
             len,
             head,
-            exact: !synthetic,
+            exact: true,
             closed,
             tail: Vec::new(),
             tail_at: None,
