@@ -226,7 +226,7 @@ impl GpuCorpus {
             // zeroed per-pattern vectors. Before the list, the full
             // counters (500,000 words at 100k patterns) took 0.6-0.8 ms
             // to read back and 0.5-0.9 ms to turn into counts on the H100
-            // machine (docs/bench/h100-2026-11-25-session4.md §2).
+            // machine (docs/bench/h100-2026-11-25-eviction.md §2).
             CountersRead::Listed(listed) => {
                 how = CountersHow::Listed(listed.len());
                 let flagged: Vec<usize> = listed

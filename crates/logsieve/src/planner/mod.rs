@@ -902,7 +902,7 @@ mod tests {
     /// The bitap estimate grows with the chain's state words and K, and
     /// the CPU's with the sample's measured speed: with the H100's
     /// numbers (one-word chains at ~275 GB/s x units, 16 threads, 194 MB;
-    /// docs/bench/h100-2026-11-25-session2.md §3) auto sends the 38-byte
+    /// docs/bench/h100-2026-11-25-merged-2.md §3) auto sends the 38-byte
     /// two-word `--fuzzy 3` pattern to the CPU (6.8 ms there, 25.8 on
     /// `bitap`) and the one-word patterns to `bitap`.
     #[test]
@@ -959,7 +959,7 @@ mod tests {
     /// compacted list: one thread per candidate line), against tier 2 and
     /// the CPU, with a fixed calibration near the H100's (scan 500 GB/s,
     /// tier 2 43: 194 MB in ~4.5 ms) and the shares of the generated
-    /// corpus (docs/bench/h100-2026-11-25-session2.md §2).
+    /// corpus (docs/bench/h100-2026-11-25-merged-2.md §2).
     #[test]
     fn tier1_is_priced_by_its_candidate_share() {
         let mut cal = Calibration::defaults(DeviceClass::Discrete);

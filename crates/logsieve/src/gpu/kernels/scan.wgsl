@@ -14,8 +14,8 @@
 // A thread owns the candidate starts p whose rare byte p + r1 lies in one
 // of its two chunks, so every start is tested by exactly one thread.
 //
-// What the H100 taught (docs/bench/h100-2026-11-21.md, h100-2026-11-22.md,
-// h100-2026-11-22-session2.md, h100-2026-11-22-session3.md): this kernel
+// What the H100 taught (docs/bench/h100-2026-11-21-gpu-engine.md, h100-2026-11-22-gpu-engine.md,
+// h100-2026-11-22-scan-immediates.md, h100-2026-11-22-scan-diagnostics.md): this kernel
 // is short of instruction issue, not of bandwidth. One more 22-operation
 // test per 16 bytes costs 0.007-0.018 ms; so every operation on the
 // streaming path counts:
