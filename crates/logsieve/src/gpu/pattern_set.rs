@@ -1,4 +1,4 @@
-//! A search for a set of literals (issue 5), and per-pattern counts: the
+//! A search for a set of literals, and per-pattern counts: the
 //! many-literal driver ([`LiteralSet`], `kernels/multi_common.rs`) run
 //! over the resident segments like any other kernel, reusing the result
 //! bit sets, the pop-count and the readback; the per-pattern counters are

@@ -275,8 +275,9 @@ pub fn cpu_estimate(input: &PlanInput<'_>) -> f64 {
     // A regex that finds each match itself pays no second check: 1M
     // matching lines of `\d{4}-\d\d` ran in 126 ms on the H100 machine's
     // CPU (80 ms on the build machine), 97 ms of it the scan at 2 GB/s:
-    // 29 ms for the matches (5e-5 a line until session 9 put the
-    // regex's estimate at 2.1x its run on that session's build machine).
+    // 29 ms for the matches (5e-5 a line until the 2026-11-26
+    // measurement at `19e3983` put the regex's estimate at 2.1x its run
+    // on that day's build machine).
     // A verified line: `-w admin`'s 14,730 lines took 2.3-3.2 ms over the
     // scan's estimate on an AMD EPYC build machine (0.15-0.22 us a line;
     // 2026-11-26, one thread); at 0.4 us the shape was estimated at
@@ -388,7 +389,7 @@ pub fn bitap_units(q: &Query) -> Option<f64> {
 /// in bytes x units per second, as bitap's ([`bitap_units`]): with one
 /// rate for every automaton a linear one made the others look fast, and
 /// tier 1 chose the denser literal ` /api/v` (17.5% of lines, 0.34 ms)
-/// over `GET /api/v`, `POST /api/v` (12.2%, 0.28 ms; session 7).
+/// over `GET /api/v`, `POST /api/v` (12.2%, 0.28 ms; measured 2026-11-25 at `ef5693c`).
 pub fn shift_and_units(q: &Query) -> f64 {
     match crate::support::shift_and_support(q) {
         Ok(a) if a.linear_path() => 1.0,

@@ -8,7 +8,7 @@
 //! at the top of `src/query.rs`. Regex queries are the one exception: the
 //! reference semantics *are* the `regex` crate applied line by line.
 
-// Each test binary uses a different subset of these helpers.
+// Each test binary uses a different subset of these functions.
 #![allow(dead_code)]
 
 use logsieve::{Error, Query, QueryBuilder, Syntax};

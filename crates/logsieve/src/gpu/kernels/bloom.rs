@@ -1,4 +1,4 @@
-//! `bloom`: see `bloom.wgsl` (many literals, issue 5): 16-byte streaming
+//! `bloom`: see `bloom.wgsl` (many literals): 16-byte streaming
 //! loads, a two-probe bit filter in workgroup memory, then a global hash
 //! table and verification.
 use super::{set_params as SP, Module, View};
