@@ -3,12 +3,19 @@
 //! Two stages, in this order:
 //!
 //! 1. **Inhibitors** — categorical reasons that force the CPU whatever the
-//!    scores: regex, wildcard, fuzzy, a pattern longer than 64 bytes, Unicode
-//!    case-insensitive, and high match density (more than 100 selected lines
-//!    per 1,000, estimated from a sample) when line ids are wanted — then the
-//!    result transfer and per-line work on the host dominate. Shapes the GPU
-//!    kernels do not run (`-w`, `-x`, the empty pattern)
-//!    are reported the same way. Calibration never overrides an inhibitor.
+//!    scores: a query no GPU path runs ([`gpu_support`]'s categorical
+//!    reasons: `-U` and `-P`; one literal longer than 64 bytes; `--fuzzy`
+//!    patterns past the `bitap` chain's 256 bits; a regex, wildcard or
+//!    Unicode `-i` that neither tier takes), and high match density (more
+//!    than 100 selected lines per 1,000, estimated from a sample) when line
+//!    ids are wanted — then the result transfer and per-line work on the
+//!    host dominate. Regexes, wildcards and fuzzy patterns are not
+//!    inhibitors as such: tier 1 scans a required literal set (or a class
+//!    string) and verifies, tier 2 runs the position automaton
+//!    (`shift-and`), fuzzy runs on `bitap`; the kernels' reason for a regex
+//!    is dropped when tier 1 takes it ([`plan`]). A shape the kernels do
+//!    not run (the empty pattern, say) is a note, not an inhibitor.
+//!    Calibration never overrides an inhibitor.
 //! 2. **Scores** — estimated milliseconds for each side from continuous
 //!    factors: corpus bytes; resident on the GPU or not (then start-up and
 //!    upload count); device class (a software adapter such as lavapipe is
