@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# serve --follow under a writer (issue 17): sustained append rate, lag from
+# serve --follow under a writer: sustained append rate, lag from
 # append to searchable (p50/p99), query latency while ingesting vs idle, rg -c
 # on the same file when rg is installed.
 #

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The `logsieve serve` load bench of docs/bench/h100-2026-11-24-serve-fused.md,
+# The `logsieve serve` load bench of docs/bench/h100-2026-11-25-merged.md (§ the server under load),
 # in one device call: 1M generated lines served from a file; one client back
 # to back and with 100 ms pauses, 64 clients, five literals and a regex;
 # the server with fused counts (after), with LOGSIEVE_NO_FUSE=1, the

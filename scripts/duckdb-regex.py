@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""DuckDB's regexp_matches over the regex suite (issue 18's competitor).
+"""DuckDB's regexp_matches over the regex suite (a competitor on the same lines).
 
 Reads the suite from crates/logsieve-bench/src/regex_suite.rs (the list the
 `regex` bench runs), loads FILE as one row per line, and counts the lines

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The load soak of `logsieve serve` (issue 20): N clients of mixed queries
+# The load soak of `logsieve serve`: N clients of mixed queries
 # for S seconds against `logsieve serve --demo` on 127.0.0.1 (started and
 # stopped by serve-soak), every answer checked against a CPU session over
 # the same generated logs, the server's RSS sampled, latency percentiles

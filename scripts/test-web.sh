@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The browser half of the test suite (issue 7), in headless Chromium:
+# The browser half of the test suite, in headless Chromium:
 #  1. the engine's unit tests natively (loading, gzip, rows, requests);
 #  2. every GPU kernel against the CPU engine on WebGPU (SwiftShader) with
 #     wasm-bindgen-test (crates/logsieve-web/tests/browser_kernels.rs);

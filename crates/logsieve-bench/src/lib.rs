@@ -9,7 +9,7 @@
 //!   phase-1 elimination, GPU memory, auto regret, cold one-shot).
 //! * [`demo`]: the shorter timing table of `logsieve demo`.
 //! * [`soak`]: the load soak of `logsieve serve` (the `serve-soak` binary).
-//! * [`regex_suite`]: issue 18's regexes (the `regex` and `regex-route`
+//! * [`regex_suite`]: the suite's regexes (the `regex` and `regex-route`
 //!   binaries).
 //!
 //! The binaries in `src/bin/` measure narrower questions (the GPU kernels,

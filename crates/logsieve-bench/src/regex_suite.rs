@@ -1,4 +1,4 @@
-//! The regex suite of issue 18: what an SRE or analyst types, shared by
+//! The regex suite: what an SRE or analyst types, shared by
 //! the `regex` bench and the `regex-route` profile.
 
 /// The suite: what people type when they hunt through logs.

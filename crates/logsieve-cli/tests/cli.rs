@@ -842,7 +842,7 @@ fn json_schema() {
                     .collect()
             };
             // Our one extension: each submatch names its pattern(s)
-            // (issue 5); without it the objects are exactly rg's.
+            // (many literals); without it the objects are exactly rg's.
             let strip = |mut v: Vec<Value>| -> Vec<Value> {
                 for x in &mut v {
                     let subs = x

@@ -1,5 +1,5 @@
 #![recursion_limit = "256"]
-//! Faults against the built binary (issue 20): an unreadable file among
+//! Faults against the built binary: an unreadable file among
 //! good ones (a clear message, the rest searched, exit 2), and SIGKILL of
 //! a running `logsieve serve`, then a restart over the same files: the
 //! restarted server answers every query kind the same as before. (The

@@ -1,7 +1,7 @@
 //! `logsieve serve --follow` killed with SIGKILL while lines are being
 //! appended, then started again: it reads the files again, and every
 //! line written — before, during and after the kill — is searchable once,
-//! a line cut by the kill included (issue 20). And an entry that cannot be
+//! a line cut by the kill included. And an entry that cannot be
 //! read appearing in a followed directory: one warning naming it, the
 //! rest followed. And `--max-resident` / `--retain` through the binary.
 
@@ -112,7 +112,7 @@ fn sigkill_then_restart_loses_nothing() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Issue 20: the kill lands while a writer appends in bursts cut at
+/// The kill lands while a writer appends in bursts cut at
 /// random bytes (a partial line is on disk at the kill); the writer goes
 /// on while the server is down. After the restart every numbered line is
 /// held once and whole.
@@ -163,7 +163,7 @@ fn sigkill_mid_append_with_a_partial_line_then_restart() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Issue 20: a dangling link appears in a directory followed with
+/// A dangling link appears in a directory followed with
 /// `--follow-links`: one warning naming it (not one per rescan), and the
 /// other files are still followed.
 #[cfg(unix)]

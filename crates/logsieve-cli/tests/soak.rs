@@ -1,4 +1,4 @@
-//! The short load soak in CI (issue 20; the 64-client, 10-minute run is
+//! The short load soak in CI (the 64-client, 10-minute run is
 //! `scripts/soak.sh`): the built `logsieve serve --demo` on 127.0.0.1:0,
 //! 6 clients for 8 s of every query kind (counts, streamed lines,
 //! per-pattern counts, stats, regex, fuzzy, watchlists, hang-ups, 400,

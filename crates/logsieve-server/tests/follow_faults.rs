@@ -1,5 +1,5 @@
 #![recursion_limit = "256"]
-//! Faults while `serve --follow` runs (issue 20): a followed file deleted,
+//! Faults while `serve --follow` runs: a followed file deleted,
 //! truncated in place (copytruncate), replaced (rename + create, and a new
 //! file renamed over it), each while a writer appends. Once the follower
 //! has caught up, every numbered line written is held exactly once and the

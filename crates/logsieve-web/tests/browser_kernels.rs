@@ -108,7 +108,7 @@ async fn case_table_every_kernel() {
             continue;
         };
         // The five single-literal kernels; the multi-pattern kernels
-        // (issue 5) are exercised through their own entry points.
+        // (many literals) are exercised through their own entry points.
         if unsupported_reason(&q).is_some() || q.literals().is_none_or(|l| l.len() != 1) {
             continue;
         }

@@ -157,13 +157,13 @@ impl MultiKernel {
     /// Used when no kernel is named (then [`MultiKernel::for_query`]: `ac`
     /// for sets with a pattern shorter than 4 bytes). The one-thread-per-
     /// byte kernels are bound by their per-position loads on a real GPU:
-    /// on the H100 (194 MB, 1M lines, docs/bench/multi-h100-2026-11-21.md)
+    /// on the H100 (194 MB, 1M lines, docs/bench/h100-2026-11-21-multi.md)
     /// `ac` took 0.9 / 5.6 / 7.1 / 8.9 ms kernel time at 10 / 100 / 1k /
     /// 10k patterns, `trie` 1.2-22 ms and `prefix-hash` 1.1-96 ms, so
     /// `prefix-hash`, the fastest on lavapipe (a CPU, where loads are
     /// cheap), was the slowest there. `bloom` reads the corpus as 16-byte
     /// loads and does its per-position work in registers and workgroup
-    /// memory; on the same H100 (2026-11-22, docs/bench/multi-h100-2026-11-22.md)
+    /// memory; on the same H100 (2026-11-22, docs/bench/h100-2026-11-22-multi.md)
     /// it took 0.40 / 0.44 / 0.77 / 0.93 / 8.0 ms at 10 / 100 / 1k / 10k /
     /// 100k patterns, where `ac` took 0.92 / 1.10 / 1.38 / 1.81 / 12.4.
     /// `ac` is the fallback for short patterns, the fastest of the others

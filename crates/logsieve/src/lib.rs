@@ -32,6 +32,9 @@ println!("{}", res.backend);
 # Features
 
 * `gpu` (default): the wgpu backend.
+* `pcre2` (off by default, as in ripgrep): `-P` through the `pcre2` crate
+  (builds PCRE2's C sources); without it a `-P` query is an error that
+  says how to get it. `logsieve-cli`'s `pcre2` feature turns it on.
 */
 #![deny(missing_docs)]
 // In the browser build, the native-only paths (several GPUs, blocking

@@ -242,7 +242,7 @@ fn truncated_and_rewritten_between_polls() {
     assert_eq!(t.stats().truncations, 1);
 }
 
-/// Found by `crates/logsieve-server/tests/follow_faults.rs` (issue 20):
+/// Found by `crates/logsieve-server/tests/follow_faults.rs` (the fault tests):
 /// copytruncate, then the writer writes exactly as many bytes as the file
 /// held, all before the next poll. The size alone says nothing changed;
 /// the modification time and the fingerprint say it was rewritten. The
@@ -667,7 +667,7 @@ fn new_files_are_all_adopted_in_one_poll() {
     assert_eq!(sorted_lines(&all(&c)), sorted_lines(&want));
 }
 
-/// Issue 20: an entry that cannot be read appears in a followed directory
+/// Hardening: an entry that cannot be read appears in a followed directory
 /// (a dangling link and a link loop, with links followed; a file without
 /// read permission where the user is not root): each is reported once,
 /// naming it, not at every poll, and every other file is still followed.

@@ -113,7 +113,7 @@ fn check_corpus(
                     );
                 }
             }
-            // Several literals run on a multi-literal kernel (issue 5),
+            // Several literals run on a multi-literal kernel,
             // which reports neither candidates nor positions.
             let one = q.literals().is_some_and(|l| l.len() == 1);
             if matches!(kernel, GpuKernel::TwoPhase | GpuKernel::Signature) && one {

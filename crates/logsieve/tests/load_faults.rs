@@ -1,4 +1,4 @@
-//! Faults during load (issue 20): a file deleted, truncated or replaced
+//! Faults during load: a file deleted, truncated or replaced
 //! while it is being loaded (through `corpus::fault`'s hook, which runs
 //! after a file is opened and its head read, and through `load_paths`'s
 //! progress callback, which runs between files); a read error mid-file; an

@@ -460,7 +460,7 @@ fn gpu_bytes_per_corpus_byte() {
     assert!(err < 0.02, "estimate {est} vs {lean}");
 }
 
-/// Issue 20 (faults): device 1 of 2 lost mid-request for every query kind
+/// Faults: device 1 of 2 lost mid-request for every query kind
 /// and every kernel: the answer is the oracle's (its shard went to the
 /// CPU) or a clear error, never a wrong answer.
 /// REGRESSION: `-F ERROR GET timeout` with the auto kernel answered

@@ -1,4 +1,4 @@
-//! Many literals at once (issue 5): every backend against the oracle of
+//! Many literals at once: every backend against the oracle of
 //! each pattern searched alone, on random pattern sets with shared
 //! prefixes, 1-byte and 64+-byte patterns, binary bytes, case variants,
 //! duplicates and patterns that are prefixes of others.

@@ -1,4 +1,4 @@
-//! Watchlists (issue 17): a literal set compiled once in the session and
+//! Watchlists: a literal set compiled once in the session and
 //! counted per pattern again and again. Every backend and kernel that takes
 //! one (the CPU's one-pass counter; on the GPU `bloom`, `ac`, `trie`,
 //! `prefix-hash`, and bloom's global filter for sets past 32k keys) against

@@ -1,4 +1,4 @@
-//! `--fuzzy K` on the GPU (issue 18): what an on-call engineer or a chat
+//! `--fuzzy K` on the GPU: what an on-call engineer or a chat
 //! moderator types with a typo or an obfuscation in it, over generated
 //! lines resident on the GPU, through `Session::search`: auto, the `bitap`
 //! kernel forced, the CPU engine (pigeonhole pieces + Myers) on 1 thread

@@ -1,4 +1,4 @@
-//! GPU benchmark (issue 3): a generated corpus resident on the GPU, the
+//! GPU benchmark: a generated corpus resident on the GPU, the
 //! five queries of the issue, rows for the CPU (1 thread, all cores), every
 //! GPU kernel and the plain-read bandwidth ceiling. Every row's count is
 //! checked against the CPU's (the benchmark doubles as a correctness test:

@@ -1,4 +1,4 @@
-//! Many patterns at once (issue 5): IOC lists of 10 … 100k IPs, domains
+//! Many patterns at once: IOC lists of 10 … 100k IPs, domains
 //! and hashes over generated logs, about 1% of lines hit.
 //!
 //! Rows, all on the same data in the same run: each GPU multi-literal

@@ -1,4 +1,4 @@
-//! Pipeline benchmark (issue 6): 1M generated entries resident; last 15
+//! Pipeline benchmark: 1M generated entries resident; last 15
 //! minutes → search an IP prefix (`-F 192.168.1.`) → count by host. Rows:
 //! the CPU path (1 thread, all cores) and the GPU path, in the same run on
 //! the same columns; every row's answer is checked against the CPU's (the

@@ -1,4 +1,4 @@
-//! Regex on the GPU (issue 18): a suite of regexes an SRE or analyst types,
+//! Regex on the GPU: a suite of regexes an SRE or analyst types,
 //! over generated lines resident on the GPU, through `Session::search`:
 //! auto, the GPU's default tier (tier 1: required literals on the literal
 //! kernels + CPU verification; tier 2: the `shift-and` automaton), tier 2

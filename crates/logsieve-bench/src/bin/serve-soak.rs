@@ -1,4 +1,4 @@
-//! The load soak of `logsieve serve` (issue 20; `logsieve_bench::soak`):
+//! The load soak of `logsieve serve` (`logsieve_bench::soak`):
 //! starts `logsieve serve --demo --lines N --listen 127.0.0.1:0`, runs N
 //! clients of mixed queries for S seconds, every answer checked against a
 //! CPU session over the same generated logs, the server's RSS sampled;

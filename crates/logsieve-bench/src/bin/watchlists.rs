@@ -1,4 +1,4 @@
-//! Watchlists (issue 17): per-pattern counts of a 10k and a 100k literal
+//! Watchlists: per-pattern counts of a 10k and a 100k literal
 //! set through the resident `Session`, end to end, hot (back to back) and
 //! interactive (100 ms idle before each), with the kernel time beside;
 //! the same sets as ad-hoc queries (the query and tables rebuilt per

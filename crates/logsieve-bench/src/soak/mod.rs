@@ -1,4 +1,4 @@
-//! The load soak of `logsieve serve` (issue 20): N clients of mixed
+//! The load soak of `logsieve serve`: N clients of mixed
 //! queries over loopback HTTP against a server of `--demo` logs — every
 //! query kind (counts, streamed lines, per-pattern counts, stats, regex,
 //! fuzzy, watchlists), some cancelled mid-stream (the client hangs up),

@@ -304,8 +304,8 @@ impl Matcher {
         // the quiet 2-core build machine (24 GB/s), compute-bound ones
         // 1.3-1.8x: a fixed factor fits one machine's memory. A regex
         // without a literal (`\d{4}-\d\d`, 69% of lines matching) was
-        // estimated at 1.5x its run with 0.25 on session 8's build
-        // machine and 2.0-2.6x on session 9's (70-73 ms ran); with 0.35
+        // estimated at 1.5x its run with 0.25 on one 2026-11-26 build
+        // machine (`9e28743`) and 2.0-2.6x on another (`19e3983`, 70-73 ms ran); with 0.35
         // (and the planner's 3e-5 ms a matching line) 1.74-1.76x there
         // and 1.18-1.30x on the H100 machine's Xeon. 0.45 made the CPU
         // look as fast as tier 2 for `[0-9a-f]{32}` (27 ms on 16 cores

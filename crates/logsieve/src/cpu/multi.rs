@@ -254,7 +254,7 @@ impl PrefixTable {
 /// Above this many distinct patterns (and with every pattern at least
 /// [`PREFIX_MIN_LEN`] bytes), the CPU uses [`PrefixTable`] instead of
 /// `aho-corasick`. Measured on the build machine, 1M generated lines
-/// (docs/bench/multi-cpu-*.md): see DESIGN.md, "Many patterns".
+/// (docs/bench/build-machine-2026-11-21-multi.md): see DESIGN.md, "Many patterns".
 pub(crate) const PREFIX_MIN_PATTERNS: usize = 100;
 /// The shortest pattern [`PrefixTable`] takes by default: below 4 hashed
 /// bytes the filter passes too many positions of ordinary text.

@@ -672,8 +672,8 @@ fn pair_find<const FOLD: bool>(
 pub(crate) const RARE_BYTE_SPEED: f64 = 1.5;
 
 /// [`Windows`]' speed over the planner's base. At 0.6 the three literals
-/// of cpu-shapes were estimated at 1.41-1.64x their run on session 9's
-/// build machine (43-45 ms ran) and 1.69x on the H100 machine's Xeon (31
+/// of cpu-shapes were estimated at 1.41-1.64x their run on the 2026-11-26
+/// build machine (`19e3983`) (43-45 ms ran) and 1.69x on the H100 machine's Xeon (31
 /// ms), `-i` literals at 1.47-1.69x and 1.82-1.93x.
 pub(crate) const WINDOWS_SPEED: f64 = 0.8;
 

@@ -1,4 +1,4 @@
-//! A search for a set of literals (issue 5), and per-pattern counts: the
+//! A search for a set of literals, and per-pattern counts: the
 //! many-literal driver ([`LiteralSet`], `kernels/multi_common.rs`) run
 //! over the resident segments like any other kernel, reusing the result
 //! bit sets, the pop-count and the readback; the per-pattern counters are
@@ -226,7 +226,7 @@ impl GpuCorpus {
             // zeroed per-pattern vectors. Before the list, the full
             // counters (500,000 words at 100k patterns) took 0.6-0.8 ms
             // to read back and 0.5-0.9 ms to turn into counts on the H100
-            // machine (docs/bench/h100-2026-11-25-session4.md §2).
+            // machine (docs/bench/h100-2026-11-25-eviction.md §2).
             CountersRead::Listed(listed) => {
                 how = CountersHow::Listed(listed.len());
                 let flagged: Vec<usize> = listed

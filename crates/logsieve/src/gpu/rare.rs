@@ -14,7 +14,7 @@
 //! Every survivor is compared in full (`class_at`, `verify_at`): on the
 //! H200 the kernels of `svc-`, `client=` and `GET|POST` took 4-8% less
 //! (163 -> 150, 242 -> 227, 120 -> 111 µs;
-//! docs/bench/h200-2026-11-28-session15.md).
+//! docs/bench/h200-2026-11-28-byte-test-pick.md).
 
 use std::collections::HashMap;
 use std::sync::Mutex;

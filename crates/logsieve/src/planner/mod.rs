@@ -3,12 +3,19 @@
 //! Two stages, in this order:
 //!
 //! 1. **Inhibitors** — categorical reasons that force the CPU whatever the
-//!    scores: regex, wildcard, fuzzy, a pattern longer than 64 bytes, Unicode
-//!    case-insensitive, and high match density (more than 100 selected lines
-//!    per 1,000, estimated from a sample) when line ids are wanted — then the
-//!    result transfer and per-line work on the host dominate. Shapes the GPU
-//!    kernels do not run (`-w`, `-x`, the empty pattern)
-//!    are reported the same way. Calibration never overrides an inhibitor.
+//!    scores: a query no GPU path runs ([`gpu_support`]'s categorical
+//!    reasons: `-U` and `-P`; one literal longer than 64 bytes; `--fuzzy`
+//!    patterns past the `bitap` chain's 256 bits; a regex, wildcard or
+//!    Unicode `-i` that neither tier takes), and high match density (more
+//!    than 100 selected lines per 1,000, estimated from a sample) when line
+//!    ids are wanted — then the result transfer and per-line work on the
+//!    host dominate. Regexes, wildcards and fuzzy patterns are not
+//!    inhibitors as such: tier 1 scans a required literal set (or a class
+//!    string) and verifies, tier 2 runs the position automaton
+//!    (`shift-and`), fuzzy runs on `bitap`; the kernels' reason for a regex
+//!    is dropped when tier 1 takes it ([`plan`]). A shape the kernels do
+//!    not run (the empty pattern, say) is a note, not an inhibitor.
+//!    Calibration never overrides an inhibitor.
 //! 2. **Scores** — estimated milliseconds for each side from continuous
 //!    factors: corpus bytes; resident on the GPU or not (then start-up and
 //!    upload count); device class (a software adapter such as lavapipe is
@@ -278,8 +285,9 @@ pub fn cpu_estimate(input: &PlanInput<'_>) -> f64 {
     // A regex that finds each match itself pays no second check: 1M
     // matching lines of `\d{4}-\d\d` ran in 126 ms on the H100 machine's
     // CPU (80 ms on the build machine), 97 ms of it the scan at 2 GB/s:
-    // 29 ms for the matches (5e-5 a line until session 9 put the
-    // regex's estimate at 2.1x its run on that session's build machine).
+    // 29 ms for the matches (5e-5 a line until the 2026-11-26
+    // measurement at `19e3983` put the regex's estimate at 2.1x its run
+    // on that day's build machine).
     // A verified line: `-w admin`'s 14,730 lines took 2.3-3.2 ms over the
     // scan's estimate on an AMD EPYC build machine (0.15-0.22 us a line;
     // 2026-11-26, one thread); at 0.4 us the shape was estimated at
@@ -391,7 +399,7 @@ pub fn bitap_units(q: &Query) -> Option<f64> {
 /// in bytes x units per second, as bitap's ([`bitap_units`]): with one
 /// rate for every automaton a linear one made the others look fast, and
 /// tier 1 chose the denser literal ` /api/v` (17.5% of lines, 0.34 ms)
-/// over `GET /api/v`, `POST /api/v` (12.2%, 0.28 ms; session 7).
+/// over `GET /api/v`, `POST /api/v` (12.2%, 0.28 ms; measured 2026-11-25 at `ef5693c`).
 pub fn shift_and_units(q: &Query) -> f64 {
     match crate::support::shift_and_support(q) {
         Ok(a) if a.linear_path() => 1.0,
@@ -905,7 +913,7 @@ mod tests {
     /// The bitap estimate grows with the chain's state words and K, and
     /// the CPU's with the sample's measured speed: with the H100's
     /// numbers (one-word chains at ~275 GB/s x units, 16 threads, 194 MB;
-    /// docs/bench/h100-2026-11-25-session2.md §3) auto sends the 38-byte
+    /// docs/bench/h100-2026-11-25-merged-2.md §3) auto sends the 38-byte
     /// two-word `--fuzzy 3` pattern to the CPU (6.8 ms there, 25.8 on
     /// `bitap`) and the one-word patterns to `bitap`.
     #[test]
@@ -962,7 +970,7 @@ mod tests {
     /// compacted list: one thread per candidate line), against tier 2 and
     /// the CPU, with a fixed calibration near the H100's (scan 500 GB/s,
     /// tier 2 43: 194 MB in ~4.5 ms) and the shares of the generated
-    /// corpus (docs/bench/h100-2026-11-25-session2.md §2).
+    /// corpus (docs/bench/h100-2026-11-25-merged-2.md §2).
     #[test]
     fn tier1_is_priced_by_its_candidate_share() {
         let mut cal = Calibration::defaults(DeviceClass::Discrete);

@@ -217,7 +217,7 @@ impl Session {
             self.attach_gpu_with(&ctxs[0], self.upload_options)
         };
         // Attaching loads the device's calibration file again: keep what
-        // this session has learned.
+        // the session has learned.
         *self
             .calibration
             .get_mut()

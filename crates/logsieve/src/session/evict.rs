@@ -299,7 +299,7 @@ impl Session {
         Ok(self.apply_eviction(&mut e))
     }
 
-    /// The kept corpus in `next` uploaded to this session's GPUs, with
+    /// The kept corpus in `next` uploaded to the session's GPUs, with
     /// the same layout rule (one device holding everything, or shards and
     /// a host tier). A failure leaves `next` on the CPU, never holding
     /// part of the corpus: the eviction goes on, searched on the CPU.

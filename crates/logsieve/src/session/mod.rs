@@ -208,7 +208,7 @@ impl Session {
         false
     }
 
-    /// Keeps `columns` (built from this session's corpus) for stats
+    /// Keeps `columns` (built from the session's corpus) for stats
     /// requests; drops GPU columns of earlier ones.
     pub fn set_columns(&mut self, columns: Columns) {
         self.columns = Some(columns);
@@ -251,7 +251,7 @@ impl Session {
         None
     }
 
-    /// The one routing decision for `request` on this session as it is
+    /// The one routing decision for `request` on the session as it is
     /// now (a GPU counts only when attached).
     pub fn route(&self, request: &Request<'_>, opts: &SearchOptions) -> Result<Route, Error> {
         // Timed only when traced (`Instant::now` panics in a browser).

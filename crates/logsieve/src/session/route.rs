@@ -572,7 +572,7 @@ fn route_auto(input: &RouteInput<'_>) -> Route {
     // when the CPU's estimate is read: against a GPU, or by --explain.
     // Probed before the sample, whose timing of a literal's finder reads
     // the probe's pages: after it, memchr read them from the cache at
-    // 15-21 GB/s on session 9's build machine, and 8-9 before (the
+    // 15-21 GB/s on the 2026-11-26 build machine (`19e3983`), and 8-9 before (the
     // literals' estimates 0.75-0.85x their runs, a regex's 2.1x).
     let probe = (opts.explain || input.gpu.is_some()).then(|| planner::scan_probe(input.corpus));
     let mut sample = if sampled {

@@ -535,7 +535,7 @@ impl Session {
         // No lines for the host (the usual split: every shard on a GPU):
         // zeros, without building the counter. Building it for a
         // 10k-literal watchlist took most of the 34 ms of each HTTP
-        // per-pattern answer on the H100 (docs/bench/h100-2026-11-25-session2.md
+        // per-pattern answer on the H100 (docs/bench/h100-2026-11-25-merged-2.md
         // §4) against 1.4 ms for the GPU's count.
         if parts.iter().all(|r| r.is_empty()) {
             return (vec![0; n], vec![0; n]);

@@ -1,4 +1,4 @@
-//! The GPU test helpers the tier tests share (`gpu_prefilter`,
+//! The GPU test functions the tier tests share (`gpu_prefilter`,
 //! `gpu_shift_and`, `gpu_bitap`): one context per test binary or a loud
 //! skip, a session over bytes in small segments, and the forced-search
 //! check against the oracle.

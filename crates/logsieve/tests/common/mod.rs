@@ -5,10 +5,10 @@
 //! The oracle is deliberately slow and simple (in the spirit of memchr's
 //! `tests/substring/naive.rs`): it splits the corpus into lines itself and
 //! decides each line by brute force, following the matching rules documented
-//! at the top of `src/query.rs`. Regex queries are the one exception: the
+//! at the top of `src/query/mod.rs`. Regex queries are the one exception: the
 //! reference semantics *are* the `regex` crate applied line by line.
 
-// Each test binary uses a different subset of these helpers.
+// Each test binary uses a different subset of these functions.
 #![allow(dead_code)]
 
 use logsieve::{Error, Query, QueryBuilder, Syntax};

@@ -321,7 +321,7 @@ impl Tracker {
         // Truncated: shorter than what was read, or its first bytes are
         // not the fingerprint any more (truncated and written again: to a
         // larger size, or to the same size with a new modification time).
-        // REGRESSION (issue 20,
+        // REGRESSION (hardening,
         // `follow.rs::regression_truncated_and_rewritten_to_the_same_size_between_polls`):
         // a copytruncate whose writer wrote as many bytes as the file held
         // before the next poll was not seen: the lines of the copy past
@@ -420,7 +420,7 @@ impl Tracker {
             let c = self.recover(gi, extra);
             changes.push(c);
         }
-        // REGRESSION (issue 20, `follow.rs::an_unreadable_entry_in_a_followed_directory_is_reported_once_and_the_rest_followed`):
+        // REGRESSION (hardening, `follow.rs::an_unreadable_entry_in_a_followed_directory_is_reported_once_and_the_rest_followed`):
         // a dangling link in a followed directory was reported at every
         // rescan (a warning every 200 ms, for ever).
         let mut walk_errors = Vec::new();

@@ -1,4 +1,4 @@
-//! The follower's plain types and file helpers (see the parent module).
+//! The follower's plain types and file functions (see the parent module).
 
 use std::fs::File;
 use std::io;

@@ -1,4 +1,4 @@
-//! `ac`: see `ac.wgsl` (many literals, issue 5).
+//! `ac`: see `ac.wgsl` (many literals).
 use super::{set_params as SP, Module, View};
 use crate::cpu::multi::PatternSet;
 use crate::error::Error;

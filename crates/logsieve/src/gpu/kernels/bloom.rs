@@ -1,4 +1,4 @@
-//! `bloom`: see `bloom.wgsl` (many literals, issue 5): 16-byte streaming
+//! `bloom`: see `bloom.wgsl` (many literals): 16-byte streaming
 //! loads, a two-probe bit filter in workgroup memory, then a global hash
 //! table and verification.
 use super::{set_params as SP, Module, View};
@@ -49,7 +49,7 @@ pub(crate) fn source(words: u32) -> String {
 /// loops over the segment with a grid stride (two vec4s an iteration).
 /// On the H100 (194 MB, 10k patterns, kernel ms): 512 groups 0.962, 1024
 /// 0.990; before the one-word filter, 512 1.37, 1024 1.40, 2048 1.49, 4096
-/// 1.41, 8192 1.54, 16384 1.78 (docs/bench/multi-h100-2026-11-22.md): a
+/// 1.41, 8192 1.54, 16384 1.78 (docs/bench/h100-2026-11-22-multi.md): a
 /// filter load per workgroup (up to 32 KiB) is worth sharing over many
 /// vec4s. [`crate::gpu::GpuTuning::bloom_groups`] overrides it
 /// (benchmarks, and tests that make the grid stride loop).

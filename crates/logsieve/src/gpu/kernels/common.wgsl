@@ -1,6 +1,6 @@
 // Shared by every logsieve kernel: the bind-group layout (one layout for all
 // pipelines, so one bind group per segment serves every kernel), the query
-// uniform and the helpers. Each kernel file adds its own declaration of
+// uniform and the shared functions. Each kernel file adds its own declaration of
 // `data` (binding 2: array<u32> or array<vec4<u32>>) and `byte_at`.
 //
 // Bytes are packed little-endian in u32 words (WGSL has no u8). The segment

@@ -2,7 +2,7 @@
 //! each `.rs` holds its shader module and its driver, which records the
 //! kernel over the resident segments ([`KernelDriver`]).
 //!
-//! Every module is `common.wgsl` (bindings, the query uniform, helpers) +
+//! Every module is `common.wgsl` (bindings, the query uniform, shared functions) +
 //! one corpus view (`bytes_u32.wgsl` or `bytes_vec4.wgsl`) + the kernel's
 //! own file. One bind-group layout serves all pipelines, so a segment has a
 //! single bind group whatever kernel runs. The many-literal kernels (`trie`,

@@ -1,4 +1,4 @@
-//! `prefix-hash`: see `prefix_hash.wgsl` (many literals, issue 5).
+//! `prefix-hash`: see `prefix_hash.wgsl` (many literals).
 use super::{set_params as SP, Module, View};
 use crate::cpu::multi::{bucket_starts, PatternSet};
 

@@ -14,8 +14,8 @@
 // A thread owns the candidate starts p whose rare byte p + r1 lies in one
 // of its two chunks, so every start is tested by exactly one thread.
 //
-// What the H100 taught (docs/bench/h100-2026-11-21.md, h100-2026-11-22.md,
-// h100-2026-11-22-session2.md, h100-2026-11-22-session3.md): this kernel
+// What the H100 taught (docs/bench/h100-2026-11-21-gpu-engine.md, h100-2026-11-22-gpu-engine.md,
+// h100-2026-11-22-scan-immediates.md, h100-2026-11-22-scan-diagnostics.md): this kernel
 // is short of instruction issue, not of bandwidth. One more 22-operation
 // test per 16 bytes costs 0.007-0.018 ms; so every operation on the
 // streaming path counts:
@@ -66,8 +66,8 @@ override WALK: bool = true;
 // Whether a fixed position of the pass is looked up in its class's bits
 // (`\w`, bytes >= 0x80: `class_at`'s `slow` lanes), and whether a string
 // of it has `\b`, `^` or `$`: without, that code is left out too (on the
-// H200 they cost the passes without them up to 28 and 10 us, session 17
-// call C).
+// H200 they cost the passes without them up to 28 and 10 us, 2026-11-28
+// at `aac681c`).
 override LOOK: bool = true;
 override EDGE: bool = true;
 

@@ -314,7 +314,7 @@ fn verify_split(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
 // load, one memory latency per 16 bytes instead of per 4 (the segment's
 // buffer is padded past its last block). The byte's word is picked with
 // selects, not by indexing the vector: 2-7% off tier 2 on the H100 against
-// four u32 loads and an index (2026-11-25, session 7).
+// four u32 loads and an index (2026-11-25, `ef5693c`).
 struct Reader {
     blk: vec4<u32>,
     at: u32,
@@ -354,7 +354,7 @@ fn run_linear(s: u32, to: u32, e: u32) -> u32 {
     let sh = vec2<u32>(rt[rp.lin_off], select(0u, rt[rp.lin_off + 1u], two));
     let sl = vec2<u32>(rt[rp.lin_off + W], select(0u, rt[rp.lin_off + W + 1u], two));
     // The block read inline, not through `read_byte`'s pointer: 1-4% off
-    // tier 2 on the H100 (session 7).
+    // tier 2 on the H100 (2026-11-25, `ef5693c`).
     var blk = vec4<u32>(0u);
     var at = 0xFFFFFFFFu;
     var d = vec2<u32>(1u, 0u);

@@ -1,4 +1,4 @@
-//! `trie`: see `trie.wgsl` (many literals, issue 5).
+//! `trie`: see `trie.wgsl` (many literals).
 use super::{set_params as SP, Module, View};
 use crate::cpu::multi::PatternSet;
 
