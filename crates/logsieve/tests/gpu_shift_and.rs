@@ -188,8 +188,6 @@ fn automaton_runs_the_case_table() {
 }
 
 fn ctx() -> Option<&'static GpuContext> {
-    // Routes here depend on the inputs, never on this machine's load.
-    logsieve::planner::fix_measured_speeds(8.0);
     common::gpu::ctx("tier 2")
 }
 

@@ -17,8 +17,6 @@ use logsieve::support::kernel_support;
 use logsieve::{BackendChoice, Corpus, Kernel, MultiKernel, SearchOptions, Session, Syntax, Want};
 
 fn ctx() -> Option<&'static GpuContext> {
-    // Routes here depend on the inputs, never on this machine's load.
-    logsieve::planner::fix_measured_speeds(8.0);
     static CTX: OnceLock<Option<GpuContext>> = OnceLock::new();
     CTX.get_or_init(|| match GpuContext::new() {
         Ok(c) => Some(c),
@@ -36,7 +34,10 @@ fn ctx() -> Option<&'static GpuContext> {
 /// A session over `data`, with the GPU attached in small segments when
 /// there is one (so that cases cross segment edges too).
 fn session(data: &[u8]) -> Session {
-    let mut s = Session::new(Corpus::from_bytes("case", data.to_vec()));
+    let mut corpus = Corpus::from_bytes("case", data.to_vec());
+    // Routes here depend on the inputs, never on this machine's load.
+    corpus.fix_measured_speeds(8.0);
+    let mut s = Session::new(corpus);
     if let Some(c) = ctx() {
         s.attach_gpu_with(
             c,

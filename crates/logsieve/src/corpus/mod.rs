@@ -670,6 +670,8 @@ pub struct Corpus {
     pub(crate) samples: std::sync::Mutex<Memo>,
     /// This corpus as it is now ([`Corpus::epoch`]).
     epoch: u64,
+    /// [`Corpus::fix_measured_speeds`].
+    pub(crate) fixed_speed: Option<f64>,
 }
 
 impl Default for Corpus {
@@ -740,11 +742,25 @@ impl Corpus {
         }
     }
 
+    /// Makes the planner's measurements of this machine over this corpus
+    /// a fixed number (GB/s; `0` measures again): its memory scan probe
+    /// reads `gbps`, a sampled matcher runs at it, and the runs of a
+    /// session over it are not folded into its calibration. Routes are
+    /// then decided by the corpus, the query, the options and the
+    /// calibration alone, never by how loaded the machine is: what tests
+    /// of routing need. `LOGSIEVE_FIXED_SPEED=GBPS` does it for every
+    /// corpus of a process.
+    pub fn fix_measured_speeds(&mut self, gbps: f64) {
+        self.fixed_speed = (gbps > 0.0 && gbps.is_finite()).then_some(gbps);
+        self.grew();
+    }
+
     /// A corpus of `docs` (e.g. [`Document::without_prefix`] copies).
     pub fn from_docs(docs: Vec<Document>) -> Corpus {
         Corpus {
             docs,
             samples: Default::default(),
+            fixed_speed: None,
             epoch: next_epoch(),
         }
     }

@@ -40,9 +40,7 @@ mod tier1;
 pub use calibration::{Calibration, MeasuredBackend, Measurement};
 pub(crate) use sample::cpu_speed as finder_speed;
 pub(crate) use sample::fixed_speed;
-pub use sample::{
-    fix_measured_speeds, histogram_elimination, sample, scan_probe, SampleStats, PROBE_BYTES,
-};
+pub use sample::{histogram_elimination, sample, scan_probe, SampleStats, PROBE_BYTES};
 use sample::{memo_key, sample_windows};
 pub use tier1::{
     kernel_gbps, literal_counts, passes, tier1_gpu_ms, tier1_literals, Tier1Input, Tier1Literals,
@@ -1218,8 +1216,8 @@ mod tests {
         assert!(scan_probe(&corpus).0 > 0.0);
         // A binary document (NUL bytes everywhere) is still timed.
         let doc = |b: u8, n: usize| crate::Document::from_bytes("c", vec![b; n]);
-        assert!(probe_doc(&doc(0, 4 * PROBE_BYTES)).0 > 0.0);
-        assert_eq!(probe_doc(&doc(b'a', 4 * PROBE_BYTES - 1)), (0.0, 0.0));
+        assert!(probe_doc(&doc(0, 4 * PROBE_BYTES), None).0 > 0.0);
+        assert_eq!(probe_doc(&doc(b'a', 4 * PROBE_BYTES - 1), None), (0.0, 0.0));
     }
 
     #[test]

@@ -144,33 +144,14 @@ pub(super) fn memo_key(tag: &str, query: &Query, n: usize, flag: bool) -> Vec<u8
     k
 }
 
-/// Speeds that replace the planner's run-time measurements, GB/s (0:
-/// measured). See [`fix_measured_speeds`].
-static FIXED_GBPS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
-/// Makes the planner's measurements of this machine fixed numbers: the
-/// memory scan probe reads `gbps` and the sampled matcher time is its
-/// bytes at that speed, and runs are not folded into the calibration. Routes then depend on the corpus, the query and the
-/// calibration passed in only, never on how loaded the machine is: what
-/// tests of routing need. `LOGSIEVE_FIXED_SPEED=GBPS` in the environment
-/// does the same for a process (read once). `0` measures again.
-#[doc(hidden)]
-pub fn fix_measured_speeds(gbps: f64) {
-    let b = if gbps > 0.0 && gbps.is_finite() {
-        gbps.to_bits()
-    } else {
-        0
-    };
-    FIXED_GBPS.store(b, std::sync::atomic::Ordering::Relaxed);
-}
-
-/// The fixed speed, when measurements are fixed ([`fix_measured_speeds`];
-/// always in the library's own unit tests, at the CPU's default
-/// calibration).
-pub(crate) fn fixed_speed() -> Option<f64> {
-    let b = FIXED_GBPS.load(std::sync::atomic::Ordering::Relaxed);
-    if b != 0 {
-        return Some(f64::from_bits(b));
+/// The speed that replaces the planner's run-time measurements over
+/// `corpus`, GB/s, when they are fixed ([`Corpus::fix_measured_speeds`],
+/// `LOGSIEVE_FIXED_SPEED` in the environment, and always in the library's
+/// own unit tests, at the CPU's default calibration): the memory scan
+/// probe reads it and the sampled matcher time is its bytes at it.
+pub(crate) fn fixed_speed(corpus: &Corpus) -> Option<f64> {
+    if corpus.fixed_speed.is_some() {
+        return corpus.fixed_speed;
     }
     #[cfg(not(target_arch = "wasm32"))]
     {
@@ -231,7 +212,7 @@ pub fn scan_probe(corpus: &Corpus) -> (f64, f64) {
         .docs()
         .iter()
         .max_by_key(|d| d.data().len())
-        .map_or((0.0, 0.0), probe_doc);
+        .map_or((0.0, 0.0), |d| probe_doc(d, fixed_speed(corpus)));
     if let Ok(mut m) = corpus.samples.lock() {
         m.put(KEY.to_vec(), vec![probe.0.to_bits(), probe.1.to_bits()]);
     }
@@ -239,12 +220,13 @@ pub fn scan_probe(corpus: &Corpus) -> (f64, f64) {
 }
 
 /// [`scan_probe`] over one document.
-pub(super) fn probe_doc(doc: &crate::Document) -> (f64, f64) {
+/// With `fixed`, a document large enough reads that speed and no faults.
+pub(super) fn probe_doc(doc: &crate::Document, fixed: Option<f64>) -> (f64, f64) {
     let hay = doc.data();
     if cfg!(target_arch = "wasm32") || hay.len() < 4 * PROBE_BYTES {
         return (0.0, 0.0);
     }
-    if let Some(g) = fixed_speed() {
+    if let Some(g) = fixed {
         return (g, 0.0);
     }
     // Page-aligned in the document (a map starts on a page).
@@ -353,7 +335,7 @@ fn sample_lines(corpus: &Corpus, query: &Query, windows: usize, histogram: bool)
         st.lines += crate::cpu::count_lines(&hay[s..e]);
         // Not timed in a browser (`std::time::Instant` panics there), nor
         // with fixed speeds (the bytes at that speed).
-        let fixed = fixed_speed();
+        let fixed = fixed_speed(corpus);
         let t = (!cfg!(target_arch = "wasm32") && fixed.is_none()).then(std::time::Instant::now);
         crate::cpu::for_each_match(query, hay, s, e, |_, _| {
             st.matching += 1;
