@@ -1,6 +1,7 @@
 //! The `logsieve` command: parses flags and dispatches to a subcommand. The
-//! search itself lives in the `logsieve` library, the benchmarks in
-//! `logsieve-bench`.
+//! search itself lives in the `logsieve` library; the tables of `logsieve
+//! demo` and `logsieve bench` here (`tables/`), the narrower benchmarks in
+//! `logsieve-bench` (a leaf: nothing depends on it).
 
 mod cmd;
 mod exit;
@@ -8,6 +9,7 @@ mod flags;
 mod input;
 mod printer;
 mod remote;
+mod tables;
 
 use std::path::{Path, PathBuf};
 

@@ -158,6 +158,16 @@ impl Clock {
 /// implementation, shared with the timestamp parser).
 pub use crate::pipeline::time::civil_from_days;
 
+/// The reference queries over generated logs (all fixed strings): the
+/// demo's, `logsieve bench`'s and the GPU benchmarks'.
+pub const REFERENCE_QUERIES: [&str; 5] = [
+    "ERROR_503",
+    "192.168.1",
+    "error",
+    "NullPointerException",
+    "x",
+];
+
 const MONTHS: [&str; 12] = [
     "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
 ];

@@ -24,13 +24,7 @@ use logsieve::gen::{generate, GenOptions};
 use logsieve::gpu::{GpuContext, GpuCorpus, GpuKernel, UploadOptions};
 use logsieve::{Corpus, QueryBuilder, Syntax, Want};
 
-const QUERIES: [&str; 5] = [
-    "ERROR_503",
-    "192.168.1",
-    "error",
-    "NullPointerException",
-    "x",
-];
+use logsieve::gen::REFERENCE_QUERIES as QUERIES;
 
 struct Args {
     lines: u64,

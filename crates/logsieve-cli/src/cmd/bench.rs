@@ -1,10 +1,10 @@
-//! `logsieve bench`: the reference tables (`logsieve_bench::reference`),
+//! `logsieve bench`: the reference tables (`tables::reference`),
 //! printed as markdown or JSON, optionally also written to a file.
 
 use std::path::PathBuf;
 
+use crate::tables::reference;
 use logsieve::Tuning;
-use logsieve_bench::reference;
 
 use crate::exit::{err, EXIT_ERROR, EXIT_MATCH, EXIT_NO_MATCH};
 use crate::flags::BenchArgs;

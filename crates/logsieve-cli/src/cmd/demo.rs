@@ -1,8 +1,8 @@
 //! `logsieve demo`: times the reference queries on every backend here
-//! (`logsieve_bench::demo`).
+//! (`tables::demo`).
 
+use crate::tables::demo;
 use logsieve::Tuning;
-use logsieve_bench::demo;
 
 use crate::exit::{err, EXIT_ERROR};
 use crate::flags::DemoArgs;

@@ -22,7 +22,7 @@ use logsieve::gpu::{GpuContext, GpuKernel};
 use logsieve::{BackendChoice, Corpus, QueryBuilder, SearchOptions, Session, Syntax, Tuning, Want};
 use serde_json::{json, Value};
 
-use crate::{median, ms, today, warn as err, QUERIES};
+use super::{median, ms, today, warn as err, QUERIES};
 
 /// What to run (the flags of `logsieve bench`).
 #[derive(Clone, Debug)]

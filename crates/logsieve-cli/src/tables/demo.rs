@@ -8,7 +8,7 @@ use logsieve::gen::{generate, GenOptions};
 use logsieve::gpu::GpuKernel;
 use logsieve::{BackendChoice, Corpus, QueryBuilder, SearchOptions, Session, Syntax, Tuning, Want};
 
-use crate::{median, QUERIES};
+use super::{median, QUERIES};
 
 /// What to run (the flags of `logsieve demo`).
 #[derive(Clone, Debug)]
