@@ -161,6 +161,9 @@ pub enum Choice {
     GpuPrefilter(Kernel),
 }
 
+/// The note of a decision made without a GPU adapter.
+pub const NO_ADAPTER: &str = "no GPU adapter";
+
 /// The planner's decision and its reasons.
 #[derive(Clone, Debug)]
 pub struct Decision {
@@ -476,7 +479,7 @@ pub fn plan(input: &PlanInput<'_>) -> Decision {
         return d;
     }
     let Some((class, name)) = &input.gpu else {
-        d.notes.push("no GPU adapter".to_string());
+        d.notes.push(NO_ADAPTER.to_string());
         return d;
     };
     if *class == DeviceClass::Software {

@@ -341,57 +341,49 @@ impl Session {
                 .map_err(|e| Error::backend(format!("--backend gpu: {e}")))?;
             return self.route(request, opts);
         }
+        let mut unseen = None;
+        if self.adapter.is_none() {
+            // The plan weighs a discrete GPU it has not seen; only when it
+            // would pay, look before starting one (a software adapter,
+            // lavapipe, is never started automatically; uploading 194 MB
+            // to it took 0.23 s for a search of 42 ms on the CPU).
+            let cold =
+                self.cold_route(request, opts, DeviceClass::Discrete, "a GPU (not started)")?;
+            if !cold.is_gpu() {
+                return Ok(cold);
+            }
+            self.probe_adapter();
+            unseen = Some(cold);
+        }
         let (class, name) = match &self.adapter {
-            None => (DeviceClass::Discrete, "a GPU (not started)".to_string()),
-            Some(None) => {
+            Some(Some((class, name))) => (*class, name.clone()),
+            // The probe found none (or could not run).
+            _ => {
                 let mut r = self.route(request, opts)?;
-                if !r.reason.contains("no GPU adapter") {
-                    r.reason = format!("no GPU adapter; {}", r.reason);
+                let said = r
+                    .decision
+                    .as_ref()
+                    .is_some_and(|d| d.notes.iter().any(|n| n == planner::NO_ADAPTER));
+                if !said {
+                    r.reason = format!("{}; {}", planner::NO_ADAPTER, r.reason);
                 }
                 return Ok(r);
             }
-            Some(Some((DeviceClass::Software, name))) => {
-                let mut r = self.route(request, opts)?;
-                r.reason = format!(
-                    "software adapter ({name}): never chosen automatically; {}",
-                    r.reason
-                );
-                return Ok(r);
-            }
-            Some(Some((class, name))) => (*class, format!("{name} (not started)")),
         };
-        let cold = {
-            let cpu = self.calibration().cpu_gbps;
-            let mut cal = Calibration::defaults(class);
-            cal.cpu_gbps = cpu;
-            route::route(&RouteInput {
-                request: request.kind(),
-                opts,
-                corpus: &self.corpus,
-                gpu: Some(GpuState {
-                    class,
-                    name,
-                    resident: false,
-                    // Whether a class string is exact here reads every
-                    // byte (`Document::is_ascii`): 10-20 ms of a one-shot
-                    // search of 194 MB on one core. The upload reads
-                    // them anyway, so only a resident corpus is asked.
-                    class_scan: false,
-                    force_class_scan: false,
-                }),
-                calibration: &cal,
-            })?
-        };
-        if !cold.is_gpu() {
-            return Ok(cold);
+        if class == DeviceClass::Software {
+            let mut r = self.route(request, opts)?;
+            r.reason = format!(
+                "software adapter ({name}): never chosen automatically; {}",
+                r.reason
+            );
+            return Ok(r);
         }
-        if self.adapter.is_none() {
-            // The plan weighed a discrete GPU it has not seen: look before
-            // starting one (a software adapter, lavapipe, is never started
-            // automatically; uploading 194 MB to it took 0.23 s for a
-            // search of 42 ms on the CPU).
-            self.probe_adapter();
-            return self.prepare(request, opts);
+        // A discrete one was just weighed: the plan stands.
+        if !(class == DeviceClass::Discrete && unseen.is_some()) {
+            let cold = self.cold_route(request, opts, class, &format!("{name} (not started)"))?;
+            if !cold.is_gpu() {
+                return Ok(cold);
+            }
         }
         match self.attach_gpu() {
             Ok(()) => self.route(request, opts),
@@ -401,6 +393,37 @@ impl Session {
                 Ok(r)
             }
         }
+    }
+
+    /// The route `request` would take with a GPU of `class` that holds
+    /// nothing yet (the CPU's calibration kept), for [`Session::prepare`]'s
+    /// choice whether to start one.
+    fn cold_route(
+        &self,
+        request: &Request<'_>,
+        opts: &SearchOptions,
+        class: DeviceClass,
+        name: &str,
+    ) -> Result<Route, Error> {
+        let mut cal = Calibration::defaults(class);
+        cal.cpu_gbps = self.calibration().cpu_gbps;
+        route::route(&RouteInput {
+            request: request.kind(),
+            opts,
+            corpus: &self.corpus,
+            gpu: Some(GpuState {
+                class,
+                name: name.to_string(),
+                resident: false,
+                // Whether a class string is exact here reads every byte
+                // (`Document::is_ascii`): 10-20 ms of a one-shot search of
+                // 194 MB on one core. The upload reads them anyway, so only
+                // a resident corpus is asked.
+                class_scan: false,
+                force_class_scan: false,
+            }),
+            calibration: &cal,
+        })
     }
 
     /// Selected lines (or their count) of `query` in every document.
