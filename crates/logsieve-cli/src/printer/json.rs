@@ -7,13 +7,17 @@
 //! submatch.
 
 use std::io::{self, Write};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use base64::Engine as _;
+use logsieve::rg_json::{
+    data, elapsed, emit, emit_record, submatches_of, Data, LineData, LineRecord, Stats,
+};
 use logsieve::{Corpus, Query, SearchResult};
-use serde_json::{json, Value};
+use serde_json::json;
 
-/// Prints a search result as `rg --json` would.
+/// Prints a search result as `rg --json` would (the records are the
+/// library's, [`logsieve::rg_json`]; this driver adds `-U` blocks, and
+/// context found around the search's line starts without a line index).
 pub struct JsonPrinter<'a> {
     query: &'a Query,
     /// Names the pattern(s) of each submatch (index and text).
@@ -21,133 +25,6 @@ pub struct JsonPrinter<'a> {
     before: u64,
     after: u64,
     max_count: Option<u64>,
-}
-
-fn data(bytes: &[u8]) -> Value {
-    match std::str::from_utf8(bytes) {
-        Ok(s) => json!({ "text": s }),
-        Err(_) => json!({ "bytes": base64::engine::general_purpose::STANDARD.encode(bytes) }),
-    }
-}
-
-fn elapsed(d: Duration) -> Value {
-    json!({
-        "secs": d.as_secs(),
-        "nanos": d.subsec_nanos(),
-        "human": format!("{:.6}s", d.as_secs_f64()),
-    })
-}
-
-#[derive(Default, Clone, Copy)]
-struct Stats {
-    searches: u64,
-    searches_with_match: u64,
-    bytes_searched: u64,
-    bytes_printed: u64,
-    matched_lines: u64,
-    matches: u64,
-}
-
-impl Stats {
-    fn to_json(self, el: Duration) -> Value {
-        json!({
-            "elapsed": elapsed(el),
-            "searches": self.searches,
-            "searches_with_match": self.searches_with_match,
-            "bytes_searched": self.bytes_searched,
-            "bytes_printed": self.bytes_printed,
-            "matched_lines": self.matched_lines,
-            "matches": self.matches,
-        })
-    }
-    fn add(&mut self, o: &Stats) {
-        self.searches += o.searches;
-        self.searches_with_match += o.searches_with_match;
-        self.bytes_searched += o.bytes_searched;
-        self.bytes_printed += o.bytes_printed;
-        self.matched_lines += o.matched_lines;
-        self.matches += o.matches;
-    }
-}
-
-/// Text as rg writes it: `{"text": ...}` when UTF-8, else base64 bytes.
-enum Data<'a> {
-    Text(&'a str),
-    Bytes(&'a [u8]),
-}
-
-impl<'a> Data<'a> {
-    fn of(bytes: &'a [u8]) -> Data<'a> {
-        match std::str::from_utf8(bytes) {
-            Ok(s) => Data::Text(s),
-            Err(_) => Data::Bytes(bytes),
-        }
-    }
-}
-
-impl serde::Serialize for Data<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let mut m = s.serialize_map(Some(1))?;
-        match self {
-            Data::Text(t) => m.serialize_entry("text", t)?,
-            Data::Bytes(b) => m.serialize_entry(
-                "bytes",
-                &base64::engine::general_purpose::STANDARD.encode(b),
-            )?,
-        }
-        m.end()
-    }
-}
-
-/// A `match` or `context` record, serialized field by field in rg's order
-/// (a `json!` value per line, an ordered map, cost 45k instructions a
-/// line: a third of a `--json` search of 705 lines).
-#[derive(serde::Serialize)]
-struct LineRecord<'a> {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    data: LineData<'a>,
-}
-
-#[derive(serde::Serialize)]
-struct LineData<'a> {
-    path: Data<'a>,
-    lines: Data<'a>,
-    line_number: u64,
-    absolute_offset: u64,
-    submatches: Vec<Submatch<'a>>,
-}
-
-#[derive(serde::Serialize)]
-struct Submatch<'a> {
-    #[serde(rename = "match")]
-    text: Data<'a>,
-    start: usize,
-    end: usize,
-    patterns: Vec<PatternRef<'a>>,
-}
-
-#[derive(serde::Serialize)]
-struct PatternRef<'a> {
-    index: usize,
-    pattern: Data<'a>,
-}
-
-/// Writes one record and a newline; returns the bytes written.
-fn emit_record<W: Write>(out: &mut W, r: &LineRecord) -> io::Result<u64> {
-    let s = serde_json::to_vec(r).map_err(io::Error::other)?;
-    out.write_all(&s)?;
-    out.write_all(b"\n")?;
-    Ok(s.len() as u64 + 1)
-}
-
-/// Writes one JSON value and a newline; returns the bytes written.
-fn emit<W: Write>(out: &mut W, v: &Value) -> io::Result<u64> {
-    let s = serde_json::to_string(v).map_err(io::Error::other)?;
-    out.write_all(s.as_bytes())?;
-    out.write_all(b"\n")?;
-    Ok(s.len() as u64 + 1)
 }
 
 impl<'a> JsonPrinter<'a> {
@@ -175,7 +52,7 @@ impl<'a> JsonPrinter<'a> {
     fn multiline_records<W: Write>(
         &self,
         out: &mut W,
-        (name, path): (&[u8], &Value),
+        name: &[u8],
         hay: &[u8],
         st: &mut Stats,
     ) -> io::Result<()> {
@@ -207,34 +84,27 @@ impl<'a> JsonPrinter<'a> {
             id += memchr::memchr_iter(b'\n', &hay[at..b.lines.start]).count() as u64;
             at = b.lines.start;
             let text = &hay[b.lines.start..(b.lines.end + 1).min(hay.len())];
-            let subs: Vec<Value> = b
-                .matches
-                .iter()
-                .map(|m| {
-                    let t = &hay[m.clone()];
-                    let pats: Vec<Value> = self
-                        .namer
-                        .patterns_of(t)
-                        .into_iter()
-                        .map(|i| json!({"index": i, "pattern": data(&self.query.patterns()[i])}))
-                        .collect();
-                    json!({"match": data(t), "start": m.start - b.lines.start, "end": m.end - b.lines.start, "patterns": pats})
-                })
-                .collect();
+            let subs = submatches_of(
+                self.query,
+                &self.namer,
+                hay,
+                b.matches.iter().cloned(),
+                b.lines.start,
+            );
             st.matched_lines +=
                 1 + memchr::memchr_iter(b'\n', &hay[b.lines.clone()]).count() as u64;
             st.matches += subs.len() as u64;
-            let v = json!({
-                "type": "match",
-                "data": {
-                    "path": path,
-                    "lines": data(text),
-                    "line_number": id + 1,
-                    "absolute_offset": b.lines.start,
-                    "submatches": subs,
-                }
-            });
-            st.bytes_printed += emit(out, &v)?;
+            let r = LineRecord {
+                kind: "match",
+                data: LineData {
+                    path: Data::of(name),
+                    lines: Data::of(text),
+                    line_number: id + 1,
+                    absolute_offset: b.lines.start as u64,
+                    submatches: subs,
+                },
+            };
+            st.bytes_printed += emit_record(out, &r)?;
         }
         Ok(())
     }
@@ -272,7 +142,7 @@ impl<'a> JsonPrinter<'a> {
                 // context found around them (no line index is built); by
                 // line id when the search gave no starts (-v).
                 let items: Vec<(u64, bool, Option<u64>)> = if multiline {
-                    self.multiline_records(out, (doc.name().as_bytes(), &path), hay, &mut st)?;
+                    self.multiline_records(out, doc.name().as_bytes(), hay, &mut st)?;
                     Vec::new()
                 } else if hits.starts.len() == hits.lines.len() {
                     super::context_at(hay, &hits.starts, &hits.lines, self.before, self.after)
@@ -309,31 +179,16 @@ impl<'a> JsonPrinter<'a> {
                     if binary_offset.is_none() {
                         binary_offset = memchr::memchr(0, line).map(|j| start + j as u64);
                     }
-                    let subs: Vec<Submatch> = if self.query.invert() || !selected {
+                    let subs = if self.query.invert() || !selected {
                         Vec::new()
                     } else {
-                        self.query
-                            .find_iter_line(line)
-                            .into_iter()
-                            .map(|m| {
-                                let text = &line[m.clone()];
-                                let patterns = self
-                                    .namer
-                                    .patterns_of(text)
-                                    .into_iter()
-                                    .map(|i| PatternRef {
-                                        index: i,
-                                        pattern: Data::of(&self.query.patterns()[i]),
-                                    })
-                                    .collect();
-                                Submatch {
-                                    text: Data::of(text),
-                                    start: m.start,
-                                    end: m.end,
-                                    patterns,
-                                }
-                            })
-                            .collect()
+                        submatches_of(
+                            self.query,
+                            &self.namer,
+                            line,
+                            self.query.find_iter_line(line),
+                            0,
+                        )
                     };
                     if selected {
                         st.matched_lines += 1;
