@@ -351,7 +351,7 @@ pub fn query_fields(
     line: bool,
     invert: bool,
 ) -> Result<serde_json::Map<String, Value>, String> {
-    use logsieve::{CaseMode, Syntax};
+    use logsieve::CaseMode;
     let patterns = q
         .patterns()
         .iter()
@@ -361,12 +361,7 @@ pub fn query_fields(
                 .map_err(|_| "--server: a pattern that is not UTF-8 cannot be sent".to_string())
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let (syntax, k) = match q.syntax() {
-        Syntax::Regex => ("regex", None),
-        Syntax::Fixed => ("literal", None),
-        Syntax::Wildcard => ("wildcard", None),
-        Syntax::Fuzzy(k) => ("fuzzy", Some(k)),
-    };
+    let (syntax, k) = q.syntax().name();
     let mut m = serde_json::Map::new();
     m.insert("patterns".into(), Value::Array(patterns));
     m.insert("syntax".into(), syntax.into());

@@ -101,16 +101,10 @@ impl Request {
         let v: Value = serde_json::from_str(s).map_err(|e| format!("bad request: {e}"))?;
         let str_of = |k: &str, d: &str| v.get(k).and_then(Value::as_str).unwrap_or(d).to_string();
         let bool_of = |k: &str| v.get(k).and_then(Value::as_bool).unwrap_or(false);
-        let syntax = match str_of("syntax", "literal").as_str() {
-            "literal" | "fixed" => Syntax::Fixed,
-            "regex" => Syntax::Regex,
-            "wildcard" => Syntax::Wildcard,
-            "fuzzy" => {
-                let k = v.get("fuzzy").and_then(Value::as_u64).unwrap_or(1);
-                Syntax::Fuzzy(u8::try_from(k).unwrap_or(u8::MAX))
-            }
-            other => return Err(format!("unknown syntax {other:?}")),
-        };
+        let k = v.get("fuzzy").and_then(Value::as_u64).unwrap_or(1);
+        let name = str_of("syntax", "literal");
+        let syntax = Syntax::from_name(&name, Some(u8::try_from(k).unwrap_or(u8::MAX)))
+            .ok_or_else(|| format!("unknown syntax {name:?}"))?;
         let backend = str_of("backend", "auto");
         if !matches!(backend.as_str(), "auto" | "cpu" | "gpu") {
             return Err(format!("unknown backend {backend:?}"));

@@ -37,15 +37,7 @@ fn plan(a: &SearchArgs, tuning: &Tuning) -> Result<Plan, String> {
         }
     }
     let paths: Vec<PathBuf> = positional.map(PathBuf::from).collect();
-    let syntax = if let Some(k) = a.fuzzy {
-        Syntax::Fuzzy(k)
-    } else if a.wildcard {
-        Syntax::Wildcard
-    } else if m.fixed_strings {
-        Syntax::Fixed
-    } else {
-        Syntax::Regex
-    };
+    let syntax = a.syntax();
     if patterns.is_empty() {
         // `-f empty-file`: no pattern can match, so no line is selected,
         // not even with -v (ripgrep's behaviour).

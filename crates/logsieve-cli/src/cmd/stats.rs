@@ -234,15 +234,7 @@ pub fn run_search(a: &SearchArgs, tuning: &Tuning) -> i32 {
             }
         }
     }
-    let syntax = if let Some(k) = a.fuzzy {
-        Syntax::Fuzzy(k)
-    } else if a.wildcard {
-        Syntax::Wildcard
-    } else if m.fixed_strings {
-        Syntax::Fixed
-    } else {
-        Syntax::Regex
-    };
+    let syntax = a.syntax();
     let mut b = QueryBuilder::new();
     b.syntax(syntax)
         .case_insensitive(m.fold_case(&patterns, syntax == Syntax::Regex))

@@ -281,6 +281,24 @@ pub struct SearchArgs {
     pub no_config: bool,
 }
 
+impl SearchArgs {
+    /// How the patterns are read: `--fuzzy K`, `--wildcard`, `-F`, else
+    /// a regex (the one place the flags decide it, for `search` and
+    /// `stats`).
+    pub fn syntax(&self) -> logsieve::Syntax {
+        use logsieve::Syntax;
+        if let Some(k) = self.fuzzy {
+            Syntax::Fuzzy(k)
+        } else if self.wildcard {
+            Syntax::Wildcard
+        } else if self.matching.fixed_strings {
+            Syntax::Fixed
+        } else {
+            Syntax::Regex
+        }
+    }
+}
+
 /// `logsieve stats`: the shared flags, some worded for counting.
 #[derive(Args, Debug)]
 #[command(mut_args(stats_wording))]

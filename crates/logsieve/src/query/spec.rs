@@ -19,6 +19,31 @@ pub enum Syntax {
     Fuzzy(u8),
 }
 
+impl Syntax {
+    /// The syntax called `name` (`literal` or `fixed`, `regex`,
+    /// `wildcard`, `fuzzy` with `fuzzy_k` edits, 1 when absent), as the
+    /// HTTP API and the page name them; `None` for another name.
+    pub fn from_name(name: &str, fuzzy_k: Option<u8>) -> Option<Syntax> {
+        Some(match name {
+            "literal" | "fixed" => Syntax::Fixed,
+            "regex" => Syntax::Regex,
+            "wildcard" => Syntax::Wildcard,
+            "fuzzy" => Syntax::Fuzzy(fuzzy_k.unwrap_or(1)),
+            _ => return None,
+        })
+    }
+
+    /// The name [`Syntax::from_name`] reads, and the edits of a fuzzy one.
+    pub fn name(self) -> (&'static str, Option<u8>) {
+        match self {
+            Syntax::Regex => ("regex", None),
+            Syntax::Fixed => ("literal", None),
+            Syntax::Wildcard => ("wildcard", None),
+            Syntax::Fuzzy(k) => ("fuzzy", Some(k)),
+        }
+    }
+}
+
 /// Which case folding a query needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CaseMode {
