@@ -372,18 +372,7 @@ fn finish_doc(doc: &Document, p: Parsed, source: YearSource) -> DocColumns {
             last = *t;
         }
     }
-    let sorted = times.windows(2).all(|w| w[0] <= w[1]);
-    let mut running_max = Vec::new();
-    let mut disorder = 0i64;
-    if !sorted {
-        running_max.reserve_exact(times.len());
-        let mut m = i64::MIN;
-        for &t in &times {
-            m = m.max(t);
-            disorder = disorder.max(m.saturating_sub(t));
-            running_max.push(m);
-        }
-    }
+    let (sorted, running_max, disorder) = super::order_of(&times);
     DocColumns {
         times,
         codes,

@@ -255,18 +255,7 @@ impl Columns {
                 oldest = Some(oldest.map_or(t, |o| o.min(t)));
                 newest = Some(newest.map_or(t, |o| o.max(t)));
             }
-            let sorted = times.windows(2).all(|w| w[0] <= w[1]);
-            let mut running_max = Vec::new();
-            let mut disorder = 0i64;
-            if !sorted {
-                running_max.reserve_exact(times.len());
-                let mut m = i64::MIN;
-                for &t in &times {
-                    m = m.max(t);
-                    disorder = disorder.max(m.saturating_sub(t));
-                    running_max.push(m);
-                }
-            }
+            let (sorted, running_max, disorder) = order_of(&times);
             docs.push(DocColumns {
                 times,
                 codes,
@@ -326,6 +315,25 @@ impl Columns {
     pub fn newest(&self) -> Option<i64> {
         self.newest
     }
+}
+
+/// Whether `times` never decrease, and when they do their running maximum
+/// and how far a time falls below it at most (a window is then a line
+/// range widened by that much).
+fn order_of(times: &[i64]) -> (bool, Vec<i64>, i64) {
+    let sorted = times.windows(2).all(|w| w[0] <= w[1]);
+    let mut running_max = Vec::new();
+    let mut disorder = 0i64;
+    if !sorted {
+        running_max.reserve_exact(times.len());
+        let mut m = i64::MIN;
+        for &t in times {
+            m = m.max(t);
+            disorder = disorder.max(m.saturating_sub(t));
+            running_max.push(m);
+        }
+    }
+    (sorted, running_max, disorder)
 }
 
 /// Above this many time buckets a histogram is refused (a bucket too small
