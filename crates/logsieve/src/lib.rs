@@ -55,6 +55,7 @@ pub mod kernel;
 pub mod logql;
 pub mod options;
 pub mod pattern_counts;
+pub mod patterns;
 pub mod pipeline;
 pub mod planner;
 pub mod query;
