@@ -2,7 +2,10 @@
 //! `logcli` query `logsieve serve` unchanged: `/loki/api/v1/query_range`,
 //! `/query`, `/labels`, `/label/<name>/values`, `/series`,
 //! `/status/buildinfo`, `/index/stats`, `/ready`, and `/tail` (WebSocket,
-//! [`tail`]). GET, or POST with a form-encoded body, as Loki takes them.
+//! [`tail`]); and for Grafana's Logs Drilldown `/index/volume`,
+//! `/index/volume_range`, `/detected_labels`, `/detected_fields`,
+//! `/detected_field/<name>/values` and `/patterns` (`drilldown.rs`).
+//! GET, or POST with a form-encoded body, as Loki takes them.
 //!
 //! Queries are LogQL ([`logsieve::logql::parse`]); line filters go to the
 //! session's one route ([`eval::select`]). Answers have Loki's shapes
@@ -11,7 +14,9 @@
 //! Loki's: the message as `text/plain` with the HTTP status (400 for a bad
 //! query or parameter).
 
+mod drilldown;
 pub mod eval;
+mod fields;
 pub mod params;
 pub mod tail;
 
@@ -52,6 +57,7 @@ pub fn routes() -> Router<AppState> {
         .route("/loki/api/v1/tail", get(tail::tail))
         .route("/loki/api/v1/status/buildinfo", get(buildinfo))
         .route("/ready", get(ready_route))
+        .merge(drilldown::routes())
 }
 
 /// An error as Loki answers it: the message as plain text, with a status.
