@@ -133,6 +133,10 @@ pub fn router_with_page(state: AppState, mut page: page::Page) -> Router {
         .route("/api/v1/search", post(api::search))
         .route("/api/v1/stats", post(api::stats))
         .route("/api/v1/patterns", post(api::patterns))
+        .route(
+            "/api/v1/patterns/templates",
+            get(api::templates).post(api::templates),
+        )
         .route("/api/v1/tail", get(api::tail).post(api::tail))
         .route("/api/v1/openapi.json", get(api::openapi))
         .merge(api::watchlists::routes())

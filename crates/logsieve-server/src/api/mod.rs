@@ -34,6 +34,7 @@ mod patterns;
 mod search;
 mod stats;
 pub mod tail;
+mod templates;
 mod types;
 pub mod watchlists;
 
@@ -42,6 +43,7 @@ pub use patterns::patterns;
 pub use search::search;
 pub use stats::stats;
 pub use tail::{tail, TailRequest};
+pub use templates::{templates, TemplateRow, TemplatesRequest, TemplatesResponse};
 pub use types::*;
 
 /// The OpenAPI 3 document (`GET /api/v1/openapi.json`).
@@ -56,6 +58,7 @@ pub use types::*;
         search::search,
         stats::stats,
         patterns::patterns,
+        templates::templates,
         tail::tail,
         watchlists::put_watchlist,
         watchlists::get_watchlist,
@@ -80,6 +83,9 @@ pub use types::*;
         PatternsRequest,
         PatternsResponse,
         PatternRow,
+        TemplatesRequest,
+        TemplatesResponse,
+        TemplateRow,
         TailRequest,
         watchlists::WatchlistRequest,
         watchlists::WatchlistInfo,
