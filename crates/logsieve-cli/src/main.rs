@@ -51,6 +51,7 @@ fn main() {
         Command::GpuInfo => cmd::gpu_info::run(),
         Command::Web(a) => cmd::web::run(a),
         Command::Stats(a) => cmd::stats::run(a, &a.gpus.tuned(&tuning)),
+        Command::Patterns(a) => cmd::patterns::run(a),
         Command::Bench(a) => cmd::bench::run(a, &tuning),
         Command::Completions(a) => cmd::completions::completions(a),
         Command::Man(a) => cmd::completions::man(a),

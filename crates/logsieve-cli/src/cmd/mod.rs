@@ -9,6 +9,7 @@ pub mod files;
 pub mod follow;
 pub mod gen;
 pub mod gpu_info;
+pub mod patterns;
 pub mod search;
 pub mod serve;
 pub mod stats;

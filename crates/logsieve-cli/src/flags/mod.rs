@@ -9,6 +9,7 @@
 
 pub mod argv;
 pub mod gpus;
+pub mod patterns;
 pub mod serve;
 pub mod shared;
 pub mod subcommands;
@@ -67,6 +68,9 @@ pub enum Command {
     /// Count lines in a time window by field or time bucket (optionally
     /// only those matching -e PATTERN).
     Stats(StatsArgs),
+    /// Group lines into log templates (Drain; `<_>` for variable parts)
+    /// and print the largest with their counts over time.
+    Patterns(patterns::PatternsArgs),
     /// Reproduce the reference tables (CPU, GPU kernels, auto, rg, grep).
     Bench(BenchArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
