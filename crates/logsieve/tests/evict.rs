@@ -300,16 +300,7 @@ fn gpu_ctxs(n: usize) -> Option<Vec<GpuContext>> {
         gpus: GpuSelection::Count(n),
         ..Default::default()
     };
-    match GpuContext::open_selected(&tuning) {
-        Ok(v) => Some(v),
-        Err(e) => {
-            if std::env::var("LOGSIEVE_REQUIRE_GPU").as_deref() == Ok("1") {
-                panic!("LOGSIEVE_REQUIRE_GPU=1 but no GPU: {e}");
-            }
-            eprintln!("\n!!!!!!!! NO GPU ADAPTER: eviction GPU tests SKIPPED ({e}) !!!!!!!!\n");
-            None
-        }
-    }
+    logsieve::gpu::or_skip("eviction GPU tests", GpuContext::open_selected(&tuning))
 }
 
 fn small() -> UploadOptions {

@@ -14,16 +14,7 @@ use logsieve::pipeline::{Columns, StatsQuery};
 use logsieve::{BackendChoice, Corpus, Kernel, Session, Syntax, Want};
 
 fn ctx() -> Option<GpuContext> {
-    match GpuContext::shared() {
-        Ok(c) => Some(c),
-        Err(e) => {
-            if std::env::var("LOGSIEVE_REQUIRE_GPU").as_deref() == Ok("1") {
-                panic!("LOGSIEVE_REQUIRE_GPU=1 but no GPU: {e}");
-            }
-            eprintln!("\n!!!!!!!! NO GPU ADAPTER: GPU append tests SKIPPED ({e}) !!!!!!!!\n");
-            None
-        }
-    }
+    logsieve::gpu::or_skip("GPU append tests", GpuContext::shared())
 }
 
 /// The query kinds checked: (patterns, syntax, flags).

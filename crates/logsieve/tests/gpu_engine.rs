@@ -5,16 +5,7 @@ use logsieve::gpu::{GpuContext, GpuKernel, UploadOptions};
 use logsieve::{BackendChoice, Corpus, QueryBuilder, SearchOptions, Session, Syntax, Want};
 
 fn ctx() -> Option<GpuContext> {
-    match GpuContext::shared() {
-        Ok(c) => Some(c),
-        Err(e) => {
-            if std::env::var("LOGSIEVE_REQUIRE_GPU").as_deref() == Ok("1") {
-                panic!("LOGSIEVE_REQUIRE_GPU=1 but no GPU: {e}");
-            }
-            eprintln!("\n!!!!!!!! NO GPU ADAPTER: GPU session tests SKIPPED ({e}) !!!!!!!!\n");
-            None
-        }
-    }
+    logsieve::gpu::or_skip("GPU session tests", GpuContext::shared())
 }
 
 fn session(ctx: &GpuContext) -> Session {

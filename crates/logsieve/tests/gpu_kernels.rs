@@ -18,25 +18,14 @@ use proptest::prelude::*;
 /// One context per test binary: lavapipe's start-up is not free.
 fn ctx() -> Option<&'static GpuContext> {
     static CTX: OnceLock<Option<GpuContext>> = OnceLock::new();
-    CTX.get_or_init(|| match GpuContext::new() {
-        Ok(c) => {
+    CTX.get_or_init(|| {
+        logsieve::gpu::or_skip("GPU kernel tests", GpuContext::new()).inspect(|c| {
             eprintln!(
                 "GPU tests run on: {} ({})",
                 c.info().name,
                 c.info().device_type
-            );
-            Some(c)
-        }
-        Err(e) => {
-            if std::env::var("LOGSIEVE_REQUIRE_GPU").as_deref() == Ok("1") {
-                panic!("LOGSIEVE_REQUIRE_GPU=1 but no GPU: {e}");
-            }
-            eprintln!(
-                "\n!!!!!!!! NO GPU ADAPTER: GPU kernel tests SKIPPED ({e}) !!!!!!!!\n\
-                 !!!!!!!! set LOGSIEVE_REQUIRE_GPU=1 to make this a failure  !!!!!!!!\n"
-            );
-            None
-        }
+            )
+        })
     })
     .as_ref()
 }

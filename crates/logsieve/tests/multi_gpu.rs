@@ -28,19 +28,8 @@ fn open(n: usize) -> Option<Vec<GpuContext>> {
         gpus: GpuSelection::Count(n),
         ..Default::default()
     };
-    match GpuContext::open_selected(&tuning) {
-        Ok(v) => {
-            assert_eq!(v.len(), n);
-            Some(v)
-        }
-        Err(e) => {
-            if std::env::var("LOGSIEVE_REQUIRE_GPU").as_deref() == Ok("1") {
-                panic!("LOGSIEVE_REQUIRE_GPU=1 but no GPU: {e}");
-            }
-            eprintln!("\n!!!!!!!! NO GPU ADAPTER: multi-GPU tests SKIPPED ({e}) !!!!!!!!\n");
-            None
-        }
-    }
+    logsieve::gpu::or_skip("multi-GPU tests", GpuContext::open_selected(&tuning))
+        .inspect(|v| assert_eq!(v.len(), n))
 }
 
 /// Three devices shared by the tests that lose none.

@@ -336,21 +336,9 @@ mod gpu {
     /// One context per test binary: lavapipe's start-up is not free.
     fn ctx() -> Option<&'static GpuContext> {
         static CTX: OnceLock<Option<GpuContext>> = OnceLock::new();
-        CTX.get_or_init(|| match GpuContext::new() {
-            Ok(c) => {
-                eprintln!("GPU tests run on: {}", c.info().name);
-                Some(c)
-            }
-            Err(e) => {
-                if std::env::var("LOGSIEVE_REQUIRE_GPU").as_deref() == Ok("1") {
-                    panic!("LOGSIEVE_REQUIRE_GPU=1 but no GPU: {e}");
-                }
-                eprintln!(
-                    "\n!!!!!!!! NO GPU ADAPTER: multi-pattern GPU tests SKIPPED ({e}) !!!!!!!!\n\
-                     !!!!!!!! set LOGSIEVE_REQUIRE_GPU=1 to make this a failure       !!!!!!!!\n"
-                );
-                None
-            }
+        CTX.get_or_init(|| {
+            logsieve::gpu::or_skip("multi-pattern GPU tests", GpuContext::new())
+                .inspect(|c| eprintln!("GPU tests run on: {}", c.info().name))
         })
         .as_ref()
     }
@@ -625,11 +613,7 @@ zzzz abcabcabca"
 #[test]
 fn gpu_large_set_uses_wide_trie_offsets() {
     use logsieve::gpu::{GpuContext, GpuKernel, MultiKernel};
-    let Ok(ctx) = GpuContext::shared() else {
-        if std::env::var("LOGSIEVE_REQUIRE_GPU").as_deref() == Ok("1") {
-            panic!("LOGSIEVE_REQUIRE_GPU=1 but no GPU");
-        }
-        eprintln!("!!!!!!!! NO GPU ADAPTER: gpu_large_set_uses_wide_trie_offsets SKIPPED !!!!!!!!");
+    let Some(ctx) = logsieve::gpu::or_skip("wide trie offsets tests", GpuContext::shared()) else {
         return;
     };
     // 20k hashes: the trie outgrows 16-bit offsets.

@@ -11,19 +11,7 @@ use logsieve::pipeline::{run_cpu, ColumnOptions, Columns, FieldSpec, StatsQuery}
 use logsieve::{Corpus, Document, Query, QueryBuilder, Syntax};
 
 fn gpu() -> Option<GpuContext> {
-    match GpuContext::shared() {
-        Ok(c) => Some(c),
-        Err(e) => {
-            if std::env::var("LOGSIEVE_REQUIRE_GPU").as_deref() == Ok("1") {
-                panic!("LOGSIEVE_REQUIRE_GPU=1 but no GPU: {e}");
-            }
-            eprintln!(
-                "\n!!!!!!!! NO GPU ADAPTER ({e}): the pipeline GPU tests did NOT run !!!!!!!!\n\
-                 !!!!!!!! set LOGSIEVE_REQUIRE_GPU=1 to make this a failure          !!!!!!!!\n"
-            );
-            None
-        }
-    }
+    logsieve::gpu::or_skip("pipeline GPU tests", GpuContext::shared())
 }
 
 fn fixed(p: &str, i: bool, v: bool) -> Query {

@@ -18,17 +18,8 @@ use logsieve::{BackendChoice, Corpus, Kernel, MultiKernel, SearchOptions, Sessio
 
 fn ctx() -> Option<&'static GpuContext> {
     static CTX: OnceLock<Option<GpuContext>> = OnceLock::new();
-    CTX.get_or_init(|| match GpuContext::new() {
-        Ok(c) => Some(c),
-        Err(e) => {
-            if std::env::var("LOGSIEVE_REQUIRE_GPU").as_deref() == Ok("1") {
-                panic!("LOGSIEVE_REQUIRE_GPU=1 but no GPU: {e}");
-            }
-            eprintln!("\n!!!!!!!! NO GPU ADAPTER: GPU routes SKIPPED ({e}) !!!!!!!!\n");
-            None
-        }
-    })
-    .as_ref()
+    CTX.get_or_init(|| logsieve::gpu::or_skip("GPU routes tests", GpuContext::new()))
+        .as_ref()
 }
 
 /// A session over `data`, with the GPU attached in small segments when

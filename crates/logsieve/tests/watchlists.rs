@@ -239,19 +239,8 @@ mod gpu {
 
     fn ctx() -> Option<&'static GpuContext> {
         static CTX: OnceLock<Option<GpuContext>> = OnceLock::new();
-        CTX.get_or_init(|| match GpuContext::new() {
-            Ok(c) => Some(c),
-            Err(e) => {
-                if std::env::var("LOGSIEVE_REQUIRE_GPU").as_deref() == Ok("1") {
-                    panic!("LOGSIEVE_REQUIRE_GPU=1 but no GPU: {e}");
-                }
-                eprintln!(
-                    "\n!!!!!!!! NO GPU ADAPTER: watchlist GPU tests SKIPPED ({e}) !!!!!!!!\n"
-                );
-                None
-            }
-        })
-        .as_ref()
+        CTX.get_or_init(|| logsieve::gpu::or_skip("watchlist GPU tests", GpuContext::new()))
+            .as_ref()
     }
 
     fn session(ctx: &GpuContext, corpus: Vec<u8>, max_segment: Option<u64>) -> Session {

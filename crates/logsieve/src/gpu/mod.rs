@@ -54,6 +54,7 @@ pub use corpus::GpuCorpus;
 pub use kernels::bloom::{bloom_stages, BloomStages};
 pub use pattern_set::PreparedTables;
 pub use search::GpuSearch;
+pub use skip::or_skip;
 pub use upload::{UploadOptions, UploadStats};
 
 /// A query's uniform words (`kernels/common.wgsl`'s `Params`).

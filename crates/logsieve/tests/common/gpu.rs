@@ -15,17 +15,8 @@ use logsieve::{
 /// (CI) and there is no adapter.
 pub fn ctx(what: &str) -> Option<&'static GpuContext> {
     static CTX: OnceLock<Option<GpuContext>> = OnceLock::new();
-    CTX.get_or_init(|| match GpuContext::new() {
-        Ok(c) => Some(c),
-        Err(e) => {
-            if std::env::var("LOGSIEVE_REQUIRE_GPU").as_deref() == Ok("1") {
-                panic!("LOGSIEVE_REQUIRE_GPU=1 but no GPU: {e}");
-            }
-            eprintln!("\n!!!!!!!! NO GPU ADAPTER: {what} tests SKIPPED ({e}) !!!!!!!!\n");
-            None
-        }
-    })
-    .as_ref()
+    CTX.get_or_init(|| logsieve::gpu::or_skip(&format!("{what} tests"), GpuContext::new()))
+        .as_ref()
 }
 
 /// Another context of this test binary, made once in `cell` with
