@@ -348,10 +348,13 @@ fn shapes_and_errors_as_loki_documents_them() {
     let r = srv.get("/loki/api/v1/labels");
     assert_eq!(
         r.json(),
-        serde_json::json!({"status": "success", "data": ["filename", "host", "level", "user"]})
+        serde_json::json!({"status": "success", "data": ["filename", "host", "level", "service_name", "user"]})
     );
     let r = srv.get("/loki/api/v1/label/filename/values");
     assert_eq!(r.json()["data"], serde_json::json!(["a.log", "b.log"]));
+    // service_name: the file's base name without extensions.
+    let r = srv.get("/loki/api/v1/label/service_name/values");
+    assert_eq!(r.json()["data"], serde_json::json!(["a", "b"]));
     let r = srv.get("/loki/api/v1/label/level/values");
     let mut levels: Vec<String> = all
         .iter()

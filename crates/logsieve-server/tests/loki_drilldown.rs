@@ -54,6 +54,9 @@ fn lines(s: &Session) -> Vec<Line> {
         for l in 0..doc.lines().len() {
             let mut labels = Labels::new();
             labels.insert("filename".into(), doc.name().into());
+            // `a.log` → `a`: the file's base name without extensions.
+            let service = doc.name().split('.').next().unwrap().to_string();
+            labels.insert("service_name".into(), service);
             for (f, dict) in cols.fields().iter().enumerate() {
                 if let Some(v) = dict.value(cols.docs()[d].codes[f][l as usize]) {
                     labels.insert(dict.name.clone(), String::from_utf8_lossy(v).into());
@@ -102,6 +105,8 @@ fn volume_matches_the_columns() {
     // (query, targetLabels, aggregateBy, labels of the oracle's series)
     let cases: &[(&str, &str, &str)] = &[
         (r#"{filename=~".+"}"#, "", "series"),
+        (r#"{service_name=~".+"}"#, "", "series"),
+        (r#"{service_name="b"}"#, "level", "series"),
         (r#"{level=~".+"}"#, "", "series"),
         (r#"{host=~"web-0[12]", level!="DEBUG"}"#, "", "series"),
         (r#"{filename="a.log"}"#, "level", "series"),
@@ -117,7 +122,7 @@ fn volume_matches_the_columns() {
         } else if agg == "series" {
             log.matchers.iter().map(|m| m.name.clone()).collect()
         } else {
-            ["filename", "host", "level", "user"]
+            ["filename", "host", "level", "service_name", "user"]
                 .iter()
                 .map(|s| s.to_string())
                 .collect()

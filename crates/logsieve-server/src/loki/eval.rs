@@ -2,7 +2,9 @@
 //! (line filters through the session's one route), grouped into streams,
 //! and the metric series computed from them.
 //!
-//! Labels: `filename` (the document's name) and every stats column
+//! Labels: `filename` (the document's name), `service_name` (its base
+//! name without extensions, [`service_name`]; a column of that name wins)
+//! and every stats column
 //! (`host`, `level`, `--field`s); a line without a value has the label
 //! empty, which is how Loki treats a missing label. A stream is one
 //! distinct set of the labels the query names (in its selector or a
@@ -49,9 +51,28 @@ pub struct Selection {
     pub backend: String,
 }
 
+/// The label a file gives its lines beside `filename`, as Loki gives
+/// `service_name` to streams that name no service.
+pub const SERVICE: &str = "service_name";
+
+/// `service_name` of a file: its base name without its extensions
+/// (`/var/log/nginx/access.log.1` → `access`; `.hidden` stays whole).
+pub fn service_name(doc_name: &str) -> String {
+    let base = doc_name.rsplit(['/', '\\']).next().unwrap_or(doc_name);
+    match base.split('.').next() {
+        Some(stem) if !stem.is_empty() => stem.to_string(),
+        _ => base.to_string(),
+    }
+}
+
+/// True when `service_name` is the file's (no column of that name).
+fn service_is_doc(ready: &Ready) -> bool {
+    !ready.fields.iter().any(|f| f == SERVICE)
+}
+
 /// The names a query may use as labels.
 pub fn label_names(ready: &Ready) -> Vec<String> {
-    let mut v = vec!["filename".to_string()];
+    let mut v = vec!["filename".to_string(), SERVICE.to_string()];
     v.extend(ready.fields.iter().cloned());
     v.sort();
     v.dedup();
@@ -67,6 +88,14 @@ pub fn label_values(ready: &Ready, name: &str) -> Vec<String> {
             .docs()
             .iter()
             .map(|d| d.name().to_string())
+            .collect()
+    } else if name == SERVICE && service_is_doc(ready) {
+        ready
+            .session
+            .corpus()
+            .docs()
+            .iter()
+            .map(|d| service_name(d.name()))
             .collect()
     } else {
         match ready
@@ -140,10 +169,13 @@ pub fn select(
     let corpus = ready.session.corpus();
     let cols = ready.session.columns();
     let ndocs = corpus.docs().len();
-    // The labels of a stream: filename + named fields.
+    // The labels of a stream: filename + named fields (+ service_name
+    // when named).
     let mut names: Vec<String> = log.matchers.iter().map(|m| m.name.clone()).collect();
     names.extend(extra.iter().cloned());
-    names.retain(|n| n != "filename");
+    let doc_service = service_is_doc(ready);
+    let with_service = doc_service && names.iter().any(|n| n == SERVICE);
+    names.retain(|n| n != "filename" && !(doc_service && n == SERVICE));
     names.sort();
     names.dedup();
     let field_of = |n: &str| cols.and_then(|c| c.field_index(n));
@@ -159,6 +191,10 @@ pub fn select(
         if m.name == "filename" {
             for (d, ok) in doc_ok.iter_mut().enumerate() {
                 *ok &= test(corpus.docs()[d].name());
+            }
+        } else if m.name == SERVICE && doc_service {
+            for (d, ok) in doc_ok.iter_mut().enumerate() {
+                *ok &= test(&service_name(corpus.docs()[d].name()));
             }
         } else if let (Some(f), Some(c)) = (field_of(&m.name), cols) {
             let dict = &c.fields()[f];
@@ -262,6 +298,9 @@ pub fn select(
             let stream = *stream_ids.entry((d, key.clone())).or_insert_with(|| {
                 let mut labels = Labels::new();
                 labels.insert("filename".into(), doc.name().to_string());
+                if with_service {
+                    labels.insert(SERVICE.into(), service_name(doc.name()));
+                }
                 for ((name, f), code) in key_fields.iter().zip(&key) {
                     if let (Some(f), Some(c)) = (f, cols) {
                         if let Some(v) = c.fields()[*f].value(*code) {
