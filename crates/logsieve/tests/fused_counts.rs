@@ -182,3 +182,93 @@ fn a_count_cancelled_before_its_turn_answers_nothing() {
         other => panic!("{other:?}"),
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(16))]
+
+    /// Several literals of 4-7 bytes (a small alphabet, so they hit,
+    /// overlap, repeat and hold one another) counted in one many-literal
+    /// pass, each with its own -v and the batch's -m, over one document in
+    /// segments of 64-512 bytes with a line too long for a segment: every
+    /// query's count is the oracle's, and the scans' of the same batch.
+    #[test]
+    fn one_pass_counts_equal_separate_counts(
+        lines in proptest::collection::vec("[abAB\\- ]{0,40}", 0..60),
+        batch in proptest::collection::vec(("[abAB\\-]{4,7}", any::<bool>()), 2..10),
+        max_segment in 64u64..512,
+        max in proptest::option::of(0u64..4),
+    ) {
+        let Some(ctx) = ctx() else { return Ok(()) };
+        let mut lines = lines;
+        lines.push(format!("{}ab-a", "abAB-".repeat(200)));
+        let data = lines.join("\n").into_bytes();
+        let s = gpu_session(&ctx, data.clone(), max_segment);
+        let mut qs = Vec::new();
+        let mut flags = Vec::new();
+        for (p, v) in &batch {
+            let f = Flags { v: *v, ..Default::default() };
+            qs.push(build(&pats(&[p]), Syntax::Fixed, f).unwrap());
+            flags.push(f);
+        }
+        let refs: Vec<&logsieve::Query> = qs.iter().collect();
+        let got = s.count_in_one_pass_batch(&refs, max).unwrap();
+        let scans = s.count_fused_batch(&refs, max).unwrap();
+        for (k, (p, _)) in batch.iter().enumerate() {
+            prop_assert_eq!(got[k][0], oracle(&data, p.as_bytes(), flags[k], max), "{:?} {:?}", p, flags[k]);
+            prop_assert_eq!(&got[k], &scans[k]);
+        }
+    }
+}
+
+#[test]
+fn one_pass_refuses_what_it_cannot_count() {
+    let Some(ctx) = ctx() else { return };
+    let s = gpu_session(&ctx, b"abcd\nxyz\n".to_vec(), 4096);
+    let short = build(&pats(&["ab"]), Syntax::Fixed, Flags::default()).unwrap();
+    let folded = build(&pats(&["abcd"]), Syntax::Fixed, Flags::parse("i")).unwrap();
+    let ok = build(&pats(&["abcd"]), Syntax::Fixed, Flags::default()).unwrap();
+    assert!(s.count_in_one_pass_batch(&[&ok, &short], None).is_err());
+    assert!(s.count_in_one_pass_batch(&[&ok, &folded], None).is_err());
+    assert_eq!(
+        s.count_in_one_pass_batch(&[&ok, &ok], None).unwrap(),
+        vec![vec![1], vec![1]]
+    );
+}
+
+/// Many threads asking the same count at once: each gets the right
+/// answer, and some are answered by another's run (`session/flight.rs`).
+#[test]
+fn identical_counts_at_once_share_a_run() {
+    let Some(ctx) = ctx() else { return };
+    let data = mixed_corpus();
+    let s = gpu_session(&ctx, data.clone(), 64 << 10);
+    let q = build(&pats(&["ERROR_5\\d\\d"]), Syntax::Regex, Flags::default()).unwrap();
+    let want = naive(
+        &data,
+        &pats(&["ERROR_5\\d\\d"]),
+        Syntax::Regex,
+        Flags::default(),
+    )
+    .len() as u64;
+    let opts = SearchOptions {
+        backend: BackendChoice::Gpu,
+        want: Want::Count,
+        ..Default::default()
+    };
+    for round in 0..20 {
+        std::thread::scope(|sc| {
+            for _ in 0..8 {
+                sc.spawn(|| {
+                    for _ in 0..4 {
+                        assert_eq!(s.search(&q, &opts).unwrap().total(), want);
+                    }
+                });
+            }
+        });
+        if s.coalesced_counts() > 0 {
+            eprintln!("coalesced after {} rounds", round + 1);
+            return;
+        }
+    }
+    panic!("no count was answered by a concurrent run");
+}

@@ -190,6 +190,76 @@ impl GpuCorpus {
         Ok((res?, times))
     }
 
+    /// Whether [`GpuCorpus::count_in_one_pass`] can count the literals
+    /// of fused requests: every resident segment is one document's (the
+    /// many-literal kernels' per-pattern counters add up over the whole
+    /// pass, and a request's answer is per document).
+    pub(crate) fn one_pass_fits(&self) -> bool {
+        self.segs
+            .first()
+            .is_some_and(|f| self.segs.iter().all(|s| s.doc == f.doc))
+    }
+
+    /// Counts the lines holding each literal of `set` (a literal query of
+    /// several patterns, each of which a fused request asked alone) in one
+    /// pass of a many-literal kernel over every resident segment: per
+    /// pattern of `set`, its counters in [`GpuCorpus::count_batch`]'s form
+    /// (the lines on the first segment, which holds the one document's
+    /// share; [`GpuCorpus::one_pass_fits`] must hold). The CPU's oversized
+    /// segments are left to each request's own merge, as after
+    /// `count_batch`. With the counters, the pass's kernel time where the
+    /// device has timestamps (a first run's wall time holds building the
+    /// kernel's pipelines). Blocks: natively only.
+    pub(crate) fn count_in_one_pass(
+        &self,
+        corpus: &Corpus,
+        set: &Query,
+    ) -> Result<(BatchCounters, Option<Duration>), Error> {
+        use super::kernels::multi_common::CountersRead;
+        if !self.one_pass_fits() {
+            return Err(Error::backend(
+                "one pass counts need one document on the GPU",
+            ));
+        }
+        let kernel = super::multi::MultiKernel::Bloom;
+        let (up, run) = pollster::block_on(self.run_multi(corpus, set, kernel, false, true, None))?;
+        let n = set.patterns().len();
+        let mut lines = vec![0u64; n];
+        match run.pcounts {
+            Some(CountersRead::Listed(listed)) => {
+                for e in &listed {
+                    for p in up.tables.patterns_of(e.group) {
+                        lines[p] = e.lines;
+                    }
+                }
+            }
+            Some(CountersRead::Full { words, .. }) => {
+                for (p, &g) in up.tables.set.group_of.iter().enumerate() {
+                    let g = 4 * g as usize;
+                    lines[p] = u64::from(words[g]) | (u64::from(words[g + 1]) << 32);
+                }
+            }
+            None => return Err(Error::backend("per-pattern counters were not read back")),
+        }
+        let nseg = self.segs.len();
+        let counts = lines
+            .into_iter()
+            .map(|l| {
+                let mut c = vec![[0u32; 4]; nseg];
+                // Counters are u32 per segment: a share past that is
+                // split over the segments (they add up per document).
+                let mut left = l;
+                for slot in c.iter_mut() {
+                    let take = left.min(u64::from(u32::MAX));
+                    slot[0] = take as u32;
+                    left -= take;
+                }
+                c
+            })
+            .collect();
+        Ok((counts, run.kernel_time))
+    }
+
     /// One query's answer from its counters of [`GpuCorpus::count_batch`]:
     /// the CPU's oversized segments added, then `-v` and `-m`.
     pub(crate) fn finish_count(

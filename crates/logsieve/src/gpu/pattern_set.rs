@@ -108,14 +108,14 @@ impl std::fmt::Display for CountersHow {
 }
 
 /// What one multi-literal run read back.
-struct Run {
+pub(crate) struct Run {
     /// Per segment: [matching lines, .., .., ..].
     counts: Vec<[u32; 4]>,
     /// Per segment: matching line ids (with `lines`).
     seg_lines: Option<Vec<Vec<u64>>>,
     /// With per-pattern counts: the groups that hit, or every counter.
-    pcounts: Option<CountersRead>,
-    kernel_time: Option<std::time::Duration>,
+    pub(crate) pcounts: Option<CountersRead>,
+    pub(crate) kernel_time: Option<std::time::Duration>,
 }
 
 impl GpuCorpus {
@@ -352,7 +352,7 @@ impl GpuCorpus {
     // The state lock is held across the awaits, as in `search_async`: it
     // serialises searches that share the result and readback buffers.
     #[allow(clippy::await_holding_lock)]
-    async fn run_multi(
+    pub(crate) async fn run_multi(
         &self,
         corpus: &Corpus,
         q: &Query,

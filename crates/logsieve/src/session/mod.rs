@@ -14,6 +14,7 @@
 mod append;
 mod evict;
 mod exec;
+mod flight;
 #[cfg(feature = "gpu")]
 mod fuse;
 mod placement;
@@ -110,6 +111,9 @@ pub struct Session {
     calibration: Mutex<Calibration>,
     /// The routes of recent requests ([`route::Memo`]).
     routes: route::Memo,
+    /// Count requests running now, which an identical one joins
+    /// ([`flight::Flights`]).
+    flights: flight::Flights,
     /// The device the calibration belongs to (`cpu` without a GPU).
     calibration_device: String,
     /// A warning from loading the calibration file, for the caller to show.
@@ -171,6 +175,7 @@ impl Session {
             watchlists: RwLock::new(BTreeMap::new()),
             calibration: Mutex::new(Calibration::defaults(DeviceClass::Other)),
             routes: route::Memo::default(),
+            flights: flight::Flights::default(),
             calibration_device: "cpu".to_string(),
             calibration_warning: None,
             adapter: None,
@@ -294,6 +299,12 @@ impl Session {
             );
         }
         Ok(r)
+    }
+
+    /// Count requests answered by a concurrent run of the same count
+    /// (same query, options and route) since the session was made.
+    pub fn coalesced_counts(&self) -> u64 {
+        self.flights.shared()
     }
 
     /// How many routes came from the route memo and how many were
