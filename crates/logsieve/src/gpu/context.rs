@@ -154,6 +154,8 @@ pub(crate) struct Ctx {
     /// Natively, wait for the GPU by polling it for up to [`SPIN_LIMIT`]
     /// before blocking (see [`GpuContext::set_busy_wait`]).
     pub(crate) busy_wait: std::sync::atomic::AtomicBool,
+    /// The keep-warm dispatch, built on first use (`warm.rs`).
+    pub(crate) warm: std::sync::OnceLock<super::warm::Warm>,
 }
 
 /// How long a native wait polls before it blocks in the driver.
@@ -402,6 +404,7 @@ impl GpuContext {
                 faults,
                 ts_period,
                 busy_wait: std::sync::atomic::AtomicBool::new(true),
+                warm: std::sync::OnceLock::new(),
             }),
         })
     }

@@ -44,6 +44,7 @@ mod segment;
 mod stats;
 mod tier2;
 mod upload;
+mod warm;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub use context::list_adapters;

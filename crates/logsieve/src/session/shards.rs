@@ -52,6 +52,14 @@ impl Device {
         }
     }
 
+    /// Whether its stats columns are uploaded.
+    pub(crate) fn has_columns(&self) -> bool {
+        self.columns
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some()
+    }
+
     /// Its stats columns, uploaded on first use.
     pub(crate) fn columns(
         &self,
