@@ -63,6 +63,11 @@ impl Metrics {
             .fetch_add(took.as_nanos() as u64, Ordering::Relaxed);
     }
 
+    /// Queries answered so far (every kind).
+    pub fn answered(&self) -> u64 {
+        self.count.load(Ordering::Relaxed)
+    }
+
     /// Counts an error answer.
     pub fn error(&self, kind: &str) {
         *self
@@ -160,6 +165,24 @@ pub fn render_fusion(s: &mut String, p: &logsieve::session::FusionProfile) {
     );
     s.push_str("# TYPE logsieve_gpu_fused_queries_total counter\n");
     let _ = writeln!(s, "logsieve_gpu_fused_queries_total {}", p.queries);
+    s.push_str("# HELP logsieve_gpu_fused_shared_total Fused counts answered by an identical query's pass in their batch.\n");
+    s.push_str("# TYPE logsieve_gpu_fused_shared_total counter\n");
+    let _ = writeln!(s, "logsieve_gpu_fused_shared_total {}", p.shared);
+    s.push_str("# HELP logsieve_gpu_one_passes_total Many-literal passes that counted several fused literals with one read of the corpus.\n");
+    s.push_str("# TYPE logsieve_gpu_one_passes_total counter\n");
+    let _ = writeln!(s, "logsieve_gpu_one_passes_total {}", p.one_passes);
+    s.push_str(
+        "# HELP logsieve_gpu_one_pass_literals_total Distinct literals those passes counted.\n",
+    );
+    s.push_str("# TYPE logsieve_gpu_one_pass_literals_total counter\n");
+    let _ = writeln!(
+        s,
+        "logsieve_gpu_one_pass_literals_total {}",
+        p.one_pass_queries
+    );
+    s.push_str("# HELP logsieve_gpu_one_pass_seconds_total Time of those passes.\n");
+    s.push_str("# TYPE logsieve_gpu_one_pass_seconds_total counter\n");
+    let _ = writeln!(s, "logsieve_gpu_one_pass_seconds_total {}", p.one_pass_s);
     s.push_str("# HELP logsieve_gpu_fused_seconds_total Time of fused counts by step: queued (each query, until its submission starts), lock, encode, submit, wait (kernels and polling), read (per submission), finish (each query).\n");
     s.push_str("# TYPE logsieve_gpu_fused_seconds_total counter\n");
     for (step, v) in [
@@ -173,4 +196,12 @@ pub fn render_fusion(s: &mut String, p: &logsieve::session::FusionProfile) {
     ] {
         let _ = writeln!(s, "logsieve_gpu_fused_seconds_total{{step=\"{step}\"}} {v}");
     }
+}
+
+/// Count requests answered by a concurrent run of the same count
+/// (`logsieve::Session::coalesced_counts`).
+pub fn render_coalesced(s: &mut String, n: u64) {
+    s.push_str("# HELP logsieve_counts_coalesced_total Count requests answered by a concurrent run of the same count (same query, options and route).\n");
+    s.push_str("# TYPE logsieve_counts_coalesced_total counter\n");
+    let _ = writeln!(s, "logsieve_counts_coalesced_total {n}");
 }

@@ -29,6 +29,9 @@ pub struct Limits {
     pub threads: usize,
     /// Live tails open at once (`--max-tails`; 429 past it).
     pub max_tails: usize,
+    /// `--keep-warm`: while no query runs, a tiny GPU dispatch this often,
+    /// so that the next query finds the device's clocks up (`None`: off).
+    pub keep_warm: Option<Duration>,
 }
 
 impl Default for Limits {
@@ -39,6 +42,7 @@ impl Default for Limits {
             max_body: 1 << 20,
             threads: 0,
             max_tails: 256,
+            keep_warm: None,
         }
     }
 }
@@ -55,6 +59,52 @@ pub struct Ready {
     pub fields: Vec<String>,
     /// Lines over all files.
     pub lines: u64,
+    /// The queries of recent requests, built once each
+    /// ([`crate::api`]'s `build_query_shared`).
+    pub(crate) queries: QueryCache,
+}
+
+/// Compiled queries by what a request asked (patterns, syntax and flags):
+/// a query does not depend on the corpus, so a repeated request skips
+/// parsing and compiling its regex. At most [`QueryCache::MAX`] entries;
+/// when full it starts again empty.
+#[derive(Default)]
+pub(crate) struct QueryCache {
+    held: Mutex<std::collections::HashMap<String, Arc<logsieve::Query>>>,
+}
+
+impl QueryCache {
+    /// Entries kept at most.
+    pub(crate) const MAX: usize = 256;
+
+    /// The query kept under `key`, else `build`'s, kept.
+    pub(crate) fn get_or_build<E>(
+        &self,
+        key: String,
+        build: impl FnOnce() -> Result<logsieve::Query, E>,
+    ) -> Result<Arc<logsieve::Query>, E> {
+        if let Some(q) = self
+            .held
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&key)
+        {
+            return Ok(q.clone());
+        }
+        let q = Arc::new(build()?);
+        let mut h = self.held.lock().unwrap_or_else(|p| p.into_inner());
+        if h.len() >= Self::MAX {
+            h.clear();
+        }
+        h.insert(key, q.clone());
+        Ok(q)
+    }
+
+    /// Entries held now.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.held.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
 }
 
 impl Ready {
@@ -77,6 +127,7 @@ impl Ready {
             fields,
             lines,
             session,
+            queries: QueryCache::default(),
         }
     }
 }
@@ -116,6 +167,8 @@ pub(crate) struct Inner {
     pub phase: Mutex<&'static str>,
     /// Paths the load could not read (the rest is served), for `/health`.
     pub failed: Mutex<Vec<String>>,
+    /// Where stats run from once ready, for `/health` (`stats_columns`).
+    pub stats_columns: Mutex<Option<String>>,
     pub limits: Limits,
     pub slots: Arc<Semaphore>,
     pub token: Option<String>,
@@ -141,6 +194,7 @@ impl AppState {
             progress: Mutex::new(LoadProgress::default()),
             phase: Mutex::new("reading"),
             failed: Mutex::new(Vec::new()),
+            stats_columns: Mutex::new(None),
             slots: Arc::new(Semaphore::new(limits.max_in_flight.max(1))),
             tails: Arc::new(Semaphore::new(limits.max_tails)),
             limits,
@@ -159,6 +213,24 @@ impl AppState {
     /// Names the load's current phase (`reading`, `columns`, `gpu`).
     pub fn set_phase(&self, phase: &'static str) {
         *self.0.phase.lock().unwrap_or_else(|e| e.into_inner()) = phase;
+    }
+
+    /// Says where stats run from (`/health`'s `stats_columns`).
+    pub fn set_stats_columns(&self, s: String) {
+        *self
+            .0
+            .stats_columns
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = Some(s);
+    }
+
+    /// `/health`'s `stats_columns`.
+    pub fn stats_columns(&self) -> Option<String> {
+        self.0
+            .stats_columns
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// Records the paths the load could not read (`/health`'s `failed`).
@@ -259,4 +331,33 @@ pub struct FollowStatus {
     /// The oldest time held (ms since the epoch, from the stats
     /// columns), after the last batch.
     pub oldest_ms: Option<i64>,
+}
+
+#[cfg(test)]
+mod query_cache_tests {
+    use super::QueryCache;
+
+    fn q(p: &str) -> Result<logsieve::Query, logsieve::Error> {
+        logsieve::QueryBuilder::new()
+            .syntax(logsieve::Syntax::Regex)
+            .build(&[p])
+    }
+
+    #[test]
+    fn a_repeated_request_gets_the_query_built_before() {
+        let c = QueryCache::default();
+        let a = c.get_or_build("k1".into(), || q(r"ERROR_5\d\d")).unwrap();
+        let b = c
+            .get_or_build("k1".into(), || -> Result<_, logsieve::Error> {
+                panic!("built again")
+            })
+            .unwrap();
+        assert!(std::sync::Arc::ptr_eq(&a, &b));
+        assert!(c.get_or_build("bad".into(), || q("(")).is_err());
+        assert_eq!(c.len(), 1);
+        for k in 0..QueryCache::MAX + 3 {
+            c.get_or_build(format!("n{k}"), || q("x")).unwrap();
+        }
+        assert!(c.len() <= QueryCache::MAX);
+    }
 }

@@ -78,6 +78,7 @@ pub fn run(a: &ServeArgs, tuning: &Tuning) -> i32 {
             max_body: a.max_body,
             threads: 0,
             max_tails: a.max_tails,
+            keep_warm: a.keep_warm,
         },
         load: LoadConfig {
             source,

@@ -139,6 +139,12 @@ pub struct ServeArgs {
     #[arg(long = "max-tails", value_name = "N", default_value_t = 256)]
     pub max_tails: usize,
 
+    /// While no query runs, a tiny GPU dispatch this often (`2ms`, `5ms`),
+    /// so that a query after an idle pause finds the GPU's clocks up
+    /// (off by default: it keeps the GPU from idling).
+    #[arg(long = "keep-warm", value_name = "DURATION", value_parser = parse_keep_warm)]
+    pub keep_warm: Option<std::time::Duration>,
+
     /// Largest request body in bytes (413 past it).
     #[arg(long = "max-body", value_name = "BYTES", default_value_t = 1 << 20)]
     pub max_body: usize,
@@ -152,9 +158,34 @@ pub struct ServeArgs {
     pub walk: WalkArgs,
 }
 
+/// `--keep-warm`: a duration such as `2ms` or `1s`, above zero and at
+/// most a minute.
+pub(crate) fn parse_keep_warm(s: &str) -> Result<std::time::Duration, String> {
+    logsieve::pipeline::time::parse_duration(s.trim())
+        .filter(|&ms| ms > 0 && ms <= 60_000)
+        .map(|ms| std::time::Duration::from_millis(ms as u64))
+        .ok_or_else(|| format!("{s:?}: expected a duration from 1ms to 1m, such as 2ms"))
+}
+
 /// `--retain`: a duration such as `7d` or `1h30m`, in ms.
 fn parse_retain(s: &str) -> Result<i64, String> {
     logsieve::pipeline::time::parse_duration(s.trim())
         .filter(|&ms| ms > 0)
         .ok_or_else(|| format!("{s:?}: expected a duration such as 7d, 12h or 1h30m"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_keep_warm;
+    use std::time::Duration;
+
+    #[test]
+    fn keep_warm_takes_a_duration_from_a_millisecond_to_a_minute() {
+        assert_eq!(parse_keep_warm("2ms"), Ok(Duration::from_millis(2)));
+        assert_eq!(parse_keep_warm(" 1s "), Ok(Duration::from_secs(1)));
+        assert_eq!(parse_keep_warm("1m"), Ok(Duration::from_secs(60)));
+        for bad in ["", "0ms", "2", "fast", "2m", "-1ms"] {
+            assert!(parse_keep_warm(bad).is_err(), "{bad:?}");
+        }
+    }
 }

@@ -103,6 +103,11 @@ pub struct Health {
     pub gpu: Option<String>,
     /// Load progress, 0 to 1 (1 when ready).
     pub progress: f64,
+    /// Where stats queries find their columns once ready: `gpu` (uploaded
+    /// beside queries after the load; `uploading` until then, and a stats
+    /// query waits for it), `host` (no GPU), or why the upload failed
+    /// (stats then run on the CPU). Null while loading.
+    pub stats_columns: Option<String>,
     /// With `--follow`: what the follower has done (absent without it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub follow: Option<FollowHealth>,
@@ -126,6 +131,7 @@ pub async fn health(State(state): State<AppState>) -> Json<Health> {
             backend: Some(r.backend.clone()),
             gpu: r.gpu.clone(),
             progress: 1.0,
+            stats_columns: state.stats_columns(),
             follow: state.follow().map(FollowHealth::of),
             failed: state.failed(),
         },
@@ -137,6 +143,7 @@ pub async fn health(State(state): State<AppState>) -> Json<Health> {
             files: p.files_done,
             backend: None,
             gpu: None,
+            stats_columns: None,
             follow: None,
             failed: state.failed(),
             // The reading phase is most of a load; columns and the GPU
@@ -182,6 +189,7 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
     if let Some(r) = &ready {
         crate::metrics::render_routes(&mut text, r.session.route_counts());
         crate::metrics::render_fusion(&mut text, &r.session.fusion_profile());
+        crate::metrics::render_coalesced(&mut text, r.session.coalesced_counts());
     }
     if let Some(f) = state.follow() {
         use std::fmt::Write;

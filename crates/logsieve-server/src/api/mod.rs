@@ -289,6 +289,40 @@ fn build_query(
         .map_err(ApiError::from_lib)
 }
 
+/// [`build_query`] through the session's [`crate::state::QueryCache`]:
+/// a request asked before gets the query built then (a regex's parse and
+/// compile were most of a resident GPU count's server time).
+#[allow(clippy::too_many_arguments)]
+fn build_query_shared(
+    patterns: &[String],
+    syntax: SyntaxName,
+    fuzzy_k: Option<u8>,
+    ignore_case: bool,
+    word: bool,
+    line: bool,
+    invert: bool,
+    ready: &Ready,
+) -> Result<Arc<Query>, ApiError> {
+    // Every field the query depends on; patterns length-prefixed, so no
+    // two requests share a key.
+    let mut key = format!("{syntax:?} {fuzzy_k:?} {ignore_case} {word} {line} {invert}");
+    for p in patterns {
+        key.push_str(&format!(" {}:{p}", p.len()));
+    }
+    ready.queries.get_or_build(key, || {
+        build_query(
+            patterns,
+            syntax,
+            fuzzy_k,
+            ignore_case,
+            word,
+            line,
+            invert,
+            ready,
+        )
+    })
+}
+
 fn route_name(r: &Route) -> String {
     r.backend.to_string()
 }

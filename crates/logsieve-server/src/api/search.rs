@@ -31,7 +31,7 @@ fn run_search(
             ])?;
             watchlists::find(ready, name)?.shared_query()
         }
-        None => Arc::new(build_query(
+        None => build_query_shared(
             &req.patterns,
             req.syntax,
             req.fuzzy_k,
@@ -40,7 +40,7 @@ fn run_search(
             req.line,
             req.invert,
             ready,
-        )?),
+        )?,
     };
     let docs = select_files(ready, req.files.as_deref())?;
     let since = window(ready, req.since.as_deref(), "since")?;

@@ -43,7 +43,7 @@ fn run_stats(
     let query = if req.patterns.is_empty() {
         None
     } else {
-        Some(build_query(
+        Some(build_query_shared(
             &req.patterns,
             req.syntax,
             req.fuzzy_k,
@@ -63,7 +63,7 @@ fn run_stats(
     };
     let served = ready.session.columns().ok_or_else(no_columns)?;
     let mut q = StatsQuery {
-        search: query.as_ref(),
+        search: query.as_deref(),
         since: window(ready, req.since.as_deref(), "since")?,
         until: window(ready, req.until.as_deref(), "until")?,
         ..Default::default()
