@@ -41,6 +41,7 @@ mod rare;
 pub(crate) mod readback;
 mod search;
 mod segment;
+mod skip;
 mod stats;
 mod tier2;
 mod upload;
