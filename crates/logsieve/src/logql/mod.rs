@@ -12,17 +12,20 @@
 //!           | RANGE_FN "(" log "[" DURATION "]" ")"
 //!           | AGG [grouping] "(" expr ")" [grouping]
 //!           | log                                      (only as the whole query)
-//! log      := "{" matcher ("," matcher)* [","] "}" (FILTER STRING)*
+//! log      := "{" matcher ("," matcher)* [","] "}" stage*
 //! matcher  := LABEL ("=" | "!=" | "=~" | "!~") STRING
+//! stage    := FILTER STRING | "|" LABEL ("=" | "==" | "!=" | "=~" | "!~") STRING
 //! FILTER   := "|=" | "!=" | "|~" | "!~"
 //! RANGE_FN := count_over_time | rate | bytes_over_time | bytes_rate
 //! AGG      := sum | count | min | max | avg
 //! grouping := ("by" | "without") "(" [LABEL ("," LABEL)*] ")"
 //! ```
 //!
-//! Anything else — parsers (`| json`), label filters, `line_format`,
-//! `offset`, `unwrap`, other functions — is an error naming what is not
-//! supported and where.
+//! A label filter stage (`| level="ERROR"`) compares a label the lines
+//! carry, as a matcher does, and is parsed as one (appended to
+//! [`LogExpr::matchers`]). Anything else — parsers (`| json`), numeric
+//! label filters, `line_format`, `offset`, `unwrap`, other functions — is
+//! an error naming what is not supported and where.
 //!
 //! # Example
 //!

@@ -188,6 +188,13 @@ impl Parser {
         }
         let mut filters = Vec::new();
         loop {
+            // `| name OP "value"`: a label filter, on a label the lines
+            // carry, is a matcher (Grafana's Logs Drilldown writes level
+            // and label filters this way).
+            if let Some(m) = self.label_filter()? {
+                matchers.push(m);
+                continue;
+            }
             let op = match self.peek() {
                 Tok::Op("|=") => FilterOp::Contains,
                 Tok::Op("!=") => FilterOp::NotContains,
@@ -224,6 +231,42 @@ impl Parser {
             return Err(self.pipeline_stage());
         }
         Ok(LogExpr { matchers, filters })
+    }
+
+    /// `| name OP "value"` (OP `=`, `==`, `!=`, `=~`, `!~`) as a matcher, or
+    /// `None` (nothing consumed) when the next stage is something else.
+    fn label_filter(&mut self) -> Result<Option<Matcher>, ParseError> {
+        let (Some((Tok::Op("|"), _)), Some((Tok::Ident(name), _)), Some((Tok::Op(op), _))) = (
+            self.toks.get(self.at),
+            self.toks.get(self.at + 1),
+            self.toks.get(self.at + 2),
+        ) else {
+            return Ok(None);
+        };
+        let op = match *op {
+            "=" | "==" => MatchOp::Eq,
+            "!=" => MatchOp::Neq,
+            "=~" => MatchOp::Re,
+            "!~" => MatchOp::Nre,
+            _ => return Ok(None),
+        };
+        let Some((Tok::Str(value), vpos)) = self.toks.get(self.at + 3) else {
+            return Ok(None);
+        };
+        let (name, value, vpos) = (name.clone(), value.clone(), *vpos);
+        if matches!(op, MatchOp::Re | MatchOp::Nre) {
+            regex_syntax::Parser::new().parse(&value).map_err(|e| {
+                ParseError::new(
+                    vpos,
+                    format!(
+                        "invalid regex {value:?} for label {name:?}: {}",
+                        first_line(&e.to_string())
+                    ),
+                )
+            })?;
+        }
+        self.at += 4;
+        Ok(Some(Matcher { name, op, value }))
     }
 
     fn sum_expr(&mut self) -> Result<MetricExpr, ParseError> {

@@ -266,3 +266,42 @@ fn prefixes_and_mutations_never_panic() {
         }
     }
 }
+
+/// `| name OP "value"` stages are matchers on the lines' labels, between
+/// line filters in any order (Logs Drilldown's level filters).
+#[test]
+fn label_filter_stages_are_matchers() {
+    let Expr::Log(log) = parse(
+        r#"{service_name="app"} | detected_level != "" |= "x" | detected_level=~"error|warn" | host == "web-01""#,
+    )
+    .unwrap() else {
+        panic!("a log query")
+    };
+    let m: Vec<(&str, MatchOp, &str)> = log
+        .matchers
+        .iter()
+        .map(|m| (m.name.as_str(), m.op, m.value.as_str()))
+        .collect();
+    assert_eq!(
+        m,
+        [
+            ("service_name", MatchOp::Eq, "app"),
+            ("detected_level", MatchOp::Neq, ""),
+            ("detected_level", MatchOp::Re, "error|warn"),
+            ("host", MatchOp::Eq, "web-01"),
+        ]
+    );
+    assert_eq!(log.filters.len(), 1);
+    // Inside a range function too.
+    assert!(parse(r#"sum(count_over_time({a="b"} | level="ERROR" [1m])) by (level)"#).is_ok());
+    // Still refused: parsers, numeric comparisons, a bad regex.
+    for (q, needle) in [
+        (r#"{a="b"} | json"#, "`| json`"),
+        (r#"{a="b"} | status > 300"#, "`| status`"),
+        (r#"{a="b"} | level =~ "(""#, "invalid regex"),
+        (r#"{a="b"} | level = 5"#, "`| level`"),
+    ] {
+        let e = parse(q).unwrap_err();
+        assert!(e.message.contains(needle), "{q}: {e}");
+    }
+}
