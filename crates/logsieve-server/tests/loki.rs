@@ -348,7 +348,7 @@ fn shapes_and_errors_as_loki_documents_them() {
     let r = srv.get("/loki/api/v1/labels");
     assert_eq!(
         r.json(),
-        serde_json::json!({"status": "success", "data": ["filename", "host", "level", "service_name", "user"]})
+        serde_json::json!({"status": "success", "data": ["detected_level", "filename", "host", "level", "service_name", "user"]})
     );
     let r = srv.get("/loki/api/v1/label/filename/values");
     assert_eq!(r.json()["data"], serde_json::json!(["a.log", "b.log"]));

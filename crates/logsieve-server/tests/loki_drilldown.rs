@@ -62,6 +62,16 @@ fn lines(s: &Session) -> Vec<Line> {
                     labels.insert(dict.name.clone(), String::from_utf8_lossy(v).into());
                 }
             }
+            // Loki's names of the level column's values.
+            let detected = match labels.get("level").map(String::as_str) {
+                None => "unknown",
+                Some("DEBUG") => "debug",
+                Some("INFO") => "info",
+                Some("WARN") => "warn",
+                Some("ERROR") => "error",
+                Some(other) => panic!("a level the generator does not write: {other}"),
+            };
+            labels.insert("detected_level".into(), detected.into());
             out.push(Line {
                 t: cols.docs()[d].times[l as usize] * 1_000_000,
                 labels,
@@ -122,10 +132,17 @@ fn volume_matches_the_columns() {
         } else if agg == "series" {
             log.matchers.iter().map(|m| m.name.clone()).collect()
         } else {
-            ["filename", "host", "level", "service_name", "user"]
-                .iter()
-                .map(|s| s.to_string())
-                .collect()
+            [
+                "detected_level",
+                "filename",
+                "host",
+                "level",
+                "service_name",
+                "user",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
         };
         let mut want: BTreeMap<Labels, u64> = BTreeMap::new();
         for l in &all {
@@ -526,10 +543,7 @@ fn patterns_match_the_miner() {
     let ids: Vec<u32> = sel.iter().map(|l| m.add(&l.text)).collect();
     let mut want: BTreeMap<(String, String), BTreeMap<i64, u64>> = BTreeMap::new();
     for (l, id) in sel.iter().zip(ids) {
-        let level = l
-            .labels
-            .get("level")
-            .map_or("unknown".to_string(), |v| v.to_ascii_lowercase());
+        let level = l.labels["detected_level"].clone();
         let b = (l.t - l.t.rem_euclid(step)) / 1_000_000_000;
         *want
             .entry((m.pattern(id), level))
@@ -768,4 +782,69 @@ fn templates_route_matches_the_miner() {
         assert!(props[f].is_object(), "{f}");
     }
     assert_eq!(props["limit"]["maximum"].as_f64(), Some(10000.0));
+}
+
+#[test]
+fn label_filter_stages_select_as_matchers() {
+    let session = common::session(2000);
+    let all = lines(&session);
+    let (oldest, newest) = bounds(&all);
+    let srv = TestServer::ready(session, Limits::default(), None);
+    let (s, e) = (oldest.to_string(), (newest + 1).to_string());
+    // Drilldown's level filter and its volume by level.
+    let want = all
+        .iter()
+        .filter(|l| l.labels["service_name"] == "a" && l.labels["detected_level"] == "error")
+        .count();
+    assert!(want > 0);
+    let r = get(
+        &srv,
+        "/loki/api/v1/query_range",
+        &[
+            (
+                "query",
+                r#"{service_name="a"} | detected_level != "" | detected_level=~"error""#,
+            ),
+            ("start", &s),
+            ("end", &e),
+            ("limit", "100000"),
+        ],
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    let v = r.json();
+    let got: usize = v["data"]["result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|st| {
+            assert_eq!(st["stream"]["detected_level"], "error");
+            st["values"].as_array().unwrap().len()
+        })
+        .sum();
+    assert_eq!(got, want);
+    let r = get(
+        &srv,
+        "/loki/api/v1/query",
+        &[
+            (
+                "query",
+                r#"sum(count_over_time({service_name="a"} [2d])) by (detected_level)"#,
+            ),
+            ("time", &e),
+        ],
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    let mut per: BTreeMap<String, u64> = BTreeMap::new();
+    for row in r.json()["data"]["result"].as_array().unwrap() {
+        let n: f64 = row["value"][1].as_str().unwrap().parse().unwrap();
+        per.insert(
+            row["metric"]["detected_level"].as_str().unwrap().into(),
+            n as u64,
+        );
+    }
+    let mut want: BTreeMap<String, u64> = BTreeMap::new();
+    for l in all.iter().filter(|l| l.labels["service_name"] == "a") {
+        *want.entry(l.labels["detected_level"].clone()).or_default() += 1;
+    }
+    assert_eq!(per, want);
 }

@@ -587,7 +587,7 @@ async fn field_values(
 pub struct PatternSeries {
     /// The template.
     pub pattern: String,
-    /// The lines' level, lower-case (`unknown` without one).
+    /// The lines' `detected_level` (`unknown` without a level).
     pub level: String,
     /// (step start in s, lines), non-zero steps only, in time order.
     pub samples: Vec<(i64, u64)>,
@@ -605,7 +605,7 @@ pub fn pattern_series(
     threads: usize,
 ) -> Result<Vec<PatternSeries>, LokiError> {
     let mut names = all_labels(ready);
-    names.retain(|n| n == "level");
+    names.retain(|n| n == eval::DETECTED_LEVEL);
     let sel = eval::select(ready, log, start, end, true, false, &names, threads)?;
     let mut entries = sel.entries;
     entries.sort_unstable_by_key(|e| (e.t, e.doc, e.line));
@@ -615,8 +615,8 @@ pub fn pattern_series(
     for e in &entries {
         let id = miner.add(corpus.docs()[e.doc].line(e.line));
         let level = sel.streams[e.stream]
-            .get("level")
-            .map_or_else(|| "unknown".to_string(), |l| l.to_ascii_lowercase());
+            .get(eval::DETECTED_LEVEL)
+            .map_or_else(|| "unknown".to_string(), String::clone);
         let bucket = e.t - e.t.rem_euclid(step);
         *counts
             .entry((id, level))

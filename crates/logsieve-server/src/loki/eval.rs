@@ -3,8 +3,9 @@
 //! and the metric series computed from them.
 //!
 //! Labels: `filename` (the document's name), `service_name` (its base
-//! name without extensions, [`service_name`]; a column of that name wins)
-//! and every stats column
+//! name without extensions, [`service_name`]; a column of that name wins),
+//! `detected_level` (the `level` column in Loki's words,
+//! [`detected_level`]) and every stats column
 //! (`host`, `level`, `--field`s); a line without a value has the label
 //! empty, which is how Loki treats a missing label. A stream is one
 //! distinct set of the labels the query names (in its selector or a
@@ -65,6 +66,35 @@ pub fn service_name(doc_name: &str) -> String {
     }
 }
 
+/// The level label Grafana's Logs Drilldown reads: Loki's name of the
+/// `level` column's value, `unknown` on a line without one.
+pub const DETECTED_LEVEL: &str = "detected_level";
+
+/// Loki's `detected_level` of a `level` column value (`WARNING` → `warn`).
+pub fn detected_level(level: Option<&[u8]>) -> &'static str {
+    match level.map(|l| l.to_ascii_uppercase()).as_deref() {
+        None => "unknown",
+        Some(b"TRACE" | b"VERBOSE") => "trace",
+        Some(b"DEBUG") => "debug",
+        Some(b"INFO" | b"NOTICE") => "info",
+        Some(b"WARN" | b"WARNING") => "warn",
+        Some(b"ERROR" | b"ERR" | b"SEVERE") => "error",
+        Some(b"CRIT" | b"CRITICAL" | b"ALERT" | b"EMERG") => "critical",
+        Some(b"FATAL") => "fatal",
+        Some(_) => "unknown",
+    }
+}
+
+/// The `level` column behind `detected_level`, when there is one and no
+/// column of that name.
+fn detected_source(ready: &Ready) -> Option<usize> {
+    let cols = ready.session.columns()?;
+    if cols.field_index(DETECTED_LEVEL).is_some() {
+        return None;
+    }
+    cols.field_index("level")
+}
+
 /// True when `service_name` is the file's (no column of that name).
 fn service_is_doc(ready: &Ready) -> bool {
     !ready.fields.iter().any(|f| f == SERVICE)
@@ -73,6 +103,9 @@ fn service_is_doc(ready: &Ready) -> bool {
 /// The names a query may use as labels.
 pub fn label_names(ready: &Ready) -> Vec<String> {
     let mut v = vec!["filename".to_string(), SERVICE.to_string()];
+    if detected_source(ready).is_some() {
+        v.push(DETECTED_LEVEL.to_string());
+    }
     v.extend(ready.fields.iter().cloned());
     v.sort();
     v.dedup();
@@ -97,6 +130,20 @@ pub fn label_values(ready: &Ready, name: &str) -> Vec<String> {
             .iter()
             .map(|d| service_name(d.name()))
             .collect()
+    } else if let (true, Some(f), Some(c)) = (
+        name == DETECTED_LEVEL,
+        detected_source(ready),
+        ready.session.columns(),
+    ) {
+        let mut v: Vec<String> = c.fields()[f]
+            .values
+            .iter()
+            .map(|l| detected_level(Some(l)).to_string())
+            .collect();
+        if c.docs().iter().any(|d| d.codes[f].contains(&0)) {
+            v.push("unknown".into());
+        }
+        v
     } else {
         match ready
             .session
@@ -178,7 +225,20 @@ pub fn select(
     names.retain(|n| n != "filename" && !(doc_service && n == SERVICE));
     names.sort();
     names.dedup();
-    let field_of = |n: &str| cols.and_then(|c| c.field_index(n));
+    // `detected_level` reads the `level` column through `detected_level()`.
+    let detected = detected_source(ready);
+    let field_of = |n: &str| {
+        if n == DETECTED_LEVEL && detected.is_some() {
+            return detected;
+        }
+        cols.and_then(|c| c.field_index(n))
+    };
+    let text_of = |n: &str, v: Option<&[u8]>| -> Option<String> {
+        if n == DETECTED_LEVEL && detected.is_some() {
+            return Some(detected_level(v).to_string());
+        }
+        v.map(|v| String::from_utf8_lossy(v).into_owned())
+    };
     let key_fields: Vec<(String, Option<usize>)> =
         names.iter().map(|n| (n.clone(), field_of(n))).collect();
     // Per matcher: on filename, a verdict per document; on a field, a
@@ -198,12 +258,9 @@ pub fn select(
             }
         } else if let (Some(f), Some(c)) = (field_of(&m.name), cols) {
             let dict = &c.fields()[f];
-            let mut v = vec![test("")];
-            v.extend(
-                dict.values
-                    .iter()
-                    .map(|val| test(&String::from_utf8_lossy(val))),
-            );
+            let text = |v: Option<&[u8]>| text_of(&m.name, v).unwrap_or_default();
+            let mut v = vec![test(&text(None))];
+            v.extend(dict.values.iter().map(|val| test(&text(Some(val)))));
             code_tests.push((f, v));
         } else if !test("") {
             doc_ok.iter_mut().for_each(|o| *o = false);
@@ -303,8 +360,8 @@ pub fn select(
                 }
                 for ((name, f), code) in key_fields.iter().zip(&key) {
                     if let (Some(f), Some(c)) = (f, cols) {
-                        if let Some(v) = c.fields()[*f].value(*code) {
-                            labels.insert(name.clone(), String::from_utf8_lossy(v).into_owned());
+                        if let Some(v) = text_of(name, c.fields()[*f].value(*code)) {
+                            labels.insert(name.clone(), v);
                         }
                     }
                 }
