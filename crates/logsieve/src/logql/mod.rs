@@ -15,6 +15,7 @@
 //! log      := "{" matcher ("," matcher)* [","] "}" stage*
 //! matcher  := LABEL ("=" | "!=" | "=~" | "!~") STRING
 //! stage    := FILTER STRING | "|" LABEL ("=" | "==" | "!=" | "=~" | "!~") STRING
+//!           | "|" "json" | "|" "logfmt" | "|" "drop" LABEL ("," LABEL)*
 //! FILTER   := "|=" | "!=" | "|~" | "!~"
 //! RANGE_FN := count_over_time | rate | bytes_over_time | bytes_rate
 //! AGG      := sum | count | min | max | avg
@@ -23,9 +24,13 @@
 //!
 //! A label filter stage (`| level="ERROR"`) compares a label the lines
 //! carry, as a matcher does, and is parsed as one (appended to
-//! [`LogExpr::matchers`]). Anything else — parsers (`| json`), numeric
-//! label filters, `line_format`, `offset`, `unwrap`, other functions — is
-//! an error naming what is not supported and where.
+//! [`LogExpr::matchers`]); after a parser stage (`| json`, `| logfmt`,
+//! without arguments) it goes to [`LogExpr::field_filters`], to compare a
+//! label or an extracted field. `| drop NAMES` is accepted and has no
+//! effect (no stage here adds labels to drop). Anything else — parsers
+//! with arguments, numeric label filters, `line_format`, `offset`,
+//! `unwrap`, other functions — is an error naming what is not supported
+//! and where.
 //!
 //! # Example
 //!
@@ -37,7 +42,7 @@
 //! assert_eq!(log.matchers.len(), 2);
 //! assert_eq!(log.filters[1].op, FilterOp::NotContains);
 //!
-//! let err = parse(r#"{filename="app.log"} | json"#).unwrap_err();
+//! let err = parse(r#"{filename="app.log"} | unpack"#).unwrap_err();
 //! assert_eq!(err.pos, 21);
 //! ```
 
@@ -58,12 +63,28 @@ pub enum Expr {
 }
 
 /// A stream selector and its line filters.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Default)]
 pub struct LogExpr {
-    /// The label matchers (at least one).
+    /// The label matchers (at least one), and the label filter stages
+    /// written before any parser stage.
     pub matchers: Vec<Matcher>,
     /// The line filters, in order (all must pass).
     pub filters: Vec<LineFilter>,
+    /// The parser stages (`| json`, `| logfmt`), in order.
+    pub parsers: Vec<ParserStage>,
+    /// The label filter stages written after a parser stage: on a label
+    /// of the line as a matcher, else on the field the parsers extract
+    /// from the line (a line without it has it empty).
+    pub field_filters: Vec<Matcher>,
+}
+
+/// A parser stage without arguments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParserStage {
+    /// `| json`: a JSON object's keys, nested ones joined by `_`.
+    Json,
+    /// `| logfmt`: `key=value` pairs.
+    Logfmt,
 }
 
 /// `label OP "value"`.

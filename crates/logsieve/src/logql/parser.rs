@@ -187,12 +187,24 @@ impl Parser {
             ));
         }
         let mut filters = Vec::new();
+        let (mut parsers, mut field_filters) = (Vec::new(), Vec::new());
         loop {
             // `| name OP "value"`: a label filter, on a label the lines
             // carry, is a matcher (Grafana's Logs Drilldown writes level
-            // and label filters this way).
+            // and label filters this way); after a parser stage it may be
+            // on an extracted field.
             if let Some(m) = self.label_filter()? {
-                matchers.push(m);
+                if parsers.is_empty() {
+                    matchers.push(m);
+                } else {
+                    field_filters.push(m);
+                }
+                continue;
+            }
+            if let Some(p) = self.parser_stage()? {
+                if let Some(p) = p {
+                    parsers.push(p);
+                }
                 continue;
             }
             let op = match self.peek() {
@@ -230,7 +242,59 @@ impl Parser {
         if self.peek() == &Tok::Op("|") {
             return Err(self.pipeline_stage());
         }
-        Ok(LogExpr { matchers, filters })
+        Ok(LogExpr {
+            matchers,
+            filters,
+            parsers,
+            field_filters,
+        })
+    }
+
+    /// `| json`, `| logfmt` (`Some(Some(..))`) or `| drop a, b`
+    /// (`Some(None)`); `None` (nothing consumed) for another stage. A
+    /// parser followed by arguments is left for the caller's error.
+    fn parser_stage(&mut self) -> Result<Option<Option<ParserStage>>, ParseError> {
+        let (Some((Tok::Op("|"), _)), Some((Tok::Ident(w), _))) =
+            (self.toks.get(self.at), self.toks.get(self.at + 1))
+        else {
+            return Ok(None);
+        };
+        let next = self.toks.get(self.at + 2).map(|t| &t.0);
+        let ends = |t: Option<&Tok>| {
+            matches!(
+                t,
+                None | Some(Tok::Eof | Tok::Op("|" | "|=" | "!=" | "|~" | "!~" | "[" | ")"))
+            )
+        };
+        match w.as_str() {
+            "json" | "logfmt" if ends(next) => {
+                let p = if w == "json" {
+                    ParserStage::Json
+                } else {
+                    ParserStage::Logfmt
+                };
+                self.at += 2;
+                Ok(Some(Some(p)))
+            }
+            "drop" if matches!(next, Some(Tok::Ident(_))) => {
+                self.at += 3;
+                while self.peek() == &Tok::Op(",") {
+                    self.bump();
+                    match self.bump() {
+                        Tok::Ident(_) => {}
+                        t => {
+                            self.at -= 1;
+                            return Err(self.err(format!(
+                                "expected a label name after `,` in `| drop`, found {}",
+                                describe(&t)
+                            )));
+                        }
+                    }
+                }
+                Ok(Some(None))
+            }
+            _ => Ok(None),
+        }
     }
 
     /// `| name OP "value"` (OP `=`, `==`, `!=`, `=~`, `!~`) as a matcher, or

@@ -67,6 +67,7 @@ fn metric_queries() {
                     op: FilterOp::Contains,
                     value: "x".into()
                 }],
+                ..Default::default()
             },
             range_ms: 300_000,
         }
@@ -143,9 +144,13 @@ fn errors_carry_positions() {
     let cases: &[(&str, usize, &str)] = &[
         ("", 0, "empty query"),
         ("   ", 3, "empty query"),
-        (r#"{filename="a"} | json"#, 15, "pipeline stage `| json`"),
         (
-            r#"{filename="a"} |= "x" | logfmt"#,
+            r#"{filename="a"} | unpack"#,
+            15,
+            "pipeline stage `| unpack`",
+        ),
+        (
+            r#"{filename="a"} |= "x" | logfmt --strict"#,
             22,
             "pipeline stage `| logfmt`",
         ),
@@ -230,7 +235,7 @@ fn errors_carry_positions() {
         );
     }
     // Line and column (characters) as Loki prints them.
-    let e = parse("{host=\"é\"}\n  | json").unwrap_err();
+    let e = parse("{host=\"é\"}\n  | unpack").unwrap_err();
     assert_eq!((e.line, e.col, e.pos), (2, 3, 14));
 }
 
@@ -294,9 +299,11 @@ fn label_filter_stages_are_matchers() {
     assert_eq!(log.filters.len(), 1);
     // Inside a range function too.
     assert!(parse(r#"sum(count_over_time({a="b"} | level="ERROR" [1m])) by (level)"#).is_ok());
-    // Still refused: parsers, numeric comparisons, a bad regex.
+    // Still refused: parsers with arguments, numeric comparisons, a bad
+    // regex.
     for (q, needle) in [
-        (r#"{a="b"} | json"#, "`| json`"),
+        (r#"{a="b"} | json x="y""#, "`| json`"),
+        (r#"{a="b"} | logfmt --strict"#, "`| logfmt`"),
         (r#"{a="b"} | status > 300"#, "`| status`"),
         (r#"{a="b"} | level =~ "(""#, "invalid regex"),
         (r#"{a="b"} | level = 5"#, "`| level`"),
@@ -304,4 +311,31 @@ fn label_filter_stages_are_matchers() {
         let e = parse(q).unwrap_err();
         assert!(e.message.contains(needle), "{q}: {e}");
     }
+}
+
+/// `| json`, `| logfmt` and `| drop`: Drilldown's mixed parser stage, then
+/// field filters on what they extract.
+#[test]
+fn parser_stages_and_field_filters() {
+    let l = log(
+        r#"{service_name="app"} | detected_level="error" |= "x" | json | logfmt | drop __error__, __error_details__ | status="500" | msg=~"time.*""#,
+    );
+    assert_eq!(l.parsers, [ParserStage::Json, ParserStage::Logfmt]);
+    assert_eq!(l.matchers.len(), 2);
+    let f: Vec<(&str, MatchOp, &str)> = l
+        .field_filters
+        .iter()
+        .map(|m| (m.name.as_str(), m.op, m.value.as_str()))
+        .collect();
+    assert_eq!(
+        f,
+        [
+            ("status", MatchOp::Eq, "500"),
+            ("msg", MatchOp::Re, "time.*")
+        ]
+    );
+    assert_eq!(l.filters.len(), 1);
+    assert!(parse(r#"sum by (level) (count_over_time({a="b"} | logfmt | x!="" [5m]))"#).is_ok());
+    let e = parse(r#"{a="b"} | drop 5"#).unwrap_err();
+    assert!(e.message.contains("`| drop`"), "{e}");
 }
