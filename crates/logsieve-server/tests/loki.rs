@@ -414,8 +414,8 @@ fn shapes_and_errors_as_loki_documents_them() {
     // Errors: Loki's text/plain with 400.
     for (q, words) in [
         (
-            r#"{filename="a.log"} | json"#,
-            "parse error at line 1, col 20: pipeline stage `| json`",
+            r#"{filename="a.log"} | unpack"#,
+            "parse error at line 1, col 20: pipeline stage `| unpack`",
         ),
         (
             r#"{filename=~".*"}"#,

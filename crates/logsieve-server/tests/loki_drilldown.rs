@@ -848,3 +848,67 @@ fn label_filter_stages_select_as_matchers() {
     }
     assert_eq!(per, want);
 }
+
+#[test]
+fn parser_stages_and_field_filters_select_lines() {
+    let srv = TestServer::ready(fields_session(), Limits::default(), None);
+    let (s, e) = ("2026-11-20T09:00:00Z", "2026-11-20T11:00:00Z");
+    let count = |q: &str| -> usize {
+        let r = get(
+            &srv,
+            "/loki/api/v1/query_range",
+            &[("query", q), ("start", s), ("end", e), ("limit", "100")],
+        );
+        assert_eq!(r.status, 200, "{q}: {}", r.text());
+        r.json()["data"]["result"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|st| st["values"].as_array().unwrap().len())
+            .sum()
+    };
+    let sel = r#"{service_name="app"}"#;
+    // Drilldown's mixed parser stage alone selects every line.
+    let mixed = "| json | logfmt | drop __error__, __error_details__";
+    assert_eq!(count(&format!("{sel} {mixed}")), 5);
+    // A field filter on a logfmt field, on a JSON field, on a label.
+    assert_eq!(count(&format!(r#"{sel} {mixed} | status="200""#)), 2);
+    assert_eq!(
+        count(&format!(r#"{sel} {mixed} | req_method=~"GET|PUT""#)),
+        2
+    );
+    assert_eq!(
+        count(&format!(r#"{sel} {mixed} | detected_level="info""#)),
+        3
+    );
+    assert_eq!(count(&format!(r#"{sel} | logfmt | path!="""#)), 3);
+    // `| json` alone extracts nothing from logfmt lines.
+    assert_eq!(count(&format!(r#"{sel} | json | status="200""#)), 0);
+    // A breakdown by a label with a field filter, as Drilldown asks.
+    let r = get(
+        &srv,
+        "/loki/api/v1/query",
+        &[
+            (
+                "query",
+                &format!(
+                    r#"sum by (detected_level) (count_over_time({sel} {mixed} | dur!="" [2h]))"#
+                ),
+            ),
+            ("time", e),
+        ],
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    let mut per: BTreeMap<String, String> = BTreeMap::new();
+    for row in r.json()["data"]["result"].as_array().unwrap() {
+        per.insert(
+            row["metric"]["detected_level"].as_str().unwrap().into(),
+            row["value"][1].as_str().unwrap().into(),
+        );
+    }
+    let want: BTreeMap<String, String> = [("info", "2"), ("warn", "1")]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    assert_eq!(per, want);
+}

@@ -366,10 +366,7 @@ async fn detected_labels(
         let p = Params::new(q.as_deref(), &body);
         let log = match p.get("query") {
             Some(s) => selector(s, false)?,
-            None => LogExpr {
-                matchers: Vec::new(),
-                filters: Vec::new(),
-            },
+            None => LogExpr::default(),
         };
         let (start, end) = p.bounds()?;
         let ready = ready(&state)?;

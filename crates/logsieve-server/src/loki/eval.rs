@@ -15,7 +15,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use logsieve::logql::{AggOp, BinOp, FilterOp, LogExpr, MatchOp, MetricExpr, RangeFn};
+use logsieve::logql::{
+    AggOp, BinOp, FilterOp, LogExpr, MatchOp, Matcher, MetricExpr, ParserStage, RangeFn,
+};
 use logsieve::pipeline::NO_TIME;
 use logsieve::{Answer, Query, QueryBuilder, Request, SearchOptions, Syntax, Want};
 
@@ -216,9 +218,25 @@ pub fn select(
     let corpus = ready.session.corpus();
     let cols = ready.session.columns();
     let ndocs = corpus.docs().len();
+    // Field filters on a label are matchers; the others compare the
+    // fields the parser stages extract from each line.
+    let labels_known = label_names(ready);
+    let mut matchers: Vec<&Matcher> = log.matchers.iter().collect();
+    let mut parsed_tests: Vec<(&str, Test)> = Vec::new();
+    for m in &log.field_filters {
+        if labels_known.contains(&m.name) {
+            matchers.push(m);
+        } else {
+            parsed_tests.push((m.name.as_str(), matcher_test(m.op, &m.value)?));
+        }
+    }
+    let (json, logfmt) = (
+        log.parsers.contains(&ParserStage::Json),
+        log.parsers.contains(&ParserStage::Logfmt),
+    );
     // The labels of a stream: filename + named fields (+ service_name
     // when named).
-    let mut names: Vec<String> = log.matchers.iter().map(|m| m.name.clone()).collect();
+    let mut names: Vec<String> = matchers.iter().map(|m| m.name.clone()).collect();
     names.extend(extra.iter().cloned());
     let doc_service = service_is_doc(ready);
     let with_service = doc_service && names.iter().any(|n| n == SERVICE);
@@ -246,7 +264,7 @@ pub fn select(
     // verdict for "" everywhere.
     let mut doc_ok = vec![true; ndocs];
     let mut code_tests: Vec<(usize, Vec<bool>)> = Vec::new();
-    for m in &log.matchers {
+    for m in &matchers {
         let test = matcher_test(m.op, &m.value)?;
         if m.name == "filename" {
             for (d, ok) in doc_ok.iter_mut().enumerate() {
@@ -346,6 +364,19 @@ pub fn select(
                 .all(|(op, q)| q.is_match_line(line) != op.negated())
             {
                 return;
+            }
+            if !parsed_tests.is_empty() {
+                let text = line.strip_suffix(b"\r").unwrap_or(line);
+                let found = super::fields::parse_with(text, json, logfmt, &|n| {
+                    labels_known.iter().any(|k| k == n)
+                });
+                let ok = parsed_tests.iter().all(|(name, test)| {
+                    let v = found.iter().find(|f| f.name == *name);
+                    test(v.map_or("", |f| f.value.as_str()))
+                });
+                if !ok {
+                    return;
+                }
             }
             let key: Vec<u32> = key_fields
                 .iter()

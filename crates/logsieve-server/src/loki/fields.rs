@@ -42,9 +42,21 @@ pub fn sanitize_key(key: &str) -> String {
 /// The fields of `line`; `is_label` says which names are the line's
 /// labels (those keys get `_extracted`).
 pub fn parse_line(line: &[u8], is_label: &dyn Fn(&str) -> bool) -> Vec<Found> {
+    parse_with(line, true, true, is_label)
+}
+
+/// [`parse_line`] with the parsers a query names: `json` for a JSON
+/// object, `logfmt` for the other lines (or for every line without
+/// `json`).
+pub fn parse_with(
+    line: &[u8],
+    json: bool,
+    logfmt: bool,
+    is_label: &dyn Fn(&str) -> bool,
+) -> Vec<Found> {
     let trimmed = line.trim_ascii();
     let mut out = Vec::new();
-    if trimmed.first() == Some(&b'{') {
+    if json && trimmed.first() == Some(&b'{') {
         if let Ok(J::Object(map)) = serde_json::from_slice::<J>(trimmed) {
             let mut path = Vec::new();
             flatten(&map, &mut path, &mut out);
@@ -56,7 +68,10 @@ pub fn parse_line(line: &[u8], is_label: &dyn Fn(&str) -> bool) -> Vec<Found> {
             return out;
         }
     }
-    for (k, v) in logfmt(line) {
+    if !logfmt {
+        return out;
+    }
+    for (k, v) in logfmt_pairs(line) {
         let mut name = sanitize_key(&String::from_utf8_lossy(k));
         if name.is_empty() || v.is_empty() {
             continue;
@@ -106,7 +121,7 @@ fn flatten(map: &serde_json::Map<String, J>, path: &mut Vec<String>, out: &mut V
 /// does not scan is skipped): a key is a run of bytes above space other
 /// than `=` and `"`; a value is such a run or a quoted string with `\`
 /// escapes. A key without `=` has an empty value.
-pub fn logfmt(line: &[u8]) -> Vec<(&[u8], Vec<u8>)> {
+pub fn logfmt_pairs(line: &[u8]) -> Vec<(&[u8], Vec<u8>)> {
     let mut out = Vec::new();
     let mut i = 0;
     let n = line.len();

@@ -97,6 +97,11 @@ fn prepare(state: &AppState, q: Option<&str>) -> Result<Prepared, LokiError> {
             m.name
         )));
     }
+    if !log.parsers.is_empty() || !log.field_filters.is_empty() {
+        return Err(LokiError::bad(
+            "a live tail takes line filters only, not parser stages (| json, | logfmt)",
+        ));
+    }
     if let Some(d) = p.get("delay_for") {
         match d.parse::<u32>() {
             Ok(0..=5) => {}
