@@ -16,7 +16,7 @@
 //! matcher  := LABEL ("=" | "!=" | "=~" | "!~") STRING
 //! stage    := FILTER STRING | "|" LABEL ("=" | "==" | "!=" | "=~" | "!~") STRING
 //!           | "|" "json" | "|" "logfmt" | "|" "drop" LABEL ("," LABEL)*
-//! FILTER   := "|=" | "!=" | "|~" | "!~"
+//! FILTER   := "|=" | "!=" | "|~" | "!~" | "|>" | "!>"   (`|>`: a Loki pattern)
 //! RANGE_FN := count_over_time | rate | bytes_over_time | bytes_rate
 //! AGG      := sum | count | min | max | avg
 //! grouping := ("by" | "without") "(" [LABEL ("," LABEL)*] ")"

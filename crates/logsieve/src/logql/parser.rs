@@ -46,6 +46,34 @@ pub(super) fn parse(src: &str) -> Result<Expr, ParseError> {
     }
 }
 
+/// A Loki pattern (`<_> level=<level> <_>`) as an anchored regex: each
+/// `<_>` or `<name>` any text (shortest first), the rest literal.
+pub(super) fn pattern_regex(p: &str) -> String {
+    let mut out = String::from("^");
+    let mut rest = p;
+    while let Some(i) = rest.find('<') {
+        let name = rest[i + 1..].find('>').map(|j| &rest[i + 1..i + 1 + j]);
+        match name {
+            Some(n)
+                if n == "_"
+                    || (!n.is_empty()
+                        && n.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')) =>
+            {
+                out += &regex_syntax::escape(&rest[..i]);
+                out += "(?s:.*?)";
+                rest = &rest[i + n.len() + 2..];
+            }
+            _ => {
+                out += &regex_syntax::escape(&rest[..=i]);
+                rest = &rest[i + 1..];
+            }
+        }
+    }
+    out += &regex_syntax::escape(rest);
+    out.push('$');
+    out
+}
+
 fn describe(t: &Tok) -> String {
     match t {
         Tok::Ident(s) => format!("`{s}`"),
@@ -207,16 +235,21 @@ impl Parser {
                 }
                 continue;
             }
-            let op = match self.peek() {
-                Tok::Op("|=") => FilterOp::Contains,
-                Tok::Op("!=") => FilterOp::NotContains,
-                Tok::Op("|~") => FilterOp::Regex,
-                Tok::Op("!~") => FilterOp::NotRegex,
+            let (op, pattern) = match self.peek() {
+                Tok::Op("|=") => (FilterOp::Contains, false),
+                Tok::Op("!=") => (FilterOp::NotContains, false),
+                Tok::Op("|~") => (FilterOp::Regex, false),
+                Tok::Op("!~") => (FilterOp::NotRegex, false),
+                // A pattern filter (`|> "<_> error <_>"`): the whole line
+                // against the pattern, `<_>` and `<name>` any text.
+                Tok::Op("|>") => (FilterOp::Regex, true),
+                Tok::Op("!>") => (FilterOp::NotRegex, true),
                 _ => break,
             };
             self.bump();
             let vpos = self.pos();
             let value = match self.bump() {
+                Tok::Str(s) if pattern => pattern_regex(&s),
                 Tok::Str(s) => s,
                 t => {
                     self.at -= 1;

@@ -339,3 +339,22 @@ fn parser_stages_and_field_filters() {
     let e = parse(r#"{a="b"} | drop 5"#).unwrap_err();
     assert!(e.message.contains("`| drop`"), "{e}");
 }
+
+/// `|> "pattern"` and `!> "pattern"`: the whole line against a Loki
+/// pattern, read as an anchored regex.
+#[test]
+fn pattern_filters_are_anchored_regexes() {
+    let l = log(r#"{a="b"} |> "<_> level=<lvl> msg=\"a.b\" <_>" !> "x<_>""#);
+    assert_eq!(l.filters[0].op, FilterOp::Regex);
+    assert_eq!(l.filters[1].op, FilterOp::NotRegex);
+    let re = regex::Regex::new(&l.filters[0].value).unwrap();
+    assert!(re.is_match(r#"ts=1 level=info msg="a.b" done"#));
+    assert!(!re.is_match(r#"ts=1 level=info msg="aXb" done"#));
+    assert!(
+        !re.is_match(r#"level=info msg="a.b" done"#),
+        "<_> then a space"
+    );
+    let re = regex::Regex::new(&l.filters[1].value).unwrap();
+    assert!(re.is_match("xyz") && !re.is_match("yx"));
+    assert_eq!(parser::pattern_regex("a<b"), "^a<b$");
+}
