@@ -912,3 +912,56 @@ fn parser_stages_and_field_filters_select_lines() {
         .collect();
     assert_eq!(per, want);
 }
+
+#[test]
+fn pattern_filters_select_the_pattern_lines() {
+    let session = common::session(2000);
+    let all = lines(&session);
+    let (oldest, newest) = bounds(&all);
+    let srv = TestServer::ready(session, Limits::default(), None);
+    let (s, e) = (oldest.to_string(), (newest + 1).to_string());
+    let sel = r#"{filename="a.log"}"#;
+    let r = get(
+        &srv,
+        "/loki/api/v1/patterns",
+        &[("query", sel), ("start", &s), ("end", &e)],
+    );
+    let v = r.json();
+    let top = &v["data"][0];
+    let pattern = top["pattern"].as_str().unwrap();
+    let n: u64 = top["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s[1].as_u64().unwrap())
+        .sum();
+    let count = |q: String| -> u64 {
+        let r = get(
+            &srv,
+            "/loki/api/v1/query_range",
+            &[
+                ("query", &q),
+                ("start", &s),
+                ("end", &e),
+                ("limit", "100000"),
+            ],
+        );
+        assert_eq!(r.status, 200, "{q}: {}", r.text());
+        r.json()["data"]["result"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|st| st["values"].as_array().unwrap().len() as u64)
+            .sum()
+    };
+    let quoted = serde_json::to_string(pattern).unwrap();
+    let with = count(format!("{sel} |> {quoted}"));
+    let without = count(format!("{sel} !> {quoted}"));
+    let a_lines = all
+        .iter()
+        .filter(|l| l.labels["filename"] == "a.log")
+        .count() as u64;
+    // Every line of the pattern matches it (other templates' lines may too).
+    assert!(with >= n, "{with} < {n} for {pattern}");
+    assert_eq!(with + without, a_lines);
+}
