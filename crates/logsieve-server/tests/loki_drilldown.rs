@@ -911,6 +911,31 @@ fn parser_stages_and_field_filters_select_lines() {
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
     assert_eq!(per, want);
+    // Grouped by a parsed field (Drilldown's field breakdown).
+    let r = get(
+        &srv,
+        "/loki/api/v1/query",
+        &[
+            (
+                "query",
+                &format!(r#"sum by (status) (count_over_time({sel} | logfmt | status!="" [2h]))"#),
+            ),
+            ("time", e),
+        ],
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    let mut per: BTreeMap<String, String> = BTreeMap::new();
+    for row in r.json()["data"]["result"].as_array().unwrap() {
+        per.insert(
+            row["metric"]["status"].as_str().unwrap().into(),
+            row["value"][1].as_str().unwrap().into(),
+        );
+    }
+    let want: BTreeMap<String, String> = [("200", "2"), ("404", "1")]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    assert_eq!(per, want);
 }
 
 #[test]

@@ -259,6 +259,17 @@ pub fn select(
     };
     let key_fields: Vec<(String, Option<usize>)> =
         names.iter().map(|n| (n.clone(), field_of(n))).collect();
+    // With parser stages, a named label that is no label of the lines is
+    // the parsed field (`sum by (status) (... | logfmt ...)`).
+    let parsed_names: Vec<&str> = if log.parsers.is_empty() {
+        Vec::new()
+    } else {
+        names
+            .iter()
+            .filter(|n| !labels_known.contains(n))
+            .map(String::as_str)
+            .collect()
+    };
     // Per matcher: on filename, a verdict per document; on a field, a
     // verdict per code (code 0 = no value = ""); on an unknown label, one
     // verdict for "" everywhere.
@@ -329,7 +340,8 @@ pub fn select(
         }
     };
     let mut streams: Vec<Labels> = Vec::new();
-    let mut stream_ids: HashMap<(usize, Vec<u32>), usize> = HashMap::new();
+    type StreamKey = (usize, Vec<u32>, Vec<String>);
+    let mut stream_ids: HashMap<StreamKey, usize> = HashMap::new();
     let mut entries = Vec::new();
     let (mut scanned_lines, mut scanned_bytes) = (0u64, 0u64);
     for (d, doc) in corpus.docs().iter().enumerate() {
@@ -365,40 +377,51 @@ pub fn select(
             {
                 return;
             }
-            if !parsed_tests.is_empty() {
+            let mut parsed_key: Vec<String> = Vec::new();
+            if !parsed_tests.is_empty() || !parsed_names.is_empty() {
                 let text = line.strip_suffix(b"\r").unwrap_or(line);
                 let found = super::fields::parse_with(text, json, logfmt, &|n| {
                     labels_known.iter().any(|k| k == n)
                 });
-                let ok = parsed_tests.iter().all(|(name, test)| {
-                    let v = found.iter().find(|f| f.name == *name);
-                    test(v.map_or("", |f| f.value.as_str()))
-                });
-                if !ok {
+                let value = |name: &str| {
+                    found
+                        .iter()
+                        .find(|f| f.name == name)
+                        .map_or("", |f| f.value.as_str())
+                };
+                if !parsed_tests.iter().all(|(name, test)| test(value(name))) {
                     return;
                 }
+                parsed_key = parsed_names.iter().map(|n| value(n).to_string()).collect();
             }
             let key: Vec<u32> = key_fields
                 .iter()
                 .map(|(_, f)| f.map_or(0, |f| dc.codes[f][l as usize]))
                 .collect();
             let next = streams.len();
-            let stream = *stream_ids.entry((d, key.clone())).or_insert_with(|| {
-                let mut labels = Labels::new();
-                labels.insert("filename".into(), doc.name().to_string());
-                if with_service {
-                    labels.insert(SERVICE.into(), service_name(doc.name()));
-                }
-                for ((name, f), code) in key_fields.iter().zip(&key) {
-                    if let (Some(f), Some(c)) = (f, cols) {
-                        if let Some(v) = text_of(name, c.fields()[*f].value(*code)) {
-                            labels.insert(name.clone(), v);
+            let stream = *stream_ids
+                .entry((d, key.clone(), parsed_key.clone()))
+                .or_insert_with(|| {
+                    let mut labels = Labels::new();
+                    for (name, v) in parsed_names.iter().zip(&parsed_key) {
+                        if !v.is_empty() {
+                            labels.insert(name.to_string(), v.clone());
                         }
                     }
-                }
-                streams.push(labels);
-                next
-            });
+                    labels.insert("filename".into(), doc.name().to_string());
+                    if with_service {
+                        labels.insert(SERVICE.into(), service_name(doc.name()));
+                    }
+                    for ((name, f), code) in key_fields.iter().zip(&key) {
+                        if let (Some(f), Some(c)) = (f, cols) {
+                            if let Some(v) = text_of(name, c.fields()[*f].value(*code)) {
+                                labels.insert(name.clone(), v);
+                            }
+                        }
+                    }
+                    streams.push(labels);
+                    next
+                });
             entries.push(Entry {
                 t,
                 doc: d,
