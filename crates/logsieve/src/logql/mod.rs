@@ -16,6 +16,7 @@
 //! matcher  := LABEL ("=" | "!=" | "=~" | "!~") STRING
 //! stage    := FILTER STRING | "|" LABEL ("=" | "==" | "!=" | "=~" | "!~") STRING
 //!           | "|" "json" | "|" "logfmt" | "|" "drop" LABEL ("," LABEL)*
+//!           | "|" LABEL (">" | ">=" | "<" | "<=" | "==" | "!=") (NUMBER | DURATION)
 //! FILTER   := "|=" | "!=" | "|~" | "!~" | "|>" | "!>"   (`|>`: a Loki pattern)
 //! RANGE_FN := count_over_time | rate | bytes_over_time | bytes_rate
 //! AGG      := sum | count | min | max | avg
@@ -76,6 +77,54 @@ pub struct LogExpr {
     /// of the line as a matcher, else on the field the parsers extract
     /// from the line (a line without it has it empty).
     pub field_filters: Vec<Matcher>,
+    /// Numeric label filter stages (`| latency_ms > 100`, `| dur >= 5ms`),
+    /// on a label or a parsed field.
+    pub numeric_filters: Vec<NumericFilter>,
+}
+
+/// `| name OP NUMBER` or `| name OP DURATION`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NumericFilter {
+    /// The label or field.
+    pub name: String,
+    /// The comparison.
+    pub op: CmpOp,
+    /// The number, or the duration in seconds.
+    pub value: f64,
+    /// True when written as a duration: the line's value is read as one
+    /// (Go's form, `1.5s`, `200ms`), else as a number.
+    pub duration: bool,
+}
+
+/// A numeric comparison.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CmpOp {
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `==` or `=`
+    Eq,
+    /// `!=`
+    Ne,
+}
+
+impl CmpOp {
+    /// `a OP b`.
+    pub fn holds(self, a: f64, b: f64) -> bool {
+        match self {
+            CmpOp::Gt => a > b,
+            CmpOp::Ge => a >= b,
+            CmpOp::Lt => a < b,
+            CmpOp::Le => a <= b,
+            CmpOp::Eq => a == b,
+            CmpOp::Ne => a != b,
+        }
+    }
 }
 
 /// A parser stage without arguments.

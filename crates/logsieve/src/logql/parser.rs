@@ -216,7 +216,12 @@ impl Parser {
         }
         let mut filters = Vec::new();
         let (mut parsers, mut field_filters) = (Vec::new(), Vec::new());
+        let mut numeric_filters = Vec::new();
         loop {
+            if let Some(f) = self.numeric_filter() {
+                numeric_filters.push(f);
+                continue;
+            }
             // `| name OP "value"`: a label filter, on a label the lines
             // carry, is a matcher (Grafana's Logs Drilldown writes level
             // and label filters this way); after a parser stage it may be
@@ -280,6 +285,41 @@ impl Parser {
             filters,
             parsers,
             field_filters,
+            numeric_filters,
+        })
+    }
+
+    /// `| name OP NUMBER|DURATION` (OP `>`, `>=`, `<`, `<=`, `==`, `=`,
+    /// `!=`), or `None` (nothing consumed).
+    fn numeric_filter(&mut self) -> Option<NumericFilter> {
+        let (Some((Tok::Op("|"), _)), Some((Tok::Ident(name), _)), Some((Tok::Op(op), _))) = (
+            self.toks.get(self.at),
+            self.toks.get(self.at + 1),
+            self.toks.get(self.at + 2),
+        ) else {
+            return None;
+        };
+        let op = match *op {
+            ">" => CmpOp::Gt,
+            ">=" => CmpOp::Ge,
+            "<" => CmpOp::Lt,
+            "<=" => CmpOp::Le,
+            "==" | "=" => CmpOp::Eq,
+            "!=" => CmpOp::Ne,
+            _ => return None,
+        };
+        let (value, duration) = match self.toks.get(self.at + 3) {
+            Some((Tok::Num(n), _)) => (*n, false),
+            Some((Tok::Duration(ms), _)) => (*ms as f64 / 1000.0, true),
+            _ => return None,
+        };
+        let name = name.clone();
+        self.at += 4;
+        Some(NumericFilter {
+            name,
+            op,
+            value,
+            duration,
         })
     }
 

@@ -299,14 +299,12 @@ fn label_filter_stages_are_matchers() {
     assert_eq!(log.filters.len(), 1);
     // Inside a range function too.
     assert!(parse(r#"sum(count_over_time({a="b"} | level="ERROR" [1m])) by (level)"#).is_ok());
-    // Still refused: parsers with arguments, numeric comparisons, a bad
-    // regex.
+    // Still refused: parsers with arguments, a bad regex, a bare word.
     for (q, needle) in [
         (r#"{a="b"} | json x="y""#, "`| json`"),
         (r#"{a="b"} | logfmt --strict"#, "`| logfmt`"),
-        (r#"{a="b"} | status > 300"#, "`| status`"),
         (r#"{a="b"} | level =~ "(""#, "invalid regex"),
-        (r#"{a="b"} | level = 5"#, "`| level`"),
+        (r#"{a="b"} | level = x"#, "`| level`"),
     ] {
         let e = parse(q).unwrap_err();
         assert!(e.message.contains(needle), "{q}: {e}");
@@ -357,4 +355,25 @@ fn pattern_filters_are_anchored_regexes() {
     let re = regex::Regex::new(&l.filters[1].value).unwrap();
     assert!(re.is_match("xyz") && !re.is_match("yx"));
     assert_eq!(parser::pattern_regex("a<b"), "^a<b$");
+}
+
+/// `| name > 100`, `| dur >= 5ms`: numeric filters.
+#[test]
+fn numeric_filters() {
+    let l = log(r#"{a="b"} | logfmt | latency_ms > 100 | dur <= 1m30s | code != 5"#);
+    let f: Vec<(&str, CmpOp, f64, bool)> = l
+        .numeric_filters
+        .iter()
+        .map(|f| (f.name.as_str(), f.op, f.value, f.duration))
+        .collect();
+    assert_eq!(
+        f,
+        [
+            ("latency_ms", CmpOp::Gt, 100.0, false),
+            ("dur", CmpOp::Le, 90.0, true),
+            ("code", CmpOp::Ne, 5.0, false),
+        ]
+    );
+    assert!(CmpOp::Ge.holds(2.0, 2.0) && !CmpOp::Lt.holds(2.0, 2.0));
+    assert!(parse(r#"{a="b"} | size > 10KB"#).is_err());
 }
