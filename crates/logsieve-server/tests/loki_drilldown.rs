@@ -884,6 +884,12 @@ fn parser_stages_and_field_filters_select_lines() {
     assert_eq!(count(&format!(r#"{sel} | logfmt | path!="""#)), 3);
     // `| json` alone extracts nothing from logfmt lines.
     assert_eq!(count(&format!(r#"{sel} | json | status="200""#)), 0);
+    // Numeric filters: a number, a duration, on a JSON field.
+    assert_eq!(count(&format!(r#"{sel} {mixed} | status >= 300"#)), 1);
+    assert_eq!(count(&format!(r#"{sel} {mixed} | dur > 10ms"#)), 2);
+    assert_eq!(count(&format!(r#"{sel} {mixed} | latency <= 5ms"#)), 1);
+    assert_eq!(count(&format!(r#"{sel} {mixed} | req_id == 7"#)), 1);
+    assert_eq!(count(&format!(r#"{sel} {mixed} | ratio != 2"#)), 2);
     // A breakdown by a label with a field filter, as Drilldown asks.
     let r = get(
         &srv,

@@ -340,6 +340,15 @@ pub fn select(
         }
     };
     let mut streams: Vec<Labels> = Vec::new();
+    // Numeric filters: on a column, or on a parsed field.
+    let numeric: Vec<(&logsieve::logql::NumericFilter, Option<usize>)> = log
+        .numeric_filters
+        .iter()
+        .map(|f| (f, field_of(&f.name)))
+        .collect();
+    let numeric_parsed = numeric.iter().any(|(f, field)| {
+        field.is_none() && f.name != "filename" && !(f.name == SERVICE && doc_service)
+    });
     type StreamKey = (usize, Vec<u32>, Vec<String>);
     let mut stream_ids: HashMap<StreamKey, usize> = HashMap::new();
     let mut entries = Vec::new();
@@ -378,6 +387,40 @@ pub fn select(
                 return;
             }
             let mut parsed_key: Vec<String> = Vec::new();
+            if !numeric.is_empty() {
+                let found = if numeric_parsed {
+                    let text = line.strip_suffix(b"\r").unwrap_or(line);
+                    super::fields::parse_with(text, json, logfmt, &|n| {
+                        labels_known.iter().any(|k| k == n)
+                    })
+                } else {
+                    Vec::new()
+                };
+                let ok = numeric.iter().all(|(f, field)| {
+                    let text: Option<String> = match field {
+                        Some(fi) => cols.and_then(|c| {
+                            text_of(&f.name, c.fields()[*fi].value(dc.codes[*fi][l as usize]))
+                        }),
+                        None if f.name == "filename" => Some(doc.name().to_string()),
+                        None if f.name == SERVICE && doc_service => Some(service_name(doc.name())),
+                        None => found
+                            .iter()
+                            .find(|x| x.name == f.name)
+                            .map(|x| x.value.clone()),
+                    };
+                    let v = text.and_then(|t| {
+                        if f.duration {
+                            super::fields::duration_secs(&t)
+                        } else {
+                            t.trim().parse::<f64>().ok()
+                        }
+                    });
+                    v.is_some_and(|v| f.op.holds(v, f.value))
+                });
+                if !ok {
+                    return;
+                }
+            }
             if !parsed_tests.is_empty() || !parsed_names.is_empty() {
                 let text = line.strip_suffix(b"\r").unwrap_or(line);
                 let found = super::fields::parse_with(text, json, logfmt, &|n| {

@@ -206,44 +206,50 @@ fn is_bool(s: &str) -> bool {
 
 /// Go's `time.ParseDuration`: `[-+]?([0-9]*(\.[0-9]*)?(ns|us|µs|μs|ms|s|m|h))+`, or `0`.
 fn is_duration(s: &str) -> bool {
-    let s = s.strip_prefix(['-', '+']).unwrap_or(s);
+    duration_secs(s).is_some()
+}
+
+/// A Go duration's value in seconds (`1m30s` → 90).
+pub fn duration_secs(s: &str) -> Option<f64> {
+    let (neg, s) = match s.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, s.strip_prefix('+').unwrap_or(s)),
+    };
     if s == "0" {
-        return true;
+        return Some(0.0);
     }
     if s.is_empty() {
-        return false;
+        return None;
     }
-    let b = s.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        let st = i;
-        while i < b.len() && b[i].is_ascii_digit() {
-            i += 1;
+    let mut total = 0.0;
+    let mut rest = s;
+    while !rest.is_empty() {
+        let n = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let num = &rest[..n];
+        if num.is_empty() || num == "." || num.matches('.').count() > 1 {
+            return None;
         }
-        let int_digits = i - st;
-        let mut frac_digits = 0;
-        if i < b.len() && b[i] == b'.' {
-            i += 1;
-            let fs = i;
-            while i < b.len() && b[i].is_ascii_digit() {
-                i += 1;
-            }
-            frac_digits = i - fs;
-        }
-        if int_digits + frac_digits == 0 {
-            return false;
-        }
-        let rest = &s[i..];
-        let unit = ["ns", "us", "µs", "μs", "ms", "s", "m", "h"]
-            .iter()
-            .filter(|u| rest.starts_with(*u))
-            .max_by_key(|u| u.len());
-        match unit {
-            Some(u) => i += u.len(),
-            None => return false,
-        }
+        let v: f64 = num.parse().ok()?;
+        rest = &rest[n..];
+        let (unit, scale) = [
+            ("ns", 1e-9),
+            ("us", 1e-6),
+            ("µs", 1e-6),
+            ("μs", 1e-6),
+            ("ms", 1e-3),
+            ("s", 1.0),
+            ("m", 60.0),
+            ("h", 3600.0),
+        ]
+        .into_iter()
+        .filter(|(u, _)| rest.starts_with(u))
+        .max_by_key(|(u, _)| u.len())?;
+        rest = &rest[unit.len()..];
+        total += v * scale;
     }
-    true
+    Some(if neg { -total } else { total })
 }
 
 /// go-humanize's `ParseBytes`: digits, `.` and `,`, then optional spaces
@@ -373,6 +379,11 @@ mod tests {
         assert_eq!(listed_value("1500b"), "1.5kB");
         assert_eq!(listed_value("abc"), "abc");
         assert_eq!(format_bytes(82_854_982.0), "83MB");
+        assert_eq!(duration_secs("1m30s"), Some(90.0));
+        assert_eq!(duration_secs("1.5ms"), Some(0.0015));
+        assert_eq!(duration_secs("-2h"), Some(-7200.0));
+        assert_eq!(duration_secs("5"), None);
+        assert_eq!(duration_secs("1.2.3s"), None);
     }
 
     #[test]

@@ -97,7 +97,7 @@ fn prepare(state: &AppState, q: Option<&str>) -> Result<Prepared, LokiError> {
             m.name
         )));
     }
-    if !log.parsers.is_empty() || !log.field_filters.is_empty() {
+    if !log.parsers.is_empty() || !log.field_filters.is_empty() || !log.numeric_filters.is_empty() {
         return Err(LokiError::bad(
             "a live tail takes line filters only, not parser stages (| json, | logfmt)",
         ));
