@@ -154,8 +154,9 @@ pub(crate) struct Ctx {
     /// Natively, wait for the GPU by polling it for up to [`SPIN_LIMIT`]
     /// before blocking (see [`GpuContext::set_busy_wait`]).
     pub(crate) busy_wait: std::sync::atomic::AtomicBool,
-    /// The keep-warm dispatch, built on first use (`warm.rs`).
-    pub(crate) warm: std::sync::OnceLock<super::warm::Warm>,
+    /// The keep-warm dispatch's pipeline and bind group, built on first
+    /// use (`warm.rs`, which this module does not need to know).
+    pub(crate) warm: std::sync::OnceLock<(wgpu::ComputePipeline, wgpu::BindGroup)>,
 }
 
 /// How long a native wait polls before it blocks in the driver.

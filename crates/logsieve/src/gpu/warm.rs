@@ -16,42 +16,35 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
 }
 "#;
 
-/// The dispatch's pipeline and buffer, built on first use.
-pub(crate) struct Warm {
-    pipeline: wgpu::ComputePipeline,
-    bind: wgpu::BindGroup,
-}
-
-impl Warm {
-    fn new(device: &wgpu::Device) -> Warm {
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("keep warm"),
-            source: wgpu::ShaderSource::Wgsl(TINY.into()),
-        });
-        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some("keep warm"),
-            layout: None,
-            module: &module,
-            entry_point: Some("main"),
-            compilation_options: Default::default(),
-            cache: None,
-        });
-        let buf = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("keep warm"),
-            size: 16,
-            usage: wgpu::BufferUsages::STORAGE,
-            mapped_at_creation: false,
-        });
-        let bind = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("keep warm"),
-            layout: &pipeline.get_bind_group_layout(0),
-            entries: &[wgpu::BindGroupEntry {
-                binding: 0,
-                resource: buf.as_entire_binding(),
-            }],
-        });
-        Warm { pipeline, bind }
-    }
+/// The dispatch's pipeline and the bind group of its 16-byte buffer.
+fn build(device: &wgpu::Device) -> (wgpu::ComputePipeline, wgpu::BindGroup) {
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some("keep warm"),
+        source: wgpu::ShaderSource::Wgsl(TINY.into()),
+    });
+    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some("keep warm"),
+        layout: None,
+        module: &module,
+        entry_point: Some("main"),
+        compilation_options: Default::default(),
+        cache: None,
+    });
+    let buf = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("keep warm"),
+        size: 16,
+        usage: wgpu::BufferUsages::STORAGE,
+        mapped_at_creation: false,
+    });
+    let bind = device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("keep warm"),
+        layout: &pipeline.get_bind_group_layout(0),
+        entries: &[wgpu::BindGroupEntry {
+            binding: 0,
+            resource: buf.as_entire_binding(),
+        }],
+    });
+    (pipeline, bind)
 }
 
 impl GpuContext {
@@ -60,12 +53,12 @@ impl GpuContext {
     pub fn nudge(&self) -> Result<(), Error> {
         let c = &*self.inner;
         c.check_faults()?;
-        let w = c.warm.get_or_init(|| Warm::new(&c.device));
+        let (pipeline, bind) = c.warm.get_or_init(|| build(&c.device));
         let mut enc = c.device.create_command_encoder(&Default::default());
         {
             let mut pass = enc.begin_compute_pass(&Default::default());
-            pass.set_pipeline(&w.pipeline);
-            pass.set_bind_group(0, &w.bind, &[]);
+            pass.set_pipeline(pipeline);
+            pass.set_bind_group(0, bind, &[]);
             pass.dispatch_workgroups(1, 1, 1);
         }
         c.queue.submit([enc.finish()]);

@@ -84,7 +84,7 @@ struct Queue {
 pub(crate) struct Fuser {
     queue: Mutex<Queue>,
     profile: Profile,
-    /// The many-literal pass's throughput over this session's corpus,
+    /// The many-literal pass's throughput over the session's corpus,
     /// GB/s as `f64` bits (0: not measured yet), folded in with weight
     /// 1/4 a run, as the calibration's kernels are.
     one_pass_gbps: AtomicU64,
