@@ -684,6 +684,12 @@ fn bad_parameters_are_loki_400s() {
         );
         assert!(r.text().contains(needle), "{path} {params:?}: {}", r.text());
     }
+    // The limits Drilldown reads before a service page.
+    let v = srv.get("/loki/api/v1/drilldown-limits").json();
+    assert_eq!(v["pattern_ingester_enabled"], true);
+    assert_eq!(v["limits"]["volume_enabled"], true);
+    assert_eq!(v["limits"]["query_timeout"], "30s");
+    assert!(v["version"].is_string());
     // POST with a form body is accepted as GET is.
     let r = srv.post(
         "/loki/api/v1/detected_labels",

@@ -1,7 +1,7 @@
 //! The routes Grafana's Logs Drilldown calls beside the query API:
 //! `/loki/api/v1/index/volume`, `/index/volume_range`, `/detected_labels`,
-//! `/detected_fields`, `/detected_field/<name>/values` and `/patterns`,
-//! with Loki 3's parameters, shapes and 400s.
+//! `/detected_fields`, `/detected_field/<name>/values`, `/patterns` and
+//! `/drilldown-limits`, with Loki 3's parameters, shapes and 400s.
 //!
 //! * Volume is the bytes of the selected lines (their text, without the
 //!   line terminator) per series or per label, from the stats columns'
@@ -53,6 +53,51 @@ pub fn routes() -> Router<AppState> {
             get(field_values).post(field_values),
         )
         .route("/loki/api/v1/patterns", get(patterns).post(patterns))
+        .route("/loki/api/v1/drilldown-limits", get(drilldown_limits))
+}
+
+/// A duration as Prometheus' `model.Duration` writes it (`30s`, `2m`).
+fn prom_duration(d: std::time::Duration) -> String {
+    let s = d.as_secs();
+    match s {
+        0 if d.is_zero() => "0s".to_string(),
+        0 => format!("{}ms", d.as_millis()),
+        s if s % 3600 == 0 => format!("{}h", s / 3600),
+        s if s % 60 == 0 => format!("{}m", s / 60),
+        s => format!("{s}s"),
+    }
+}
+
+/// `GET /loki/api/v1/drilldown-limits`: what Logs Drilldown reads before
+/// a service page (Loki 3.5's shape: `limits`, `pattern_ingester_enabled`,
+/// `version`). Patterns and volume are on; no query length or lookback
+/// limit (`0s`); `query_timeout` is `--timeout`.
+async fn drilldown_limits(State(state): State<AppState>) -> Response {
+    let limits = state.limits();
+    Json(json!({
+        "limits": {
+            "discover_log_levels": true,
+            "discover_service_name": [],
+            "log_level_fields": ["level"],
+            "max_entries_limit_per_query": 5000,
+            "max_line_size_truncate": false,
+            "max_query_bytes_read": "0B",
+            "max_query_length": "0s",
+            "max_query_lookback": "0s",
+            "max_query_range": "0s",
+            "max_query_series": 500,
+            "metric_aggregation_enabled": false,
+            "pattern_persistence_enabled": false,
+            "query_timeout": prom_duration(limits.timeout),
+            "retention_period": "0s",
+            "retention_stream": [],
+            "volume_enabled": true,
+            "volume_max_series": 1000,
+        },
+        "pattern_ingester_enabled": true,
+        "version": super::LOKI_API_VERSION,
+    }))
+    .into_response()
 }
 
 /// Loki's default `limit` of the volume routes.
