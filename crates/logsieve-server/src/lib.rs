@@ -71,7 +71,7 @@ use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::post;
 use axum::Router;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::cors::{AllowOrigin, CorsLayer};
@@ -129,18 +129,7 @@ pub fn router_with_page(state: AppState, mut page: page::Page) -> Router {
         routes = routes.route("/api/v1/_test/append", post(append::route));
     }
     routes
-        .route("/api/v1/health", get(api::health))
-        .route("/api/v1/search", post(api::search))
-        .route("/api/v1/stats", post(api::stats))
-        .route("/api/v1/patterns", post(api::patterns))
-        .route(
-            "/api/v1/patterns/templates",
-            get(api::templates).post(api::templates),
-        )
-        .route("/api/v1/tail", get(api::tail).post(api::tail))
-        .route("/api/v1/openapi.json", get(api::openapi))
-        .merge(api::watchlists::routes())
-        .route("/metrics", get(api::metrics))
+        .merge(api::routes().0)
         .merge(loki::routes())
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)

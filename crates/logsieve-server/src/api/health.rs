@@ -156,10 +156,11 @@ pub async fn health(State(state): State<AppState>) -> Json<Health> {
 /// The OpenAPI document of this API.
 #[utoipa::path(get, path = "/api/v1/openapi.json", responses((status = 200, description = "OpenAPI 3 JSON", content_type = "application/json")))]
 pub async fn openapi() -> Response {
-    match ApiDoc::openapi().to_json() {
-        Ok(s) => ([(header::CONTENT_TYPE, "application/json")], s).into_response(),
-        Err(e) => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string())
-            .into_response(),
+    match super::document() {
+        Ok(s) => ([(header::CONTENT_TYPE, "application/json")], s.clone()).into_response(),
+        Err(e) => {
+            ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.clone()).into_response()
+        }
     }
 }
 

@@ -46,26 +46,13 @@ pub use tail::{tail, TailRequest};
 pub use templates::{templates, TemplateRow, TemplatesRequest, TemplatesResponse};
 pub use types::*;
 
-/// The OpenAPI 3 document (`GET /api/v1/openapi.json`).
+/// The OpenAPI 3 document's info and schemas (`GET /api/v1/openapi.json`);
+/// its paths come from the routes themselves ([`routes`]).
 #[derive(OpenApi)]
 #[openapi(
     info(
         title = "logsieve serve",
         description = "A log corpus loaded once and searched many times: lines as NDJSON in ripgrep's --json schema, counts, stats and per-pattern counts as JSON. With --token-file every route needs `Authorization: Bearer TOKEN`."
-    ),
-    paths(
-        health::health,
-        search::search,
-        stats::stats,
-        patterns::patterns,
-        templates::templates,
-        tail::tail,
-        watchlists::put_watchlist,
-        watchlists::get_watchlist,
-        watchlists::delete_watchlist,
-        watchlists::list_watchlists,
-        health::openapi,
-        health::metrics
     ),
     components(schemas(
         Health,
@@ -95,6 +82,30 @@ pub use types::*;
     ))
 )]
 pub struct ApiDoc;
+
+/// The `/api/v1` routes and `/metrics`, and the OpenAPI document made from
+/// the same list of handlers (each with its `#[utoipa::path]`): a route
+/// is served and documented, or neither.
+pub fn routes() -> (axum::Router<AppState>, utoipa::openapi::OpenApi) {
+    use utoipa_axum::{router::OpenApiRouter, routes};
+    OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .routes(routes!(health::health))
+        .routes(routes!(search::search))
+        .routes(routes!(stats::stats))
+        .routes(routes!(patterns::patterns))
+        .routes(routes!(templates::templates))
+        .routes(routes!(tail::tail))
+        .routes(routes!(health::openapi))
+        .routes(routes!(health::metrics))
+        .merge(watchlists::routes())
+        .split_for_parts()
+}
+
+/// The document [`routes`] made, as served (made once).
+pub(crate) fn document() -> &'static Result<String, String> {
+    static DOC: std::sync::OnceLock<Result<String, String>> = std::sync::OnceLock::new();
+    DOC.get_or_init(|| routes().1.to_json().map_err(|e| e.to_string()))
+}
 
 // ---------------------------------------------------------------- plumbing
 

@@ -236,15 +236,11 @@ pub async fn list_watchlists(State(state): State<AppState>) -> Response {
 }
 
 /// The routes, with their own body limit ([`MAX_WATCHLIST_BODY`]).
-pub fn routes() -> axum::Router<AppState> {
-    use axum::routing::{get, put};
-    axum::Router::new()
-        .route("/api/v1/watchlists", get(list_watchlists))
-        .route(
-            "/api/v1/watchlists/{name}",
-            put(put_watchlist)
-                .get(get_watchlist)
-                .delete(delete_watchlist)
-                .layer(axum::extract::DefaultBodyLimit::max(MAX_WATCHLIST_BODY)),
-        )
+pub fn routes() -> utoipa_axum::router::OpenApiRouter<AppState> {
+    use utoipa_axum::{router::OpenApiRouter, routes};
+    OpenApiRouter::new().routes(routes!(list_watchlists)).merge(
+        OpenApiRouter::new()
+            .routes(routes!(put_watchlist, get_watchlist, delete_watchlist))
+            .layer(axum::extract::DefaultBodyLimit::max(MAX_WATCHLIST_BODY)),
+    )
 }
