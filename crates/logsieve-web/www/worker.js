@@ -42,7 +42,14 @@ async function initGpu(wantGpu) {
   } else if (!('gpu' in navigator)) {
     gpu = { state: 'none', note: 'this browser has no WebGPU (navigator.gpu is missing)' };
   } else {
-    const r = JSON.parse(await sieve.gpu_init());
+    let r = JSON.parse(await sieve.gpu_init());
+    // Chromium 156 on Linux with Vulkan (NVIDIA H200, 2026-12-01) answers
+    // the first requestAdapter of a fresh browser with null and the next
+    // one with the GPU: ask once more before saying there is none.
+    if (!r.ok && /no GPU adapter found/.test(r.error)) {
+      r = JSON.parse(await sieve.gpu_init());
+      if (r.ok) r.retried = true;
+    }
     if (r.ok) {
       // wgpu leaves the name empty on the web; the browser's own info has
       // the vendor and architecture (e.g. google / swiftshader).
