@@ -365,6 +365,16 @@ fn errors_are_json_with_the_right_status() {
     );
     let r = srv.post("/api/v1/search", r#"{"patterns":"a"}"#);
     assert_eq!(r.status, 422);
+    // REGRESSION (the API fuzz): an array took the place of the object
+    // (`[]` was a stats request with every default, answered 200).
+    for route in ["/api/v1/stats", "/api/v1/search", "/api/v1/patterns"] {
+        let r = srv.post(route, " []");
+        assert_eq!(
+            (r.status, r.error_kind().as_str()),
+            (422, "invalid_request"),
+            "{route}"
+        );
+    }
     let r = srv.post("/api/v1/search", r#"{"patterns":[]}"#);
     assert_eq!((r.status, r.error_kind().as_str()), (400, "invalid_query"));
     // Too large a body: 413.

@@ -764,6 +764,14 @@ fn templates_route_matches_the_miner() {
             422,
         ),
         ("/api/v1/patterns/templates", Some("{"), 400),
+        // REGRESSION (the API fuzz): a POST's query parameters were not
+        // read, so one out of its range was accepted.
+        (
+            "/api/v1/patterns/templates?sim_threshold=-1",
+            Some(r#"{"sim_threshold": 0.0}"#),
+            400,
+        ),
+        ("/api/v1/patterns/templates?limit=3", Some("{}"), 200),
     ] {
         let r = match body {
             None => srv.get(path),

@@ -110,8 +110,8 @@ pub(crate) fn document() -> &'static Result<String, String> {
 // ---------------------------------------------------------------- plumbing
 
 /// Parses a JSON body: malformed JSON is 400 `bad_json`, a well-formed
-/// body of the wrong shape (unknown field, wrong type) 422
-/// `invalid_request`, a body over the limit 413.
+/// body of the wrong shape (not an object, an unknown field, a wrong
+/// type) 422 `invalid_request`, a body over the limit 413.
 fn parse_body<T: serde::de::DeserializeOwned>(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<T, ApiError> {
@@ -122,6 +122,16 @@ fn parse_body<T: serde::de::DeserializeOwned>(
             ApiError::new(e.status(), "bad_request", e.body_text())
         }
     })?;
+    // Every request body is a JSON object; serde's derived structs would
+    // also take an array of their fields in order (`[]`: every default).
+    let first = body.iter().find(|b| !b.is_ascii_whitespace());
+    if first.is_some_and(|&b| b == b'[') {
+        return Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_request",
+            "the body is a JSON object of the request's fields, not an array",
+        ));
+    }
     serde_json::from_slice(&body).map_err(|e| {
         if e.is_data() {
             ApiError::new(

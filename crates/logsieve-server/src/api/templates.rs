@@ -37,10 +37,10 @@ pub struct TemplatesRequest {
     #[schema(minimum = 1, maximum = 10000)]
     #[serde(default)]
     pub limit: Option<u32>,
-    /// Width of the per-step counts (`30s`, `5m`, `1h`); without it (or
-    /// `0s`) the span of the selected lines in about 50 steps. A step that
+    /// Width of the per-step counts (`30s`, `5m`, `1h`); without it (empty,
+    /// or `0s`) the span of the selected lines in about 50 steps. A step that
     /// would make more than 11,000 steps is widened (`step_ms` says).
-    #[schema(pattern = r"^([0-9]{1,6}(ms|s|m|h|d|w)){1,4}$")]
+    #[schema(pattern = r"^(([0-9]{1,6}(ms|s|m|h|d|w)){1,4})?$")]
     #[serde(default)]
     pub step: Option<String>,
     /// Drain's similarity threshold: the share of equal tokens a line
@@ -116,6 +116,33 @@ impl TemplatesRequest {
         })
     }
 
+    /// The miner's options and the template limit, or the 400 that says
+    /// which field is out of its range.
+    fn checked(&self) -> Result<(MinerOptions, u32), ApiError> {
+        let opts = self.options()?;
+        let limit = self.limit.unwrap_or(100);
+        if !(1..=MAX_TEMPLATES).contains(&limit) {
+            return Err(ApiError::bad_request(
+                "invalid_request",
+                format!("`limit` is {limit}: from 1 to {MAX_TEMPLATES}"),
+            ));
+        }
+        Ok((opts, limit))
+    }
+
+    /// These fields, each taken from `other` where this request has none.
+    fn or(self, other: TemplatesRequest) -> TemplatesRequest {
+        TemplatesRequest {
+            since: self.since.or(other.since),
+            until: self.until.or(other.until),
+            files: self.files.or(other.files),
+            limit: self.limit.or(other.limit),
+            step: self.step.or(other.step),
+            sim_threshold: self.sim_threshold.or(other.sim_threshold),
+            depth: self.depth.or(other.depth),
+        }
+    }
+
     fn options(&self) -> Result<MinerOptions, ApiError> {
         let mut o = MinerOptions::default();
         if let Some(s) = self.sim_threshold {
@@ -172,19 +199,18 @@ pub async fn templates(
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
     let res = async {
-        let req: TemplatesRequest = if method == Method::POST {
-            parse_body(body)?
+        // Both methods read (and check) both the query's parameters and a
+        // JSON body, as the document gives them to both; the body's fields
+        // win. A POST needs a body.
+        let query = TemplatesRequest::from_params(&Params::new(q.as_deref(), &[]))?;
+        query.checked()?;
+        let empty = body.as_ref().is_ok_and(|b| b.is_empty());
+        let req: TemplatesRequest = if method == Method::POST || !empty {
+            parse_body::<TemplatesRequest>(body)?.or(query)
         } else {
-            TemplatesRequest::from_params(&Params::new(q.as_deref(), &[]))?
+            query
         };
-        let opts = req.options()?;
-        let limit = req.limit.unwrap_or(100);
-        if !(1..=MAX_TEMPLATES).contains(&limit) {
-            return Err(ApiError::bad_request(
-                "invalid_request",
-                format!("`limit` is {limit}: from 1 to {MAX_TEMPLATES}"),
-            ));
-        }
+        let (opts, limit) = req.checked()?;
         let step = match req.step.as_deref().filter(|s| !s.is_empty()) {
             None => None,
             // 0 is the default step.
