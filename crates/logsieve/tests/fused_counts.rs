@@ -220,6 +220,21 @@ proptest! {
     }
 }
 
+/// REGRESSION (the proptest above): a corpus whose every line is longer
+/// than a segment has no resident segment, and the one pass refused it.
+#[test]
+fn one_pass_counts_a_corpus_of_oversized_lines() {
+    let Some(ctx) = ctx() else { return };
+    let data = format!("{}ab-a", "abAB-".repeat(200)).into_bytes();
+    let s = gpu_session(&ctx, data.clone(), 64);
+    let q = build(&pats(&["ab-a"]), Syntax::Fixed, Flags::default()).unwrap();
+    let v = build(&pats(&["bAB-"]), Syntax::Fixed, Flags::parse("v")).unwrap();
+    let got = s.count_in_one_pass_batch(&[&q, &v], None).unwrap();
+    assert_eq!(got, s.count_fused_batch(&[&q, &v], None).unwrap());
+    assert_eq!(got[0][0], oracle(&data, b"ab-a", Flags::default(), None));
+    assert_eq!(got[1][0], oracle(&data, b"bAB-", Flags::parse("v"), None));
+}
+
 #[test]
 fn one_pass_refuses_what_it_cannot_count() {
     let Some(ctx) = ctx() else { return };

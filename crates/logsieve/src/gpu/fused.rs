@@ -197,7 +197,7 @@ impl GpuCorpus {
     pub(crate) fn one_pass_fits(&self) -> bool {
         self.segs
             .first()
-            .is_some_and(|f| self.segs.iter().all(|s| s.doc == f.doc))
+            .is_none_or(|f| self.segs.iter().all(|s| s.doc == f.doc))
     }
 
     /// Counts the lines holding each literal of `set` (a literal query of
@@ -220,6 +220,12 @@ impl GpuCorpus {
             return Err(Error::backend(
                 "one pass counts need one document on the GPU",
             ));
+        }
+        if self.segs.is_empty() {
+            // Every line is the CPU's (each longer than a segment):
+            // nothing for the pass to count; each request's merge adds them.
+            // REGRESSION (fused_counts proptest): this was an error.
+            return Ok((vec![Vec::new(); set.patterns().len()], None));
         }
         let kernel = super::multi::MultiKernel::Bloom;
         let (up, run) = pollster::block_on(self.run_multi(corpus, set, kernel, false, true, None))?;
