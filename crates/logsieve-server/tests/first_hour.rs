@@ -7,36 +7,12 @@
 
 mod common;
 
-use common::{corpus, TestServer};
-use logsieve::pipeline::{ColumnOptions, Columns, FieldSpec};
-use logsieve::{Corpus, Document, Session};
+use common::{corpus, session_over, TestServer};
+use logsieve::{Corpus, Document};
 use logsieve_server::Limits;
 use serde_json::{json, Value};
 
 const LINES: u64 = 4000;
-
-/// A CPU session over `corpus` with the columns the test server builds
-/// (as `common::session`).
-fn session_over(corpus: Corpus) -> Session {
-    let mut fields: Vec<FieldSpec> = ["level", "host"]
-        .iter()
-        .filter_map(|n| FieldSpec::builtin(n))
-        .collect();
-    fields.push(FieldSpec::parse(r"user=user=(u\d+)").unwrap());
-    let cols = Columns::build(
-        &corpus,
-        &ColumnOptions {
-            time_format: None,
-            year: 2026,
-            doc_years: vec![],
-            doc_mtimes: vec![None; corpus.docs().len()],
-            fields,
-        },
-    );
-    let mut s = Session::new(corpus);
-    s.set_columns(cols);
-    s
-}
 
 /// The two generated files, `a.log` and `b.log`, served together, and a
 /// server over `name` alone.

@@ -33,7 +33,11 @@ pub fn corpus(lines: u64) -> Corpus {
 /// A CPU session over [`corpus`] with the columns the server builds
 /// (level, host, and `user=user=(u\d+)`).
 pub fn session(lines: u64) -> Session {
-    let corpus = corpus(lines);
+    session_over(corpus(lines))
+}
+
+/// A CPU session over `corpus` with the columns of [`session`].
+pub fn session_over(corpus: Corpus) -> Session {
     let mut fields: Vec<FieldSpec> = ["level", "host"]
         .iter()
         .filter_map(|n| FieldSpec::builtin(n))
