@@ -257,8 +257,11 @@ fn volumes(
     };
     for e in &sel.entries {
         let bucket = if r.step > 0 {
-            let k = (e.t - aligned) / r.step;
-            (aligned + (k + 1) * r.step - MS).min(r.end)
+            let k = (e.t.saturating_sub(aligned)) / r.step;
+            aligned
+                .saturating_add((k + 1).saturating_mul(r.step))
+                .saturating_sub(MS)
+                .min(r.end)
         } else {
             r.end
         };

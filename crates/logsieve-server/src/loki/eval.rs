@@ -524,10 +524,7 @@ pub fn metric(
     threads: usize,
     counted: &mut Counted,
 ) -> Result<Value, LokiError> {
-    let steps: Vec<i64> = (0..)
-        .map(|k: i64| start + k * step)
-        .take_while(|&t| t <= end)
-        .collect();
+    let steps = super::params::steps(start, end, step);
     eval(ready, e, &steps, threads, &[], counted)
 }
 
@@ -558,7 +555,7 @@ fn eval(
             let sel = select(
                 ready,
                 log,
-                first - range,
+                first.saturating_sub(range),
                 last,
                 false,
                 true,
@@ -587,7 +584,7 @@ fn eval(
                     .iter()
                     .map(|&t| {
                         let hi = pts.partition_point(|p| p.0 <= t);
-                        let lo = pts.partition_point(|p| p.0 <= t - range);
+                        let lo = pts.partition_point(|p| p.0 <= t.saturating_sub(range));
                         let n = (hi - lo) as f64;
                         let b = (prefix[hi] - prefix[lo]) as f64;
                         (hi > lo).then(|| match func {

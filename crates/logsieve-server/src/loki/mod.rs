@@ -284,7 +284,7 @@ async fn query_range(
                 blocking(&state, move || {
                     let mut c = Counted::default();
                     let v = eval::metric(&ready, &m, start, end, step, threads, &mut c)?;
-                    let steps: Vec<i64> = (0..).map(|k: i64| start + k * step).take_while(|&t| t <= end).collect();
+                    let steps = params::steps(start, end, step);
                     let series = match v {
                         Value::Series(s) => s,
                         Value::Scalar(x) => vec![Series { labels: Labels::new(), values: vec![Some(x); steps.len()] }],

@@ -132,7 +132,7 @@ impl Params {
     /// `max(floor((end - start) / 250 s), 1 s)` as in Loki.
     pub fn step(&self, start: i64, end: i64) -> Result<i64, LokiError> {
         let step = match self.get("step") {
-            None => ((end - start) / 1_000_000_000 / 250).max(1) * 1_000_000_000,
+            None => (span(start, end) / 1_000_000_000 / 250).clamp(1, i64::MAX as i128 / 1_000_000_000) as i64 * 1_000_000_000,
             Some(s) => {
                 if let Ok(f) = s.parse::<f64>() {
                     let ns = f * 1e9;
@@ -154,13 +154,30 @@ impl Params {
         if step <= 0 {
             return Err(LokiError::bad("zero or negative query resolution step widths are not accepted. Try a positive integer"));
         }
-        if (end - start) / step > MAX_POINTS {
+        if span(start, end) / i128::from(step) > i128::from(MAX_POINTS) {
             return Err(LokiError::bad(
                 "exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the query resolution (?step=XX)",
             ));
         }
         Ok(step)
     }
+}
+
+/// `end - start` without overflow (the bounds may be any i64).
+fn span(start: i64, end: i64) -> i128 {
+    i128::from(end) - i128::from(start)
+}
+
+/// The evaluation steps `start, start + step, ..., <= end` (ns), computed
+/// without overflow: a range near `i64::MAX` ends at the last step that
+/// fits instead of wrapping around. `step` is positive (see `step`).
+pub fn steps(start: i64, end: i64, step: i64) -> Vec<i64> {
+    let n = (span(start, end) / i128::from(step.max(1))).max(-1);
+    (0..=n)
+        .map(|k| i128::from(start) + k * i128::from(step))
+        .take_while(|&t| t <= i128::from(end))
+        .map(|t| t as i64)
+        .collect()
 }
 
 fn decode(b: &[u8]) -> String {
@@ -296,6 +313,25 @@ mod tests {
         ] {
             assert_eq!(parse_time(s), want, "{s}");
         }
+    }
+
+    #[test]
+    fn steps_near_the_ends_of_i64_stop_at_the_last_that_fits() {
+        // A range ending near i64::MAX once wrapped `start + k * step`
+        // around to negative times, which never passed `end`: the loop
+        // grew until memory ran out (found by the loki_params fuzzer).
+        let (end, step) = (i64::MAX - 5, 1_000_000_000_000_000_000);
+        let start = end - 3 * step;
+        assert_eq!(steps(start, end, step), vec![start, start + step, start + 2 * step, end]);
+        let p = Params::new(Some("step=1000000000"), b"");
+        assert_eq!(p.step(start, end).unwrap(), step);
+        // The whole i64 range: refused as too many points, not overflowed.
+        assert!(p.step(i64::MIN, i64::MAX).is_err());
+        let p = Params::new(Some(""), b"");
+        let s = p.step(i64::MIN, i64::MAX).unwrap();
+        assert!(s > 0 && steps(i64::MIN, i64::MAX, s).len() <= 251, "{s}");
+        assert_eq!(steps(5, 4, 1), Vec::<i64>::new());
+        assert_eq!(steps(4, 4, 7), vec![4]);
     }
 
     #[test]
