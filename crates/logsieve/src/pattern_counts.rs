@@ -94,6 +94,8 @@ pub(crate) struct CpuCounter {
     group_of: Vec<u32>,
     /// Each group's length.
     lens: Vec<usize>,
+    /// Each group's patterns (indices into the query's), ascending.
+    members: Vec<Vec<u32>>,
     occ: Option<Occurrences>,
 }
 
@@ -109,13 +111,34 @@ impl CpuCounter {
         let set = PatternSet::new(&pats, fold);
         let lens: Vec<usize> = set.uniq.iter().map(|p| p.len()).collect();
         let group_of = set.group_of.clone();
+        let mut members = vec![Vec::new(); lens.len()];
+        for (k, &i) in nonempty.iter().enumerate() {
+            members[group_of[k] as usize].push(i as u32);
+        }
         Some(CpuCounter {
             n,
             nonempty,
             group_of,
             lens,
+            members,
             occ: Occurrences::new(set, q.cpu_multi()),
         })
+    }
+
+    /// The patterns (indices, ascending) that occur in `line`.
+    pub(crate) fn patterns_in(&self, line: &[u8]) -> Vec<u32> {
+        let mut groups = Vec::new();
+        if let Some(occ) = &self.occ {
+            occ.for_each(line, 0, line.len(), |_, g| groups.push(g));
+        }
+        groups.sort_unstable();
+        groups.dedup();
+        let mut out: Vec<u32> = groups
+            .iter()
+            .flat_map(|&g| self.members[g as usize].iter().copied())
+            .collect();
+        out.sort_unstable();
+        out
     }
 
     /// Lines and occurrences of each pattern over `corpus`; `cancel` is

@@ -160,6 +160,13 @@ impl Watchlist {
         })
     }
 
+    /// The indices (into [`Watchlist::patterns`], ascending) of the
+    /// patterns `line` holds: the CPU automaton built at definition, on
+    /// one line (SQL's `matches(line, 'name')`).
+    pub fn patterns_in(&self, line: &[u8]) -> Vec<u32> {
+        self.cpu.patterns_in(line)
+    }
+
     /// Its name.
     pub fn name(&self) -> &str {
         &self.name

@@ -308,7 +308,7 @@ impl Occurrences {
             .map(Occurrences::Ac)
     }
 
-    fn for_each(&self, hay: &[u8], s: usize, e: usize, mut f: impl FnMut(usize, u32)) {
+    pub(crate) fn for_each(&self, hay: &[u8], s: usize, e: usize, mut f: impl FnMut(usize, u32)) {
         match self {
             Occurrences::Ac(ac) => {
                 for m in ac.find_overlapping_iter(aho_corasick::Input::new(&hay[..e]).span(s..e)) {

@@ -207,6 +207,9 @@ impl Columns {
             d.stamped = d.stamped.saturating_sub(u64::from(stamped));
         }
         let (from, rules, year) = (d.times.len() as u64, d.rules.clone(), d.year);
+        // Appended lines are never leading: before a first stamp they
+        // inherit no time (NO_TIME) rather than the next one's.
+        d.leading = d.leading.min(from);
         let fields = self.opts.fields.clone();
         let mut ch = build_chunk(doc, &rules, year, &fields, from..n);
         let rm = self.remap(&ch.dicts);
@@ -363,6 +366,10 @@ fn finish_doc(doc: &Document, p: Parsed, source: YearSource) -> DocColumns {
     // Inherit: a line without a timestamp takes the previous line's
     // time; lines before the first timestamp take the first one.
     let stamped = times.iter().filter(|&&t| t != NO_TIME).count() as u64;
+    let leading = times
+        .iter()
+        .position(|&t| t != NO_TIME)
+        .unwrap_or(times.len()) as u64;
     let first = times.iter().copied().find(|&t| t != NO_TIME);
     let mut last = first.unwrap_or(NO_TIME);
     for t in times.iter_mut() {
@@ -378,6 +385,7 @@ fn finish_doc(doc: &Document, p: Parsed, source: YearSource) -> DocColumns {
         codes,
         rules,
         stamped,
+        leading,
         sorted,
         disorder,
         running_max,

@@ -132,6 +132,11 @@ pub struct DocColumns {
     pub rules: TimeRules,
     /// Lines that carry their own timestamp.
     pub stamped: u64,
+    /// Lines before the first one that carries a timestamp: their `times`
+    /// are the first stamp's (a window keeps a file's preamble with its
+    /// first entry), but they have no time of their own (SQL's `time`
+    /// is null there).
+    pub leading: u64,
     /// True when `times` never decreases.
     pub sorted: bool,
     /// How far a line's time falls below the latest time before it, at
@@ -261,6 +266,7 @@ impl Columns {
                 codes,
                 rules: d.rules.clone(),
                 stamped: d.stamped.saturating_sub(gone_stamped),
+                leading: d.leading.saturating_sub(cut as u64),
                 sorted,
                 disorder,
                 running_max,

@@ -1,0 +1,272 @@
+/*!
+SQL over a logsieve corpus, on DataFusion, with the search pushed down to
+the engine.
+
+The table `logs` ([`table::LogsTable`]) is a session's corpus, one row per
+line. A `WHERE` conjunct on `line` (`LIKE`/`ILIKE`, `contains`, `strpos`,
+`starts_with`, `ends_with`, `regexp_like`, `~`/`~*`, `=`/`IN`), on `time`
+(comparisons, `BETWEEN`), on a field (`=`, `IN`, `IS NULL`) or on `file`,
+and AND/OR/NOT of these, is answered by the engine through the session's
+one route (the GPU when the corpus is resident) and reported exact to
+DataFusion ([`pushdown`]). Only the projected columns of the selected
+lines are built, so `count(*)` never builds `line`, and the scan's row
+count is exact, so a `count(*)` over pushed filters reads no row.
+Everything else is DataFusion over the rows the scan yields.
+
+Each watchlist of the session is a table `watchlist_<name>(idx,
+pattern)`, and `matches(line, 'name')` lists the indices of its patterns
+a line holds (so `unnest` and a join name them).
+
+```
+use std::sync::Arc;
+use logsieve::pipeline::{ColumnOptions, Columns, FieldSpec};
+use logsieve::{Corpus, SearchOptions, Session};
+use logsieve_sql::{Local, SqlEngine, SqlLimits};
+
+let log = b"2026-11-20T10:00:00Z web-01 INFO ok\n\
+            2026-11-20T10:05:00Z web-02 ERROR failed\n".to_vec();
+let corpus = Corpus::from_bytes("app.log", log);
+let opts = ColumnOptions { fields: vec![FieldSpec::host(), FieldSpec::level()], ..Default::default() };
+let cols = Columns::build(&corpus, &opts);
+let mut session = Session::new(corpus);
+session.set_columns(cols);
+let engine = SqlEngine::new(Local::new(session), SearchOptions::default(), SqlLimits::local()).unwrap();
+let rt = tokio::runtime::Runtime::new().unwrap();
+let answer = rt
+    .block_on(engine.query("SELECT host, count(*) AS n FROM logs WHERE line LIKE '%fail%' GROUP BY host"))
+    .unwrap();
+assert_eq!(answer.rows, 1);
+```
+*/
+#![deny(missing_docs)]
+
+pub mod format;
+pub mod pushdown;
+pub mod select;
+pub mod table;
+mod udf;
+
+use std::fmt;
+use std::sync::Arc;
+
+use datafusion::arrow::array::{RecordBatch, StringArray, UInt32Array};
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::datasource::MemTable;
+use datafusion::execution::runtime_env::RuntimeEnvBuilder;
+use datafusion::execution::SessionStateBuilder;
+use datafusion::logical_expr::ScalarUDF;
+use datafusion::prelude::{SQLOptions, SessionConfig, SessionContext};
+use futures::StreamExt;
+use logsieve::{Query, Request, SearchOptions, Session};
+use parking_lot::RwLock;
+
+/// A session held for the length of one scan.
+pub trait Snapshot: Send + Sync {
+    /// The session.
+    fn session(&self) -> &Session;
+}
+
+impl Snapshot for Session {
+    fn session(&self) -> &Session {
+        self
+    }
+}
+
+/// Where the `logs` table's session comes from.
+pub trait Source: Send + Sync + fmt::Debug {
+    /// The session as it is now, held until the snapshot is dropped.
+    fn snapshot(&self) -> Result<Arc<dyn Snapshot>, String>;
+
+    /// Called before each engine search of `q`: a source that owns its
+    /// session may make the corpus resident when the planner says it
+    /// pays (the server decided at load: nothing to do).
+    fn prepare(&self, _q: &Query, _opts: &SearchOptions) {}
+}
+
+/// A session owned here (the CLI, tests): prepared for each search as
+/// `logsieve search` prepares its one.
+pub struct Local(Arc<RwLock<Session>>);
+
+impl Local {
+    /// Wraps `session`.
+    pub fn new(session: Session) -> Arc<Local> {
+        Arc::new(Local(Arc::new(RwLock::new(session))))
+    }
+}
+
+impl fmt::Debug for Local {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Local")
+    }
+}
+
+struct LocalSnap(lock_api::ArcRwLockReadGuard<parking_lot::RawRwLock, Session>);
+
+impl Snapshot for LocalSnap {
+    fn session(&self) -> &Session {
+        &self.0
+    }
+}
+
+impl Source for Local {
+    fn snapshot(&self) -> Result<Arc<dyn Snapshot>, String> {
+        Ok(Arc::new(LocalSnap(self.0.read_arc_recursive())))
+    }
+
+    fn prepare(&self, q: &Query, opts: &SearchOptions) {
+        // Another scan of the same query holding a snapshot: search as
+        // the session is (never wait for a write).
+        if let Some(mut s) = self.0.try_write() {
+            let _ = s.prepare(&Request::Search(q), opts);
+        }
+    }
+}
+
+/// What a query may use.
+#[derive(Clone, Debug)]
+pub struct SqlLimits {
+    /// DataFusion's memory pool, in bytes (sorts, joins and aggregates
+    /// that need more fail with a message).
+    pub memory: usize,
+    /// Rows kept of an answer (the rest are counted, not kept).
+    pub max_rows: Option<usize>,
+    /// `CREATE`, `INSERT`, `SET` and other statements allowed (a local
+    /// user's own files); never on a server.
+    pub statements: bool,
+    /// DataFusion's partitions (0: one per core).
+    pub partitions: usize,
+    /// Filters pushed down to the engine (off: DataFusion filters every
+    /// line itself, the tests' oracle).
+    pub pushdown: bool,
+}
+
+impl SqlLimits {
+    /// A local run: the user's machine, statements allowed, no row cap.
+    pub fn local() -> SqlLimits {
+        SqlLimits {
+            memory: 8 << 30,
+            max_rows: None,
+            statements: true,
+            partitions: 0,
+            pushdown: true,
+        }
+    }
+
+    /// A server's: queries only, capped.
+    pub fn server(memory: usize, max_rows: usize, partitions: usize) -> SqlLimits {
+        SqlLimits {
+            memory,
+            max_rows: Some(max_rows),
+            statements: false,
+            partitions,
+            pushdown: true,
+        }
+    }
+}
+
+/// The answer to one query.
+#[derive(Debug)]
+pub struct Answer {
+    /// Its columns.
+    pub schema: SchemaRef,
+    /// The kept rows.
+    pub batches: Vec<RecordBatch>,
+    /// Rows kept.
+    pub rows: usize,
+    /// More rows came than [`SqlLimits::max_rows`] keeps (the query
+    /// was stopped there).
+    pub truncated: bool,
+}
+
+/// SQL over one source.
+pub struct SqlEngine {
+    ctx: SessionContext,
+    limits: SqlLimits,
+}
+
+impl SqlEngine {
+    /// The tables `logs` and `watchlist_<name>`, and `matches`, over
+    /// `source`; each engine search runs with `opts`.
+    pub fn new(
+        source: Arc<dyn Source>,
+        opts: SearchOptions,
+        limits: SqlLimits,
+    ) -> Result<SqlEngine, String> {
+        let mut config = SessionConfig::new().with_information_schema(true);
+        if limits.partitions > 0 {
+            config = config.with_target_partitions(limits.partitions);
+        }
+        let runtime = RuntimeEnvBuilder::new()
+            .with_memory_limit(limits.memory, 1.0)
+            .build_arc()
+            .map_err(|e| e.to_string())?;
+        let state = SessionStateBuilder::new()
+            .with_config(config)
+            .with_runtime_env(runtime)
+            .with_default_features()
+            .build();
+        let ctx = SessionContext::new_with_state(state);
+        let logs = table::LogsTable::new(source.clone(), opts, limits.pushdown)?;
+        ctx.register_table("logs", Arc::new(logs))
+            .map_err(|e| e.to_string())?;
+        let snap = source.snapshot()?;
+        for w in snap.session().watchlists() {
+            let schema = Arc::new(Schema::new(vec![
+                Field::new("idx", DataType::UInt32, false),
+                Field::new("pattern", DataType::Utf8, false),
+            ]));
+            let pats = w.patterns();
+            let batch = RecordBatch::try_new(
+                schema.clone(),
+                vec![
+                    Arc::new(UInt32Array::from_iter_values(0..pats.len() as u32)),
+                    Arc::new(StringArray::from_iter_values(
+                        pats.iter().map(|p| String::from_utf8_lossy(p)),
+                    )),
+                ],
+            )
+            .map_err(|e| e.to_string())?;
+            let t = MemTable::try_new(schema, vec![vec![batch]]).map_err(|e| e.to_string())?;
+            ctx.register_table(format!("watchlist_{}", w.name()), Arc::new(t))
+                .map_err(|e| e.to_string())?;
+        }
+        ctx.register_udf(ScalarUDF::new_from_impl(udf::Matches::new(source)));
+        Ok(SqlEngine { ctx, limits })
+    }
+
+    /// Runs `sql` (one statement): its rows, up to the row cap. A SQL
+    /// error is DataFusion's message.
+    pub async fn query(&self, sql: &str) -> Result<Answer, String> {
+        let opts = SQLOptions::new()
+            .with_allow_ddl(self.limits.statements)
+            .with_allow_dml(self.limits.statements)
+            .with_allow_statements(self.limits.statements);
+        let df = self
+            .ctx
+            .sql_with_options(sql, opts)
+            .await
+            .map_err(|e| e.to_string())?;
+        let schema: SchemaRef = Arc::new(df.schema().as_arrow().clone());
+        let mut stream = df.execute_stream().await.map_err(|e| e.to_string())?;
+        let cap = self.limits.max_rows.unwrap_or(usize::MAX);
+        let (mut batches, mut rows, mut truncated) = (Vec::new(), 0usize, false);
+        while let Some(b) = stream.next().await {
+            let b = b.map_err(|e| e.to_string())?;
+            let keep = b.num_rows().min(cap - rows);
+            if keep > 0 {
+                batches.push(b.slice(0, keep));
+                rows += keep;
+            }
+            if keep < b.num_rows() {
+                truncated = true;
+                break;
+            }
+        }
+        Ok(Answer {
+            schema,
+            batches,
+            rows,
+            truncated,
+        })
+    }
+}

@@ -1,0 +1,395 @@
+//! A [`Pred`] evaluated over a session: the selected line ids per
+//! document.
+//!
+//! Text leaves are engine searches through the session's one route (the
+//! GPU when the corpus is resident); literal leaves under one OR go as one
+//! multi-pattern query. Time, field and file leaves are tests on the
+//! columns, applied to the engine's hits when an AND has both (a time
+//! window over a sorted document is a line range).
+
+use logsieve::pipeline::{Columns, NO_TIME};
+use logsieve::{Query, QueryBuilder, SearchOptions, Session, Syntax};
+use rayon::prelude::*;
+
+use crate::pushdown::{Leaf, Pred, Text};
+
+/// One document's selected lines.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DocSel {
+    /// Every line.
+    All,
+    /// These line ids, ascending.
+    Ids(Vec<u64>),
+    /// The lines `start..end`.
+    Range(u64, u64),
+}
+
+impl DocSel {
+    /// The number of lines selected of a document of `n` lines.
+    pub fn len(&self, n: u64) -> u64 {
+        match self {
+            DocSel::All => n,
+            DocSel::Ids(v) => v.len() as u64,
+            DocSel::Range(a, b) => b.saturating_sub(*a),
+        }
+    }
+
+    /// The `k`-th selected line (`k < len`).
+    pub fn nth(&self, k: u64) -> u64 {
+        match self {
+            DocSel::All => k,
+            DocSel::Ids(v) => v[k as usize],
+            DocSel::Range(a, _) => a + k,
+        }
+    }
+
+    /// As explicit ids, for a document of `n` lines.
+    fn ids(self, n: u64) -> Vec<u64> {
+        match self {
+            DocSel::All => (0..n).collect(),
+            DocSel::Ids(v) => v,
+            DocSel::Range(a, b) => (a..b.max(a)).collect(),
+        }
+    }
+}
+
+/// What evaluating a predicate needs.
+pub struct Eval<'a> {
+    /// The session searched.
+    pub session: &'a Session,
+    /// Options of each engine search (backend, threads).
+    pub opts: &'a SearchOptions,
+    /// The backend of each engine search, in order (for `EXPLAIN
+    /// ANALYZE` and the API's answer).
+    pub backends: Vec<String>,
+}
+
+impl Eval<'_> {
+    fn lines(&self, doc: usize) -> u64 {
+        self.session.corpus().docs()[doc].lines().len()
+    }
+
+    fn docs(&self) -> usize {
+        self.session.corpus().docs().len()
+    }
+
+    /// The rows of every document that `p` selects.
+    pub fn select(&mut self, p: &Pred) -> Result<Vec<DocSel>, String> {
+        match p {
+            Pred::Const(true) => Ok(vec![DocSel::All; self.docs()]),
+            Pred::Const(false) => Ok(vec![DocSel::Ids(Vec::new()); self.docs()]),
+            Pred::Leaf(Leaf::Text(t), neg) => {
+                let hits = self.search(&[t])?;
+                Ok(if *neg { self.complement(hits) } else { hits })
+            }
+            Pred::Leaf(..) => Ok(self.filter(vec![DocSel::All; self.docs()], &[p])),
+            Pred::And(children) => {
+                let (text, rows): (Vec<&Pred>, Vec<&Pred>) =
+                    children.iter().partition(|c| c.has_text());
+                let mut sel: Option<Vec<DocSel>> = None;
+                for c in text {
+                    let s = self.select(c)?;
+                    sel = Some(match sel {
+                        None => s,
+                        Some(prev) => intersect(prev, s),
+                    });
+                }
+                let sel = match sel {
+                    Some(s) => s,
+                    None => self.windows(&rows),
+                };
+                Ok(self.filter(sel, &rows))
+            }
+            Pred::Or(children) => {
+                // Positive literal leaves: one multi-pattern search.
+                let (lits, rest): (Vec<&Pred>, Vec<&Pred>) = children
+                    .iter()
+                    .partition(|c| matches!(c, Pred::Leaf(Leaf::Text(t), false) if mergeable(t)));
+                let mut sel: Option<Vec<DocSel>> = None;
+                let mut groups: Vec<Vec<&Text>> = Vec::new();
+                for c in &lits {
+                    let Pred::Leaf(Leaf::Text(t), _) = c else {
+                        unreachable!("partitioned above")
+                    };
+                    match groups.iter_mut().find(|g| g[0].fold == t.fold) {
+                        Some(g) => g.push(t),
+                        None => groups.push(vec![t]),
+                    }
+                }
+                for g in groups {
+                    let s = self.search(&g)?;
+                    sel = Some(match sel {
+                        None => s,
+                        Some(prev) => union(prev, s),
+                    });
+                }
+                for c in rest {
+                    let s = self.select(c)?;
+                    sel = Some(match sel {
+                        None => s,
+                        Some(prev) => union(prev, s),
+                    });
+                }
+                Ok(sel.unwrap_or_else(|| vec![DocSel::Ids(Vec::new()); self.docs()]))
+            }
+        }
+    }
+
+    /// One engine search for the texts (several: any of them).
+    fn search(&mut self, texts: &[&Text]) -> Result<Vec<DocSel>, String> {
+        let q = query(texts)?;
+        let res = self
+            .session
+            .search(&q, self.opts)
+            .map_err(|e| e.to_string())?;
+        self.backends.push(res.backend.to_string());
+        Ok(res.docs.into_iter().map(|d| DocSel::Ids(d.lines)).collect())
+    }
+
+    fn complement(&self, sel: Vec<DocSel>) -> Vec<DocSel> {
+        sel.into_iter()
+            .enumerate()
+            .map(|(d, s)| match s {
+                DocSel::All => DocSel::Ids(Vec::new()),
+                s => {
+                    let n = self.lines(d);
+                    let ids = s.ids(n);
+                    if ids.is_empty() {
+                        return DocSel::All;
+                    }
+                    let mut out = Vec::with_capacity((n as usize).saturating_sub(ids.len()));
+                    let mut next = 0u64;
+                    for &i in &ids {
+                        out.extend(next..i);
+                        next = i + 1;
+                    }
+                    out.extend(next..n);
+                    DocSel::Ids(out)
+                }
+            })
+            .collect()
+    }
+
+    /// The lines a positive time window among `rows` allows, per
+    /// document: a line range where the document is sorted, else all.
+    fn windows(&self, rows: &[&Pred]) -> Vec<DocSel> {
+        let window = rows.iter().find_map(|p| match p {
+            Pred::Leaf(Leaf::Time { lo, hi }, false) => Some((*lo, *hi)),
+            _ => None,
+        });
+        let cols = self.session.columns();
+        (0..self.docs())
+            .map(|d| match (window, cols) {
+                (Some((lo, hi)), Some(cols)) if cols.docs()[d].sorted => {
+                    let dc = &cols.docs()[d];
+                    let t = &dc.times;
+                    let a = lo.map_or(0, |lo| t.partition_point(|&x| x < lo));
+                    let b = hi.map_or(t.len(), |hi| t.partition_point(|&x| x < hi));
+                    let a = (a as u64).max(dc.leading);
+                    DocSel::Range(a, (b as u64).max(a))
+                }
+                _ => DocSel::All,
+            })
+            .collect()
+    }
+
+    /// `sel` narrowed to the rows where every one of `rows` (column
+    /// tests, no text) holds.
+    fn filter(&self, sel: Vec<DocSel>, rows: &[&Pred]) -> Vec<DocSel> {
+        if rows.is_empty() {
+            return sel;
+        }
+        let corpus = self.session.corpus();
+        let cols = self.session.columns();
+        sel.into_iter()
+            .enumerate()
+            .map(|(d, s)| {
+                let row = Row {
+                    cols,
+                    doc: d,
+                    name: corpus.docs()[d].name(),
+                };
+                let keep = |&i: &u64| rows.iter().all(|p| row.holds(p, i));
+                let (a, b) = match s {
+                    DocSel::All => (0, self.lines(d)),
+                    DocSel::Range(a, b) => (a, b),
+                    DocSel::Ids(ids) => {
+                        return DocSel::Ids(ids.into_iter().filter(|i| keep(i)).collect())
+                    }
+                };
+                let chunks: Vec<u64> = (a / CHUNK..b.div_ceil(CHUNK)).collect();
+                DocSel::Ids(
+                    chunks
+                        .par_iter()
+                        .flat_map_iter(|&c| {
+                            ((c * CHUNK).max(a)..((c + 1) * CHUNK).min(b)).filter(keep)
+                        })
+                        .collect(),
+                )
+            })
+            .collect()
+    }
+}
+
+/// Lines per task of a column scan.
+const CHUNK: u64 = 1 << 16;
+
+/// One line's columns, for column tests.
+struct Row<'a> {
+    cols: Option<&'a Columns>,
+    doc: usize,
+    name: &'a str,
+}
+
+impl Row<'_> {
+    /// Whether `p` (no text leaves) is true of line `i`.
+    fn holds(&self, p: &Pred, i: u64) -> bool {
+        match p {
+            Pred::Const(b) => *b,
+            Pred::And(v) => v.iter().all(|c| self.holds(c, i)),
+            Pred::Or(v) => v.iter().any(|c| self.holds(c, i)),
+            // `Some(v)`: the leaf's value; `None`: null (neither it nor
+            // its negation holds).
+            Pred::Leaf(l, neg) => self.value(l, i).is_some_and(|v| v != *neg),
+        }
+    }
+
+    fn value(&self, l: &Leaf, i: u64) -> Option<bool> {
+        match l {
+            Leaf::File(names) => Some(names.iter().any(|n| n == self.name)),
+            Leaf::Time { lo, hi } => {
+                let t = time(self.cols, self.doc, i)?;
+                Some(lo.is_none_or(|lo| t >= lo) && hi.is_none_or(|hi| t < hi))
+            }
+            Leaf::TimeNull => Some(time(self.cols, self.doc, i).is_none()),
+            Leaf::Field { field, values } => {
+                let v = field_value(self.cols, self.doc, *field, i)?;
+                Some(values.iter().any(|x| x == v))
+            }
+            Leaf::FieldNull(f) => Some(field_value(self.cols, self.doc, *f, i).is_none()),
+            Leaf::Text(_) => unreachable!("text leaves are searched, not tested"),
+        }
+    }
+}
+
+/// Line `i`'s time (ms), `None` when it has none of its own or before
+/// it (SQL's null).
+pub fn time(cols: Option<&Columns>, doc: usize, i: u64) -> Option<i64> {
+    let dc = &cols?.docs()[doc];
+    let t = *dc.times.get(i as usize)?;
+    (t != NO_TIME && i >= dc.leading).then_some(t)
+}
+
+/// Line `i`'s value of field `f`, `None` when it has none.
+pub fn field_value(cols: Option<&Columns>, doc: usize, f: usize, i: u64) -> Option<&[u8]> {
+    let cols = cols?;
+    let code = *cols.docs()[doc].codes.get(f)?.get(i as usize)?;
+    cols.fields()[f].value(code)
+}
+
+/// The engine queries `p` will run (to prepare the session for them).
+pub fn queries(p: &Pred) -> Result<Vec<Query>, String> {
+    fn walk<'a>(p: &'a Pred, out: &mut Vec<&'a Text>) {
+        match p {
+            Pred::Leaf(Leaf::Text(t), _) => out.push(t),
+            Pred::And(v) | Pred::Or(v) => v.iter().for_each(|c| walk(c, out)),
+            _ => {}
+        }
+    }
+    let mut texts = Vec::new();
+    walk(p, &mut texts);
+    texts.into_iter().map(|t| query(&[t])).collect()
+}
+
+/// A literal that can share a multi-pattern search.
+fn mergeable(t: &Text) -> bool {
+    !t.regex && !t.whole && !t.pattern.is_empty()
+}
+
+/// The engine query of `texts` (any of them).
+fn query(texts: &[&Text]) -> Result<Query, String> {
+    let t0 = texts[0];
+    let mut b = QueryBuilder::new();
+    b.syntax(if t0.regex {
+        Syntax::Regex
+    } else {
+        Syntax::Fixed
+    })
+    .case_insensitive(t0.fold)
+    .whole_line(t0.whole);
+    let pats: Vec<&str> = texts.iter().map(|t| t.pattern.as_str()).collect();
+    b.build(&pats).map_err(|e| e.to_string())
+}
+
+fn intersect(a: Vec<DocSel>, b: Vec<DocSel>) -> Vec<DocSel> {
+    a.into_iter()
+        .zip(b)
+        .map(|(x, y)| match (x, y) {
+            (DocSel::All, s) | (s, DocSel::All) => s,
+            (DocSel::Range(a, b), DocSel::Range(c, d)) => {
+                DocSel::Range(a.max(c), b.min(d).max(a.max(c)))
+            }
+            (DocSel::Range(a, b), DocSel::Ids(v)) | (DocSel::Ids(v), DocSel::Range(a, b)) => {
+                DocSel::Ids(v.into_iter().filter(|i| (a..b).contains(i)).collect())
+            }
+            (DocSel::Ids(x), DocSel::Ids(y)) => {
+                let (mut i, mut j, mut out) = (0, 0, Vec::new());
+                while i < x.len() && j < y.len() {
+                    match x[i].cmp(&y[j]) {
+                        std::cmp::Ordering::Less => i += 1,
+                        std::cmp::Ordering::Greater => j += 1,
+                        std::cmp::Ordering::Equal => {
+                            out.push(x[i]);
+                            i += 1;
+                            j += 1;
+                        }
+                    }
+                }
+                DocSel::Ids(out)
+            }
+        })
+        .collect()
+}
+
+fn union(a: Vec<DocSel>, b: Vec<DocSel>) -> Vec<DocSel> {
+    a.into_iter()
+        .zip(b)
+        .map(|(x, y)| match (x, y) {
+            (DocSel::All, _) | (_, DocSel::All) => DocSel::All,
+            (x, y) => {
+                // Ranges are within the document: u64::MAX bounds them.
+                let (x, y) = (x.ids(u64::MAX), y.ids(u64::MAX));
+                let (mut i, mut j) = (0, 0);
+                let mut out = Vec::with_capacity(x.len() + y.len());
+                while i < x.len() || j < y.len() {
+                    let v = match (x.get(i), y.get(j)) {
+                        (Some(&a), Some(&b)) if a == b => {
+                            i += 1;
+                            j += 1;
+                            a
+                        }
+                        (Some(&a), Some(&b)) if a < b => {
+                            i += 1;
+                            a
+                        }
+                        (Some(_), Some(&b)) => {
+                            j += 1;
+                            b
+                        }
+                        (Some(&a), None) => {
+                            i += 1;
+                            a
+                        }
+                        (None, Some(&b)) => {
+                            j += 1;
+                            b
+                        }
+                        (None, None) => unreachable!("loop condition"),
+                    };
+                    out.push(v);
+                }
+                DocSel::Ids(out)
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,516 @@
+//! The `logs` table: a DataFusion `TableProvider` over a session's
+//! corpus, and its scan.
+//!
+//! Columns: `file`, `line_number` (1-based), `byte_offset`, `time`
+//! (timestamp ms UTC; null before a document's first stamp and where it
+//! has none), every field of the session's columns (`level`, `host`,
+//! `--field`s; null where a line has no value), `line` (UTF-8, invalid
+//! bytes replaced) and `line_bytes` (the raw bytes).
+//!
+//! The scan ([`LogScanExec`]) runs the pushed predicate through the
+//! engine once ([`crate::select`]), then yields only the projected
+//! columns of the selected lines, in document and line order, split into
+//! contiguous partitions. Its row count is exact, so `count(*)` over
+//! pushed filters is answered from it without reading a row.
+
+use std::any::Any;
+use std::fmt;
+use std::sync::{Arc, OnceLock};
+
+use async_trait::async_trait;
+use datafusion::arrow::array::{
+    ArrayRef, BinaryBuilder, RecordBatch, RecordBatchOptions, StringBuilder,
+    TimestampMillisecondBuilder, UInt64Array,
+};
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
+use datafusion::catalog::{Session as DfSession, TableProvider};
+use datafusion::common::stats::Precision;
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::common::{DataFusionError, Result, Statistics};
+use datafusion::execution::TaskContext;
+use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
+use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
+use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::{
+    DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PlanProperties,
+    SendableRecordBatchStream,
+};
+use logsieve::SearchOptions;
+
+use crate::pushdown::{translate, ColumnKind, Pred};
+use crate::select::{field_value, time, DocSel, Eval};
+use crate::{Snapshot, Source};
+
+/// The columns every `logs` table has besides its fields.
+const FILE: &str = "file";
+const LINE_NUMBER: &str = "line_number";
+const BYTE_OFFSET: &str = "byte_offset";
+const TIME: &str = "time";
+const LINE: &str = "line";
+const LINE_BYTES: &str = "line_bytes";
+
+/// One column of the table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Col {
+    File,
+    LineNumber,
+    ByteOffset,
+    Time,
+    Field(usize),
+    Line,
+    LineBytes,
+}
+
+/// The `logs` table.
+#[derive(Debug)]
+pub struct LogsTable {
+    source: Arc<dyn Source>,
+    schema: SchemaRef,
+    cols: Vec<Col>,
+    opts: SearchOptions,
+    pushdown: bool,
+}
+
+impl LogsTable {
+    /// The table over `source`'s session; its field columns are those of
+    /// the session's columns now. `opts` are each engine search's
+    /// (backend, threads); without `pushdown` DataFusion filters every
+    /// line itself.
+    pub fn new(
+        source: Arc<dyn Source>,
+        opts: SearchOptions,
+        pushdown: bool,
+    ) -> Result<LogsTable, String> {
+        let snap = source.snapshot()?;
+        let fields: Vec<String> = snap
+            .session()
+            .columns()
+            .map(|c| c.fields().iter().map(|f| f.name.clone()).collect())
+            .unwrap_or_default();
+        let mut schema = vec![
+            Field::new(FILE, DataType::Utf8, false),
+            Field::new(LINE_NUMBER, DataType::UInt64, false),
+            Field::new(BYTE_OFFSET, DataType::UInt64, false),
+            Field::new(
+                TIME,
+                DataType::Timestamp(TimeUnit::Millisecond, Some("UTC".into())),
+                true,
+            ),
+        ];
+        let mut cols = vec![Col::File, Col::LineNumber, Col::ByteOffset, Col::Time];
+        for (i, f) in fields.iter().enumerate() {
+            if [FILE, LINE_NUMBER, BYTE_OFFSET, TIME, LINE, LINE_BYTES].contains(&f.as_str()) {
+                return Err(format!(
+                    "field {f:?} has the name of a column of logs: rename it (--field NAME=REGEX)"
+                ));
+            }
+            schema.push(Field::new(f, DataType::Utf8, true));
+            cols.push(Col::Field(i));
+        }
+        schema.push(Field::new(LINE, DataType::Utf8, false));
+        schema.push(Field::new(LINE_BYTES, DataType::Binary, false));
+        cols.extend([Col::Line, Col::LineBytes]);
+        Ok(LogsTable {
+            source,
+            schema: Arc::new(Schema::new(schema)),
+            cols,
+            opts,
+            pushdown,
+        })
+    }
+
+    fn column_kind(&self, name: &str) -> Option<ColumnKind> {
+        let i = self.schema.index_of(name).ok()?;
+        match self.cols[i] {
+            Col::Line => Some(ColumnKind::Line),
+            Col::Time => Some(ColumnKind::Time),
+            Col::File => Some(ColumnKind::File),
+            Col::Field(f) => Some(ColumnKind::Field(f)),
+            _ => None,
+        }
+    }
+
+    fn translate(&self, e: &Expr) -> Option<Pred> {
+        if !self.pushdown {
+            return None;
+        }
+        translate(e, &|n| self.column_kind(n))
+    }
+}
+
+#[async_trait]
+impl TableProvider for LogsTable {
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+
+    fn supports_filters_pushdown(
+        &self,
+        filters: &[&Expr],
+    ) -> Result<Vec<TableProviderFilterPushDown>> {
+        Ok(filters
+            .iter()
+            .map(|f| match self.translate(f) {
+                Some(_) => TableProviderFilterPushDown::Exact,
+                None => TableProviderFilterPushDown::Unsupported,
+            })
+            .collect())
+    }
+
+    async fn scan(
+        &self,
+        state: &dyn DfSession,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        limit: Option<usize>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let preds: Vec<Pred> = filters
+            .iter()
+            .map(|f| {
+                self.translate(f).ok_or_else(|| {
+                    DataFusionError::Internal(format!("a filter not pushed reached the scan: {f}"))
+                })
+            })
+            .collect::<Result<_>>()?;
+        let pred = match preds.len() {
+            0 => None,
+            1 => preds.into_iter().next(),
+            _ => Some(Pred::And(preds)),
+        };
+        let proj: Vec<usize> = projection
+            .cloned()
+            .unwrap_or_else(|| (0..self.cols.len()).collect());
+        let schema = Arc::new(self.schema.project(&proj)?);
+        let partitions = state.config().target_partitions().max(1);
+        let props = PlanProperties::new(
+            EquivalenceProperties::new(schema.clone()),
+            Partitioning::UnknownPartitioning(partitions),
+            EmissionType::Incremental,
+            Boundedness::Bounded,
+        );
+        Ok(Arc::new(LogScanExec {
+            source: self.source.clone(),
+            opts: self.opts.clone(),
+            filters: filters.iter().map(|f| f.to_string()).collect(),
+            pred,
+            cols: proj.iter().map(|&i| self.cols[i]).collect(),
+            schema,
+            limit,
+            partitions,
+            batch_size: state.config().batch_size().max(1),
+            props: Arc::new(props),
+            scanned: Arc::new(OnceLock::new()),
+        }))
+    }
+}
+
+/// The selected lines of one scan, computed once.
+struct Scanned {
+    snap: Arc<dyn Snapshot>,
+    sel: Vec<DocSel>,
+    /// Rows per document (after the limit).
+    rows: Vec<u64>,
+    total: u64,
+    backends: Vec<String>,
+}
+
+/// The scan of `logs`: the engine's selection, then the projected
+/// columns of its lines.
+pub struct LogScanExec {
+    source: Arc<dyn Source>,
+    opts: SearchOptions,
+    filters: Vec<String>,
+    pred: Option<Pred>,
+    cols: Vec<Col>,
+    schema: SchemaRef,
+    limit: Option<usize>,
+    partitions: usize,
+    batch_size: usize,
+    props: Arc<PlanProperties>,
+    scanned: Arc<OnceLock<Result<Arc<Scanned>, String>>>,
+}
+
+impl fmt::Debug for LogScanExec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LogScanExec")
+            .field("filters", &self.filters)
+            .field("limit", &self.limit)
+            .finish()
+    }
+}
+
+impl LogScanExec {
+    /// The selection, computed on first use (statistics or execution).
+    fn scanned(&self) -> Result<Arc<Scanned>> {
+        self.scanned
+            .get_or_init(|| {
+                if let Some(p) = &self.pred {
+                    for q in crate::select::queries(p)? {
+                        self.source.prepare(&q, &self.opts);
+                    }
+                }
+                let snap = self.source.snapshot()?;
+                let session = snap.session();
+                let mut ev = Eval {
+                    session,
+                    opts: &self.opts,
+                    backends: Vec::new(),
+                };
+                let docs = session.corpus().docs();
+                let sel = match &self.pred {
+                    Some(p) => ev.select(p)?,
+                    None => vec![DocSel::All; docs.len()],
+                };
+                let mut left = self.limit.map_or(u64::MAX, |l| l as u64);
+                let rows: Vec<u64> = sel
+                    .iter()
+                    .zip(docs)
+                    .map(|(s, d)| {
+                        let n = s.len(d.lines().len()).min(left);
+                        left -= n;
+                        n
+                    })
+                    .collect();
+                let total = rows.iter().sum();
+                let backends = std::mem::take(&mut ev.backends);
+                Ok(Arc::new(Scanned {
+                    snap: snap.clone(),
+                    sel,
+                    rows,
+                    total,
+                    backends,
+                }))
+            })
+            .clone()
+            .map_err(DataFusionError::Execution)
+    }
+
+    /// Partition `p`'s share of the rows: `[from, to)` in scan order.
+    fn share(&self, total: u64, p: usize) -> (u64, u64) {
+        let n = self.partitions as u128;
+        let at = |k: usize| (u128::from(total) * k as u128 / n) as u64;
+        (at(p), at(p + 1))
+    }
+}
+
+impl DisplayAs for LogScanExec {
+    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
+        let names: Vec<&str> = self
+            .schema
+            .fields()
+            .iter()
+            .map(|f| f.name().as_str())
+            .collect();
+        write!(
+            f,
+            "LogScanExec: engine_filters=[{}]",
+            self.filters.join(", ")
+        )?;
+        write!(f, ", projection=[{}]", names.join(", "))?;
+        if let Some(l) = self.limit {
+            write!(f, ", limit={l}")?;
+        }
+        if let Some(Ok(s)) = self.scanned.get() {
+            write!(f, ", rows={}", s.total)?;
+            if !s.backends.is_empty() {
+                write!(f, ", backends=[{}]", s.backends.join(", "))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl ExecutionPlan for LogScanExec {
+    fn name(&self) -> &str {
+        "LogScanExec"
+    }
+
+    fn properties(&self) -> &Arc<PlanProperties> {
+        &self.props
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        Vec::new()
+    }
+
+    fn apply_expressions(
+        &self,
+        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
+    ) -> Result<TreeNodeRecursion> {
+        Ok(TreeNodeRecursion::Continue)
+    }
+
+    fn with_new_children(
+        self: Arc<Self>,
+        _children: Vec<Arc<dyn ExecutionPlan>>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        Ok(self)
+    }
+
+    #[allow(deprecated)]
+    fn partition_statistics(&self, partition: Option<usize>) -> Result<Arc<Statistics>> {
+        let s = self.scanned()?;
+        let rows = match partition {
+            None => s.total,
+            Some(p) => {
+                let (a, b) = self.share(s.total, p);
+                b - a
+            }
+        };
+        Ok(Arc::new(
+            Statistics::new_unknown(&self.schema).with_num_rows(Precision::Exact(rows as usize)),
+        ))
+    }
+
+    fn execute(
+        &self,
+        partition: usize,
+        _context: Arc<TaskContext>,
+    ) -> Result<SendableRecordBatchStream> {
+        let s = self.scanned()?;
+        let (from, to) = self.share(s.total, partition);
+        let batches = Batches {
+            s,
+            cols: self.cols.clone(),
+            schema: self.schema.clone(),
+            batch: self.batch_size as u64,
+            doc: 0,
+            k: 0,
+            seen: 0,
+            from,
+            to,
+        };
+        Ok(Box::pin(RecordBatchStreamAdapter::new(
+            self.schema.clone(),
+            futures::stream::iter(batches),
+        )))
+    }
+}
+
+/// One partition's batches, built as they are pulled.
+struct Batches {
+    s: Arc<Scanned>,
+    cols: Vec<Col>,
+    schema: SchemaRef,
+    batch: u64,
+    /// The document being read, and the next of its selected rows.
+    doc: usize,
+    k: u64,
+    /// Rows of the scan before `(doc, k)`.
+    seen: u64,
+    from: u64,
+    to: u64,
+}
+
+impl Iterator for Batches {
+    type Item = Result<RecordBatch>;
+
+    fn next(&mut self) -> Option<Result<RecordBatch>> {
+        // To this partition's next row: past documents before `from`
+        // and those read to their end.
+        loop {
+            let n = *self.s.rows.get(self.doc)?;
+            if self.seen + n <= self.from || self.k >= n {
+                self.seen += n;
+                self.doc += 1;
+                self.k = 0;
+                continue;
+            }
+            self.k = self.k.max(self.from.saturating_sub(self.seen));
+            break;
+        }
+        if self.seen + self.k >= self.to {
+            return None;
+        }
+        let n = self.s.rows[self.doc];
+        let end = n.min(self.k + self.batch).min(self.to - self.seen);
+        let out = build(&self.s, &self.cols, &self.schema, self.doc, self.k, end);
+        self.k = end;
+        Some(out)
+    }
+}
+
+/// The batch of rows `k0..k1` of document `doc`'s selection.
+fn build(
+    s: &Scanned,
+    cols: &[Col],
+    schema: &SchemaRef,
+    doc: usize,
+    k0: u64,
+    k1: u64,
+) -> Result<RecordBatch> {
+    let session = s.snap.session();
+    let d = &session.corpus().docs()[doc];
+    let columns = session.columns();
+    let sel = &s.sel[doc];
+    let ids: Vec<u64> = (k0..k1).map(|k| sel.nth(k)).collect();
+    let mut arrays: Vec<ArrayRef> = Vec::with_capacity(cols.len());
+    for c in cols {
+        let a: ArrayRef = match c {
+            Col::File => {
+                let mut b = StringBuilder::with_capacity(ids.len(), d.name().len() * ids.len());
+                for _ in &ids {
+                    b.append_value(d.name());
+                }
+                Arc::new(b.finish())
+            }
+            Col::LineNumber => Arc::new(UInt64Array::from_iter_values(
+                ids.iter().map(|&i| d.first_line() + i + 1),
+            )),
+            Col::ByteOffset => Arc::new(UInt64Array::from_iter_values(
+                ids.iter()
+                    .map(|&i| d.first_offset() + d.lines().line_range(i).start),
+            )),
+            Col::Time => {
+                let mut b = TimestampMillisecondBuilder::with_capacity(ids.len());
+                for &i in &ids {
+                    b.append_option(time(columns, doc, i));
+                }
+                Arc::new(b.finish().with_timezone("UTC"))
+            }
+            Col::Field(f) => {
+                let mut b = StringBuilder::with_capacity(ids.len(), ids.len() * 8);
+                for &i in &ids {
+                    match field_value(columns, doc, *f, i) {
+                        Some(v) => b.append_value(String::from_utf8_lossy(v)),
+                        None => b.append_null(),
+                    }
+                }
+                Arc::new(b.finish())
+            }
+            Col::Line => {
+                let mut b = StringBuilder::with_capacity(ids.len(), ids.len() * 64);
+                for &i in &ids {
+                    b.append_value(String::from_utf8_lossy(d.line(i)));
+                }
+                Arc::new(b.finish())
+            }
+            Col::LineBytes => {
+                let mut b = BinaryBuilder::with_capacity(ids.len(), ids.len() * 64);
+                for &i in &ids {
+                    b.append_value(d.line(i));
+                }
+                Arc::new(b.finish())
+            }
+        };
+        arrays.push(a);
+    }
+    let opts = RecordBatchOptions::new().with_row_count(Some(ids.len()));
+    Ok(RecordBatch::try_new_with_options(
+        schema.clone(),
+        arrays,
+        &opts,
+    )?)
+}
+
+impl LogScanExec {
+    /// `self` as `Any` (tests find the scan in a plan).
+    pub fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
