@@ -56,6 +56,7 @@ fn main() {
         Command::Completions(a) => cmd::completions::completions(a),
         Command::Man(a) => cmd::completions::man(a),
         Command::Serve(a) => cmd::serve::run(a, &tuning),
+        Command::Sql(a) => cmd::sql::run(a, &tuning),
     };
     std::process::exit(code);
 }

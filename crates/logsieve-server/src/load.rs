@@ -2,7 +2,7 @@
 //! generated logs, the stats columns, and the GPU when one pays.
 
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use logsieve::corpus::{load_paths, LoadProgress, WalkOptions};
 use logsieve::pipeline::{ColumnOptions, Columns, FieldSpec, TimeFormat};
@@ -76,15 +76,7 @@ pub struct LoadConfig {
 /// Checks what can be checked before loading: field specs, the time
 /// format. Returns the field specs.
 pub fn check(config: &LoadConfig) -> Result<(Vec<FieldSpec>, Option<TimeFormat>), String> {
-    let mut fields: Vec<FieldSpec> = ["level", "host"]
-        .iter()
-        .filter_map(|n| FieldSpec::builtin(n))
-        .collect();
-    for f in &config.fields {
-        let f = FieldSpec::parse(f).map_err(|e| e.to_string())?;
-        fields.retain(|g| g.name != f.name);
-        fields.push(f);
-    }
+    let fields = FieldSpec::with_builtins(&config.fields).map_err(|e| e.to_string())?;
     let tf = match config.time_format.as_deref() {
         None => None,
         Some(n) => Some(TimeFormat::from_name(n).ok_or_else(|| {
@@ -129,14 +121,6 @@ fn check_paths(source: &Source) -> Result<(), String> {
         return Ok(());
     }
     Err(format!("nothing to serve: {}", failed.join("; ")))
-}
-
-fn mtime_ms(path: &Path) -> Option<i64> {
-    let t = std::fs::metadata(path).and_then(|m| m.modified()).ok()?;
-    Some(match t.duration_since(std::time::UNIX_EPOCH) {
-        Ok(d) => d.as_millis() as i64,
-        Err(e) => -(e.duration().as_millis() as i64),
-    })
 }
 
 /// Loads, builds the columns, attaches the GPU as asked, and makes `state`
@@ -238,11 +222,7 @@ pub fn load(config: &LoadConfig, state: &AppState) -> Result<(), String> {
     // working directory must not decide it).
     let mtimes = match &config.source {
         Source::Demo { .. } => vec![None; corpus.docs().len()],
-        _ => corpus
-            .docs()
-            .iter()
-            .map(|d| mtime_ms(Path::new(d.name())))
-            .collect(),
+        _ => logsieve::pipeline::file_mtimes(&corpus),
     };
     let cols = Columns::build(
         &corpus,

@@ -178,6 +178,9 @@ pub(crate) struct Inner {
     pub live: LiveHub,
     /// Live tail slots (`--max-tails`).
     pub tails: Arc<Semaphore>,
+    /// `POST /api/v1/sql`'s engine, made at the first query.
+    #[cfg(feature = "sql")]
+    pub sql: OnceLock<Result<Arc<logsieve_sql::SqlEngine>, String>>,
 }
 
 /// The handlers' shared state: cheap to clone.
@@ -202,6 +205,8 @@ impl AppState {
             metrics: Metrics::default(),
             in_flight: AtomicU64::new(0),
             live: LiveHub::default(),
+            #[cfg(feature = "sql")]
+            sql: OnceLock::new(),
         }))
     }
 

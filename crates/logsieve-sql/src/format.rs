@@ -7,6 +7,9 @@ use datafusion::arrow::error::ArrowError;
 
 use crate::Answer;
 
+/// Reads an Arrow IPC stream (a server's answer to `format: arrow`).
+pub use datafusion::arrow::ipc::reader::StreamReader;
+
 /// An output format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {

@@ -46,6 +46,7 @@ pub mod select;
 pub mod table;
 mod udf;
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
@@ -57,8 +58,8 @@ use datafusion::execution::SessionStateBuilder;
 use datafusion::logical_expr::ScalarUDF;
 use datafusion::prelude::{SQLOptions, SessionConfig, SessionContext};
 use futures::StreamExt;
-use logsieve::{Query, Request, SearchOptions, Session};
-use parking_lot::RwLock;
+use logsieve::{Query, Request, SearchOptions, Session, Watchlist};
+use parking_lot::{Mutex, RwLock};
 
 /// A session held for the length of one scan.
 pub trait Snapshot: Send + Sync {
@@ -182,6 +183,9 @@ pub struct Answer {
 pub struct SqlEngine {
     ctx: SessionContext,
     limits: SqlLimits,
+    source: Arc<dyn Source>,
+    /// The watchlists whose tables are registered.
+    watchlists: Mutex<BTreeMap<String, Arc<Watchlist>>>,
 }
 
 impl SqlEngine {
@@ -209,8 +213,40 @@ impl SqlEngine {
         let logs = table::LogsTable::new(source.clone(), opts, limits.pushdown)?;
         ctx.register_table("logs", Arc::new(logs))
             .map_err(|e| e.to_string())?;
-        let snap = source.snapshot()?;
-        for w in snap.session().watchlists() {
+        ctx.register_udf(ScalarUDF::new_from_impl(udf::Matches::new(source.clone())));
+        let e = SqlEngine {
+            ctx,
+            limits,
+            source,
+            watchlists: Mutex::new(BTreeMap::new()),
+        };
+        e.sync_watchlists()?;
+        Ok(e)
+    }
+
+    /// The tables `watchlist_<name>` as the session's watchlists are
+    /// now (defined, replaced and removed ones since the last query).
+    fn sync_watchlists(&self) -> Result<(), String> {
+        let snap = self.source.snapshot()?;
+        let now: BTreeMap<String, Arc<Watchlist>> = snap
+            .session()
+            .watchlists()
+            .into_iter()
+            .map(|w| (w.name().to_string(), w))
+            .collect();
+        let mut held = self.watchlists.lock();
+        let same = held.len() == now.len()
+            && held
+                .iter()
+                .zip(&now)
+                .all(|((a, x), (b, y))| a == b && Arc::ptr_eq(x, y));
+        if same {
+            return Ok(());
+        }
+        for name in held.keys() {
+            let _ = self.ctx.deregister_table(format!("watchlist_{name}"));
+        }
+        for (name, w) in &now {
             let schema = Arc::new(Schema::new(vec![
                 Field::new("idx", DataType::UInt32, false),
                 Field::new("pattern", DataType::Utf8, false),
@@ -227,16 +263,23 @@ impl SqlEngine {
             )
             .map_err(|e| e.to_string())?;
             let t = MemTable::try_new(schema, vec![vec![batch]]).map_err(|e| e.to_string())?;
-            ctx.register_table(format!("watchlist_{}", w.name()), Arc::new(t))
+            self.ctx
+                .register_table(format!("watchlist_{name}"), Arc::new(t))
                 .map_err(|e| e.to_string())?;
         }
-        ctx.register_udf(ScalarUDF::new_from_impl(udf::Matches::new(source)));
-        Ok(SqlEngine { ctx, limits })
+        *held = now;
+        Ok(())
     }
 
     /// Runs `sql` (one statement): its rows, up to the row cap. A SQL
     /// error is DataFusion's message.
     pub async fn query(&self, sql: &str) -> Result<Answer, String> {
+        self.query_capped(sql, self.limits.max_rows).await
+    }
+
+    /// [`SqlEngine::query`] with a row cap of its own.
+    pub async fn query_capped(&self, sql: &str, max_rows: Option<usize>) -> Result<Answer, String> {
+        self.sync_watchlists()?;
         let opts = SQLOptions::new()
             .with_allow_ddl(self.limits.statements)
             .with_allow_dml(self.limits.statements)
@@ -248,7 +291,7 @@ impl SqlEngine {
             .map_err(|e| e.to_string())?;
         let schema: SchemaRef = Arc::new(df.schema().as_arrow().clone());
         let mut stream = df.execute_stream().await.map_err(|e| e.to_string())?;
-        let cap = self.limits.max_rows.unwrap_or(usize::MAX);
+        let cap = max_rows.unwrap_or(usize::MAX);
         let (mut batches, mut rows, mut truncated) = (Vec::new(), 0usize, false);
         while let Some(b) = stream.next().await {
             let b = b.map_err(|e| e.to_string())?;

@@ -12,5 +12,6 @@ pub mod gpu_info;
 pub mod patterns;
 pub mod search;
 pub mod serve;
+pub mod sql;
 pub mod stats;
 pub mod web;

@@ -12,6 +12,7 @@ pub mod gpus;
 pub mod patterns;
 pub mod serve;
 pub mod shared;
+pub mod sql;
 pub mod subcommands;
 pub mod walk;
 
@@ -80,6 +81,9 @@ pub enum Command {
     Man(ManArgs),
     /// Load logs once and answer queries over HTTP (JSON API under /api/v1).
     Serve(ServeArgs),
+    /// SQL over files (table `logs`), line filters and time windows run by
+    /// the search engine.
+    Sql(sql::SqlArgs),
 }
 
 /// The command line's definition as parsed and as `--help` prints it.

@@ -32,6 +32,8 @@ use crate::state::{AppState, Ready, ReadyRef};
 mod health;
 mod patterns;
 mod search;
+#[cfg(feature = "sql")]
+pub mod sql;
 mod stats;
 pub mod tail;
 mod templates;
@@ -88,7 +90,7 @@ pub struct ApiDoc;
 /// is served and documented, or neither.
 pub fn routes() -> (axum::Router<AppState>, utoipa::openapi::OpenApi) {
     use utoipa_axum::{router::OpenApiRouter, routes};
-    OpenApiRouter::with_openapi(ApiDoc::openapi())
+    let r = OpenApiRouter::with_openapi(ApiDoc::openapi())
         .routes(routes!(health::health))
         .routes(routes!(search::search))
         .routes(routes!(stats::stats))
@@ -97,8 +99,10 @@ pub fn routes() -> (axum::Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(tail::tail))
         .routes(routes!(health::openapi))
         .routes(routes!(health::metrics))
-        .merge(watchlists::routes())
-        .split_for_parts()
+        .merge(watchlists::routes());
+    #[cfg(feature = "sql")]
+    let r = r.routes(routes!(sql::sql));
+    r.split_for_parts()
 }
 
 /// The document [`routes`] made, as served (made once).

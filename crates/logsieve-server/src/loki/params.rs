@@ -132,7 +132,11 @@ impl Params {
     /// `max(floor((end - start) / 250 s), 1 s)` as in Loki.
     pub fn step(&self, start: i64, end: i64) -> Result<i64, LokiError> {
         let step = match self.get("step") {
-            None => (span(start, end) / 1_000_000_000 / 250).clamp(1, i64::MAX as i128 / 1_000_000_000) as i64 * 1_000_000_000,
+            None => {
+                (span(start, end) / 1_000_000_000 / 250).clamp(1, i64::MAX as i128 / 1_000_000_000)
+                    as i64
+                    * 1_000_000_000
+            }
             Some(s) => {
                 if let Ok(f) = s.parse::<f64>() {
                     let ns = f * 1e9;
@@ -322,7 +326,10 @@ mod tests {
         // grew until memory ran out (found by the loki_params fuzzer).
         let (end, step) = (i64::MAX - 5, 1_000_000_000_000_000_000);
         let start = end - 3 * step;
-        assert_eq!(steps(start, end, step), vec![start, start + step, start + 2 * step, end]);
+        assert_eq!(
+            steps(start, end, step),
+            vec![start, start + step, start + 2 * step, end]
+        );
         let p = Params::new(Some("step=1000000000"), b"");
         assert_eq!(p.step(start, end).unwrap(), step);
         // The whole i64 range: refused as too many points, not overflowed.

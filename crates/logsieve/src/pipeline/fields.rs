@@ -62,6 +62,19 @@ impl FieldSpec {
         }
     }
 
+    /// The built-in `level` and `host`, then each `NAME=REGEX` of
+    /// `specs` (`--field`; one named like a built-in replaces it): the
+    /// columns of `serve` and `sql`.
+    pub fn with_builtins(specs: &[String]) -> Result<Vec<FieldSpec>, Error> {
+        let mut fields = vec![FieldSpec::level(), FieldSpec::host()];
+        for spec in specs {
+            let f = FieldSpec::parse(spec)?;
+            fields.retain(|g| g.name != f.name);
+            fields.push(f);
+        }
+        Ok(fields)
+    }
+
     /// A user field from `NAME=REGEX` (`--field`).
     pub fn parse(spec: &str) -> Result<FieldSpec, Error> {
         let Some((name, re)) = spec.split_once('=') else {

@@ -57,6 +57,26 @@ pub(crate) use cpu::{check_shape, run_cpu_lines};
 pub use fields::{FieldKind, FieldSpec};
 pub use time::{format_ms, Stamp, TimeFormat, TimeRules, TimeSpec, NO_TIME};
 
+/// Each document's modification time (ms since the epoch) when it is a
+/// file that can be read (`None` for stdin and generated data): what
+/// [`ColumnOptions::doc_mtimes`] dates year-less stamps by.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn file_mtimes(corpus: &Corpus) -> Vec<Option<i64>> {
+    corpus
+        .docs()
+        .iter()
+        .map(|d| {
+            let t = std::fs::metadata(d.name())
+                .and_then(|m| m.modified())
+                .ok()?;
+            Some(match t.duration_since(std::time::UNIX_EPOCH) {
+                Ok(d) => d.as_millis() as i64,
+                Err(e) => -(e.duration().as_millis() as i64),
+            })
+        })
+        .collect()
+}
+
 /// How columns are built.
 #[derive(Clone, Debug)]
 pub struct ColumnOptions {
