@@ -22,6 +22,9 @@ pub enum DocSel {
     Ids(Vec<u64>),
     /// The lines `start..end`.
     Range(u64, u64),
+    /// This many lines, which are not known (a count where no column is
+    /// read: `count(*)`).
+    Count(u64),
 }
 
 impl DocSel {
@@ -31,6 +34,7 @@ impl DocSel {
             DocSel::All => n,
             DocSel::Ids(v) => v.len() as u64,
             DocSel::Range(a, b) => b.saturating_sub(*a),
+            DocSel::Count(c) => *c,
         }
     }
 
@@ -40,6 +44,7 @@ impl DocSel {
             DocSel::All => k,
             DocSel::Ids(v) => v[k as usize],
             DocSel::Range(a, _) => a + k,
+            DocSel::Count(_) => unreachable!("a count is read for no column"),
         }
     }
 
@@ -49,6 +54,7 @@ impl DocSel {
             DocSel::All => (0..n).collect(),
             DocSel::Ids(v) => v,
             DocSel::Range(a, b) => (a..b.max(a)).collect(),
+            DocSel::Count(_) => unreachable!("a count is never combined"),
         }
     }
 }
@@ -135,6 +141,42 @@ impl Eval<'_> {
         }
     }
 
+    /// The number of lines `p` selects per document, when one engine
+    /// count answers it (a text test, or positive literals under one
+    /// OR): no line id is gathered. `None` otherwise.
+    pub fn count(&mut self, p: &Pred) -> Result<Option<Vec<DocSel>>, String> {
+        let texts: Vec<&Text> = match p {
+            Pred::Leaf(Leaf::Text(t), false) => vec![t],
+            Pred::Or(v) => {
+                let mut out = Vec::new();
+                for c in v {
+                    match c {
+                        Pred::Leaf(Leaf::Text(t), false) if mergeable(t) => out.push(t),
+                        _ => return Ok(None),
+                    }
+                }
+                if out.iter().any(|t| t.fold != out[0].fold) {
+                    return Ok(None);
+                }
+                out
+            }
+            _ => return Ok(None),
+        };
+        let q = query(&texts)?;
+        let opts = SearchOptions {
+            want: logsieve::Want::Count,
+            ..self.opts.clone()
+        };
+        let res = self.session.search(&q, &opts).map_err(|e| e.to_string())?;
+        self.backends.push(res.backend.to_string());
+        Ok(Some(
+            res.docs
+                .into_iter()
+                .map(|d| DocSel::Count(d.count))
+                .collect(),
+        ))
+    }
+
     /// One engine search for the texts (several: any of them).
     fn search(&mut self, texts: &[&Text]) -> Result<Vec<DocSel>, String> {
         let q = query(texts)?;
@@ -213,6 +255,7 @@ impl Eval<'_> {
                 let (a, b) = match s {
                     DocSel::All => (0, self.lines(d)),
                     DocSel::Range(a, b) => (a, b),
+                    DocSel::Count(_) => unreachable!("a count is never filtered"),
                     DocSel::Ids(ids) => {
                         return DocSel::Ids(ids.into_iter().filter(|i| keep(i)).collect())
                     }
@@ -331,6 +374,9 @@ fn intersect(a: Vec<DocSel>, b: Vec<DocSel>) -> Vec<DocSel> {
             }
             (DocSel::Range(a, b), DocSel::Ids(v)) | (DocSel::Ids(v), DocSel::Range(a, b)) => {
                 DocSel::Ids(v.into_iter().filter(|i| (a..b).contains(i)).collect())
+            }
+            (DocSel::Count(_), _) | (_, DocSel::Count(_)) => {
+                unreachable!("a count is never combined")
             }
             (DocSel::Ids(x), DocSel::Ids(y)) => {
                 let (mut i, mut j, mut out) = (0, 0, Vec::new());

@@ -262,9 +262,15 @@ impl LogScanExec {
                     backends: Vec::new(),
                 };
                 let docs = session.corpus().docs();
-                let sel = match &self.pred {
-                    Some(p) => ev.select(p)?,
-                    None => vec![DocSel::All; docs.len()],
+                // No column read (`count(*)`): a count is enough.
+                let counted = match (&self.pred, self.cols.is_empty()) {
+                    (Some(p), true) => ev.count(p)?,
+                    _ => None,
+                };
+                let sel = match (&self.pred, counted) {
+                    (_, Some(c)) => c,
+                    (Some(p), None) => ev.select(p)?,
+                    (None, None) => vec![DocSel::All; docs.len()],
                 };
                 let mut left = self.limit.map_or(u64::MAX, |l| l as u64);
                 let rows: Vec<u64> = sel
@@ -448,6 +454,14 @@ fn build(
     let d = &session.corpus().docs()[doc];
     let columns = session.columns();
     let sel = &s.sel[doc];
+    if cols.is_empty() {
+        let opts = RecordBatchOptions::new().with_row_count(Some((k1 - k0) as usize));
+        return Ok(RecordBatch::try_new_with_options(
+            schema.clone(),
+            Vec::new(),
+            &opts,
+        )?);
+    }
     let ids: Vec<u64> = (k0..k1).map(|k| sel.nth(k)).collect();
     let mut arrays: Vec<ArrayRef> = Vec::with_capacity(cols.len());
     for c in cols {
