@@ -86,12 +86,17 @@ pub trait Source: Send + Sync + fmt::Debug {
 
 /// A session owned here (the CLI, tests): prepared for each search as
 /// `logsieve search` prepares its one.
-pub struct Local(Arc<RwLock<Session>>);
+pub struct Local(
+    Arc<RwLock<Session>>,
+    /// The queries prepared already (preparing again re-plans the route:
+    /// 0.2 ms a query on the 2-core build machine).
+    Mutex<std::collections::HashSet<(Vec<Vec<u8>>, String)>>,
+);
 
 impl Local {
     /// Wraps `session`.
     pub fn new(session: Session) -> Arc<Local> {
-        Arc::new(Local(Arc::new(RwLock::new(session))))
+        Arc::new(Local(Arc::new(RwLock::new(session)), Default::default()))
     }
 }
 
@@ -117,8 +122,17 @@ impl Source for Local {
     fn prepare(&self, q: &Query, opts: &SearchOptions) {
         // Another scan of the same query holding a snapshot: search as
         // the session is (never wait for a write).
+        let key = (
+            q.patterns().to_vec(),
+            format!("{:?}{:?}", q.syntax(), q.case()),
+        );
+        if self.1.lock().contains(&key) {
+            return;
+        }
         if let Some(mut s) = self.0.try_write() {
-            let _ = s.prepare(&Request::Search(q), opts);
+            if s.prepare(&Request::Search(q), opts).is_ok() {
+                self.1.lock().insert(key);
+            }
         }
     }
 }
