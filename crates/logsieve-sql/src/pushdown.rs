@@ -259,7 +259,7 @@ fn binary(
                 _ => return None,
             };
             let t = text_function("contains", &f.args, col)?;
-            return Some(Pred::Leaf(Leaf::Text(t), neg != !holds));
+            return Some(Pred::Leaf(Leaf::Text(t), neg == holds));
         }
     }
     // The column on the left.
