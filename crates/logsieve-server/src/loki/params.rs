@@ -332,7 +332,9 @@ mod tests {
         );
         let p = Params::new(Some("step=1000000000"), b"");
         assert_eq!(p.step(start, end).unwrap(), step);
-        // The whole i64 range: refused as too many points, not overflowed.
+        // The whole i64 range at 1 s: refused as too many points, not
+        // overflowed.
+        let p = Params::new(Some("step=1"), b"");
         assert!(p.step(i64::MIN, i64::MAX).is_err());
         let p = Params::new(Some(""), b"");
         let s = p.step(i64::MIN, i64::MAX).unwrap();
