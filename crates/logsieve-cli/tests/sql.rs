@@ -253,6 +253,23 @@ fn statements_from_stdin_exit_codes_and_errors() {
     let o = run(&["sql", "SELECT nope FROM logs", logs], None);
     assert_eq!(o.code, 2);
     assert!(o.stderr.contains("nope"), "{}", o.stderr);
+    // A path that cannot be read: reported, the rest queried, exit 2.
+    let o = run(
+        &[
+            "sql",
+            "SELECT count(*) AS n FROM logs",
+            logs,
+            "/no/such/file.log",
+        ],
+        None,
+    );
+    assert_eq!(o.code, 2, "{}", o.stderr);
+    assert!(
+        o.stderr.contains("/no/such/file.log") && o.stdout.starts_with('+'),
+        "{} {}",
+        o.stdout,
+        o.stderr
+    );
     let o = run(&["sql", "SELECT 1", logs, "--watchlist", "bad"], None);
     assert_eq!(o.code, 2);
     assert!(o.stderr.contains("NAME=FILE"), "{}", o.stderr);

@@ -31,7 +31,7 @@ pub fn run(a: &SqlArgs, tuning: &Tuning) -> i32 {
             None => prompt(|q| remote(&url, q, fmt)),
         };
     }
-    let engine = match local(a, &paths, tuning) {
+    let (engine, had_error) = match local(a, &paths, tuning) {
         Ok(e) => e,
         Err(e) => {
             err(e);
@@ -52,14 +52,25 @@ pub fn run(a: &SqlArgs, tuning: &Tuning) -> i32 {
             EXIT_ERROR
         }
     };
-    match query {
+    let code = match query {
         Some(q) => one(q),
         None => prompt(one),
+    };
+    // A path that could not be read was reported; the rest was queried.
+    if had_error {
+        EXIT_ERROR
+    } else {
+        code
     }
 }
 
-/// The engine over the files: loaded, columns built, watchlists defined.
-fn local(a: &SqlArgs, paths: &[std::path::PathBuf], tuning: &Tuning) -> Result<SqlEngine, String> {
+/// The engine over the files (loaded, columns built, watchlists
+/// defined), and whether some path could not be read.
+fn local(
+    a: &SqlArgs,
+    paths: &[std::path::PathBuf],
+    tuning: &Tuning,
+) -> Result<(SqlEngine, bool), String> {
     let fields = FieldSpec::with_builtins(&a.field).map_err(|e| e.to_string())?;
     let time_format = match a.time_format.as_deref() {
         None => None,
@@ -81,7 +92,7 @@ fn local(a: &SqlArgs, paths: &[std::path::PathBuf], tuning: &Tuning) -> Result<S
         lists.push((name.to_string(), pats));
     }
     let paths = crate::input::search_paths(paths.to_vec());
-    let (corpus, _had_error) = load(&paths, a.input, &a.walk);
+    let (corpus, had_error) = load(&paths, a.input, &a.walk);
     let cols = Columns::build(
         &corpus,
         &ColumnOptions {
@@ -110,7 +121,7 @@ fn local(a: &SqlArgs, paths: &[std::path::PathBuf], tuning: &Tuning) -> Result<S
         pushdown: !a.no_pushdown,
         ..SqlLimits::local()
     };
-    SqlEngine::new(Local::new(session), opts, limits)
+    SqlEngine::new(Local::new(session), opts, limits).map(|e| (e, had_error))
 }
 
 /// Prints `a` as `fmt` on stdout: 0 with rows, 1 without.
