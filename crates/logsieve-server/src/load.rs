@@ -77,16 +77,7 @@ pub struct LoadConfig {
 /// format. Returns the field specs.
 pub fn check(config: &LoadConfig) -> Result<(Vec<FieldSpec>, Option<TimeFormat>), String> {
     let fields = FieldSpec::with_builtins(&config.fields).map_err(|e| e.to_string())?;
-    let tf = match config.time_format.as_deref() {
-        None => None,
-        Some(n) => Some(TimeFormat::from_name(n).ok_or_else(|| {
-            let names: Vec<&str> = TimeFormat::ALL.iter().map(|f| f.name()).collect();
-            format!(
-                "--time-format {n:?}: unknown format (one of {})",
-                names.join(", ")
-            )
-        })?),
-    };
+    let tf = TimeFormat::from_flag(config.time_format.as_deref())?;
     check_paths(&config.source)?;
     Ok((fields, tf))
 }

@@ -72,16 +72,7 @@ fn local(
     tuning: &Tuning,
 ) -> Result<(SqlEngine, bool), String> {
     let fields = FieldSpec::with_builtins(&a.field).map_err(|e| e.to_string())?;
-    let time_format = match a.time_format.as_deref() {
-        None => None,
-        Some(n) => Some(TimeFormat::from_name(n).ok_or_else(|| {
-            let names: Vec<&str> = TimeFormat::ALL.iter().map(|f| f.name()).collect();
-            format!(
-                "--time-format {n:?}: unknown format (one of {})",
-                names.join(", ")
-            )
-        })?),
-    };
+    let time_format = TimeFormat::from_flag(a.time_format.as_deref())?;
     let mut lists = Vec::new();
     for w in &a.watchlist {
         let (name, file) = w

@@ -397,19 +397,12 @@ fn execute(job: Job) -> i32 {
             return EXIT_ERROR;
         }
     };
-    let time_format = match pipe.time_format.as_deref() {
-        None => None,
-        Some(n) => match TimeFormat::from_name(n) {
-            Some(f) => Some(f),
-            None => {
-                let names: Vec<&str> = TimeFormat::ALL.iter().map(|f| f.name()).collect();
-                err(format!(
-                    "--time-format {n:?}: unknown format (one of {})",
-                    names.join(", ")
-                ));
-                return EXIT_ERROR;
-            }
-        },
+    let time_format = match TimeFormat::from_flag(pipe.time_format.as_deref()) {
+        Ok(f) => f,
+        Err(e) => {
+            err(e);
+            return EXIT_ERROR;
+        }
     };
     let mut user_fields = Vec::new();
     for f in &pipe.field {

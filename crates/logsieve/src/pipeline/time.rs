@@ -95,6 +95,21 @@ impl TimeFormat {
         }
     }
 
+    /// `--time-format`'s value: `None` detects per document; an unknown
+    /// name is an error listing the known ones.
+    pub fn from_flag(name: Option<&str>) -> Result<Option<TimeFormat>, String> {
+        let Some(n) = name else {
+            return Ok(None);
+        };
+        TimeFormat::from_name(n).map(Some).ok_or_else(|| {
+            let names: Vec<&str> = TimeFormat::ALL.iter().map(|f| f.name()).collect();
+            format!(
+                "--time-format {n:?}: unknown format (one of {})",
+                names.join(", ")
+            )
+        })
+    }
+
     /// The format named `name` (`--time-format`); a few aliases are
     /// accepted (`rfc3339`, `log4j`, `iso8601`, `bsd`, `ctime`, `access`,
     /// `hdfs`, `yymmdd`, `spark`, `healthapp`, `android`, `proxifier`,
