@@ -52,6 +52,13 @@ pub fn patterns(regexp: &[OsString], files: &[PathBuf]) -> Result<Vec<Vec<u8>>, 
     Ok(patterns)
 }
 
+/// `--token-file FILE`'s token (its first line), or none.
+pub fn token(file: &Option<PathBuf>) -> Result<Option<String>, String> {
+    file.as_deref()
+        .map(logsieve::auth::read_token_file)
+        .transpose()
+}
+
 /// The paths `search` reads: as given, or `./` when none are given and
 /// stdin is a terminal.
 pub fn search_paths(paths: Vec<PathBuf>) -> Vec<PathBuf> {
@@ -70,6 +77,17 @@ pub fn search_paths(paths: Vec<PathBuf>) -> Vec<PathBuf> {
 /// errors and incomplete files (cut streams, files that shrank) are
 /// reported and flagged, the rest is loaded. Shared by `search` and `stats`.
 pub(crate) fn load(paths: &[PathBuf], input: InputArgs, walk: &WalkArgs) -> (Corpus, bool) {
+    load_share(paths, input, walk, None)
+}
+
+/// [`load`] of the walked files `keep` selects by their index in sorted
+/// path order (a cluster worker's share); `None`: all, in walk order.
+pub(crate) fn load_share(
+    paths: &[PathBuf],
+    input: InputArgs,
+    walk: &WalkArgs,
+    share: Option<&dyn Fn(usize) -> bool>,
+) -> (Corpus, bool) {
     let opts = input.load_options();
     let mut corpus = Corpus::new();
     let mut had_error = false;
@@ -96,31 +114,65 @@ pub(crate) fn load(paths: &[PathBuf], input: InputArgs, walk: &WalkArgs) -> (Cor
     } else {
         paths.to_vec()
     };
-    for found in walker.walk(&paths) {
-        let loaded = found.and_then(|f| {
-            if f.path.as_os_str() == "-" {
-                Document::stdin().map(Some)
-            } else if f.explicit || input.text {
-                Document::open(&f.path, opts).map(Some)
-            } else {
-                Document::open_found(&f.path, opts)
+    match share {
+        None => {
+            for found in walker.walk(&paths) {
+                had_error |= open_into(&mut corpus, found, input, opts);
             }
-        });
-        match loaded {
-            Ok(Some(d)) => {
-                if let Some(w) = d.warning() {
-                    err(w);
-                    had_error = true;
+        }
+        Some(keep) => {
+            // Sorted first: every worker given the same paths numbers the
+            // files the same.
+            let mut found = Vec::new();
+            for f in walker.walk(&paths) {
+                match f {
+                    Ok(f) => found.push(f),
+                    Err(e) => {
+                        err(e);
+                        had_error = true;
+                    }
                 }
-                corpus.push(d);
             }
-            // Binary, found by the walk: skipped without a word (rg).
-            Ok(None) => {}
-            Err(e) => {
-                err(e);
-                had_error = true;
+            found.sort_by(|a, b| a.path.cmp(&b.path));
+            for (k, f) in found.into_iter().enumerate() {
+                if keep(k) {
+                    had_error |= open_into(&mut corpus, Ok(f), input, opts);
+                }
             }
         }
     }
     (corpus, had_error)
+}
+
+/// Opens one walked file into `corpus` (binary files a walk found are
+/// skipped, as rg skips them); true when it could not be read whole
+/// (reported).
+fn open_into(
+    corpus: &mut Corpus,
+    found: Result<logsieve::corpus::Found, logsieve::Error>,
+    input: InputArgs,
+    opts: logsieve::LoadOptions,
+) -> bool {
+    let loaded = found.and_then(|f| {
+        if f.path.as_os_str() == "-" {
+            Document::stdin().map(Some)
+        } else if f.explicit || input.text {
+            Document::open(&f.path, opts).map(Some)
+        } else {
+            Document::open_found(&f.path, opts)
+        }
+    });
+    match loaded {
+        Ok(Some(d)) => {
+            let warned = d.warning().inspect(|w| err(w)).is_some();
+            corpus.push(d);
+            warned
+        }
+        // Binary, found by the walk: skipped without a word (rg).
+        Ok(None) => false,
+        Err(e) => {
+            err(e);
+            true
+        }
+    }
 }

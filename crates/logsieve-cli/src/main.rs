@@ -57,6 +57,7 @@ fn main() {
         Command::Man(a) => cmd::completions::man(a),
         Command::Serve(a) => cmd::serve::run(a, &tuning),
         Command::Sql(a) => cmd::sql::run(a, &tuning),
+        Command::Cluster(a) => cmd::cluster::run(a, &tuning),
     };
     std::process::exit(code);
 }

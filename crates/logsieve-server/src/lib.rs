@@ -49,7 +49,7 @@ serve_with(listener, state, std::future::pending()).await
 
 pub mod api;
 pub mod append;
-pub mod auth;
+pub use logsieve::auth;
 pub mod error;
 pub mod follow;
 pub mod live;

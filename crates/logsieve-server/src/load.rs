@@ -317,12 +317,18 @@ fn keep_warm(state: &AppState) {
 /// resident server's repeated queries pay for the upload there, and a
 /// software adapter (lavapipe) is never faster than the CPU engine.
 fn attach_gpu(session: &mut Session, config: &LoadConfig) -> Result<(), String> {
-    match config.gpu {
+    attach(session, config.gpu, &config.tuning)
+}
+
+/// `--gpu MODE` on `session` (serve's load, a cluster worker's): auto
+/// uploads to a hardware adapter only, on uploads or fails, off never.
+pub fn attach(session: &mut Session, mode: GpuMode, tuning: &Tuning) -> Result<(), String> {
+    match mode {
         GpuMode::Off => Ok(()),
         GpuMode::On => session.attach_gpu().map_err(|e| format!("--gpu on: {e}")),
         GpuMode::Auto => {
             {
-                match logsieve::gpu::GpuContext::shared_with(&config.tuning.gpu) {
+                match logsieve::gpu::GpuContext::shared_with(&tuning.gpu) {
                     Ok(ctx) if !ctx.info().is_software => {
                         if let Err(e) = session.attach_gpu() {
                             tracing::warn!("GPU not used: {e}");

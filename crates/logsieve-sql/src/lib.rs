@@ -210,19 +210,7 @@ impl SqlEngine {
         opts: SearchOptions,
         limits: SqlLimits,
     ) -> Result<SqlEngine, String> {
-        let mut config = SessionConfig::new().with_information_schema(true);
-        if limits.partitions > 0 {
-            config = config.with_target_partitions(limits.partitions);
-        }
-        let runtime = RuntimeEnvBuilder::new()
-            .with_memory_limit(limits.memory, 1.0)
-            .build_arc()
-            .map_err(|e| e.to_string())?;
-        let state = SessionStateBuilder::new()
-            .with_config(config)
-            .with_runtime_env(runtime)
-            .with_default_features()
-            .build();
+        let state = state_builder(&limits)?.build();
         let ctx = SessionContext::new_with_state(state);
         let logs = table::LogsTable::new(source.clone(), opts, limits.pushdown)?;
         ctx.register_table("logs", Arc::new(logs))
@@ -294,36 +282,64 @@ impl SqlEngine {
     /// [`SqlEngine::query`] with a row cap of its own.
     pub async fn query_capped(&self, sql: &str, max_rows: Option<usize>) -> Result<Answer, String> {
         self.sync_watchlists()?;
-        let opts = SQLOptions::new()
-            .with_allow_ddl(self.limits.statements)
-            .with_allow_dml(self.limits.statements)
-            .with_allow_statements(self.limits.statements);
-        let df = self
-            .ctx
-            .sql_with_options(sql, opts)
-            .await
-            .map_err(|e| e.to_string())?;
-        let schema: SchemaRef = Arc::new(df.schema().as_arrow().clone());
-        let mut stream = df.execute_stream().await.map_err(|e| e.to_string())?;
-        let cap = max_rows.unwrap_or(usize::MAX);
-        let (mut batches, mut rows, mut truncated) = (Vec::new(), 0usize, false);
-        while let Some(b) = stream.next().await {
-            let b = b.map_err(|e| e.to_string())?;
-            let keep = b.num_rows().min(cap - rows);
-            if keep > 0 {
-                batches.push(b.slice(0, keep));
-                rows += keep;
-            }
-            if keep < b.num_rows() {
-                truncated = true;
-                break;
-            }
-        }
-        Ok(Answer {
-            schema,
-            batches,
-            rows,
-            truncated,
-        })
+        run(&self.ctx, sql, &self.limits, max_rows).await
     }
+}
+
+/// DataFusion's session as `limits` say (memory pool, partitions, the
+/// information schema), with its default functions: every engine's
+/// (local, a cluster's coordinator) before its tables.
+pub fn state_builder(limits: &SqlLimits) -> Result<SessionStateBuilder, String> {
+    let mut config = SessionConfig::new().with_information_schema(true);
+    if limits.partitions > 0 {
+        config = config.with_target_partitions(limits.partitions);
+    }
+    let runtime = RuntimeEnvBuilder::new()
+        .with_memory_limit(limits.memory, 1.0)
+        .build_arc()
+        .map_err(|e| e.to_string())?;
+    Ok(SessionStateBuilder::new()
+        .with_config(config)
+        .with_runtime_env(runtime)
+        .with_default_features())
+}
+
+/// Runs `sql` (one statement, the statements `limits` allow) on `ctx`:
+/// its rows, up to `max_rows`. A SQL error is DataFusion's message.
+pub async fn run(
+    ctx: &SessionContext,
+    sql: &str,
+    limits: &SqlLimits,
+    max_rows: Option<usize>,
+) -> Result<Answer, String> {
+    let opts = SQLOptions::new()
+        .with_allow_ddl(limits.statements)
+        .with_allow_dml(limits.statements)
+        .with_allow_statements(limits.statements);
+    let df = ctx
+        .sql_with_options(sql, opts)
+        .await
+        .map_err(|e| e.to_string())?;
+    let schema: SchemaRef = Arc::new(df.schema().as_arrow().clone());
+    let mut stream = df.execute_stream().await.map_err(|e| e.to_string())?;
+    let cap = max_rows.unwrap_or(usize::MAX);
+    let (mut batches, mut rows, mut truncated) = (Vec::new(), 0usize, false);
+    while let Some(b) = stream.next().await {
+        let b = b.map_err(|e| e.to_string())?;
+        let keep = b.num_rows().min(cap - rows);
+        if keep > 0 {
+            batches.push(b.slice(0, keep));
+            rows += keep;
+        }
+        if keep < b.num_rows() {
+            truncated = true;
+            break;
+        }
+    }
+    Ok(Answer {
+        schema,
+        batches,
+        rows,
+        truncated,
+    })
 }

@@ -62,32 +62,19 @@ enum Col {
     LineBytes,
 }
 
-/// The `logs` table.
-#[derive(Debug)]
-pub struct LogsTable {
-    source: Arc<dyn Source>,
+/// The `logs` table's columns for a list of field names, and which of
+/// its filters the engine answers. One decision for every table over a
+/// corpus (a session's here, a cluster's shards).
+#[derive(Clone, Debug)]
+pub struct Shape {
     schema: SchemaRef,
     cols: Vec<Col>,
-    opts: SearchOptions,
-    pushdown: bool,
+    fields: Vec<String>,
 }
 
-impl LogsTable {
-    /// The table over `source`'s session; its field columns are those of
-    /// the session's columns now. `opts` are each engine search's
-    /// (backend, threads); without `pushdown` DataFusion filters every
-    /// line itself.
-    pub fn new(
-        source: Arc<dyn Source>,
-        opts: SearchOptions,
-        pushdown: bool,
-    ) -> Result<LogsTable, String> {
-        let snap = source.snapshot()?;
-        let fields: Vec<String> = snap
-            .session()
-            .columns()
-            .map(|c| c.fields().iter().map(|f| f.name.clone()).collect())
-            .unwrap_or_default();
+impl Shape {
+    /// The columns with these fields (`level`, `host`, `--field`s).
+    pub fn new(fields: &[String]) -> Result<Shape, String> {
         let mut schema = vec![
             Field::new(FILE, DataType::Utf8, false),
             Field::new(LINE_NUMBER, DataType::UInt64, false),
@@ -111,13 +98,30 @@ impl LogsTable {
         schema.push(Field::new(LINE, DataType::Utf8, false));
         schema.push(Field::new(LINE_BYTES, DataType::Binary, false));
         cols.extend([Col::Line, Col::LineBytes]);
-        Ok(LogsTable {
-            source,
+        Ok(Shape {
             schema: Arc::new(Schema::new(schema)),
             cols,
-            opts,
-            pushdown,
+            fields: fields.to_vec(),
         })
+    }
+
+    /// The fields of the session's columns now.
+    pub fn of(session: &logsieve::Session) -> Result<Shape, String> {
+        let fields: Vec<String> = session
+            .columns()
+            .map(|c| c.fields().iter().map(|f| f.name.clone()).collect())
+            .unwrap_or_default();
+        Shape::new(&fields)
+    }
+
+    /// The table's schema.
+    pub fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    /// The field columns' names.
+    pub fn fields(&self) -> &[String] {
+        &self.fields
     }
 
     fn column_kind(&self, name: &str) -> Option<ColumnKind> {
@@ -131,50 +135,79 @@ impl LogsTable {
         }
     }
 
-    fn translate(&self, e: &Expr) -> Option<Pred> {
-        if !self.pushdown {
-            return None;
-        }
+    /// `e` as a predicate the engine answers exactly, or `None`.
+    pub fn translate(&self, e: &Expr) -> Option<Pred> {
         translate(e, &|n| self.column_kind(n))
     }
-}
 
-#[async_trait]
-impl TableProvider for LogsTable {
-    fn schema(&self) -> SchemaRef {
-        self.schema.clone()
-    }
-
-    fn table_type(&self) -> TableType {
-        TableType::Base
-    }
-
-    fn supports_filters_pushdown(
-        &self,
-        filters: &[&Expr],
-    ) -> Result<Vec<TableProviderFilterPushDown>> {
-        Ok(filters
+    /// Each filter pushed: `Exact` where the engine answers it whole.
+    pub fn pushdown(&self, filters: &[&Expr], on: bool) -> Vec<TableProviderFilterPushDown> {
+        filters
             .iter()
-            .map(|f| match self.translate(f) {
+            .map(|f| match on.then(|| self.translate(f)).flatten() {
                 Some(_) => TableProviderFilterPushDown::Exact,
                 None => TableProviderFilterPushDown::Unsupported,
             })
-            .collect())
+            .collect()
+    }
+}
+
+/// The `logs` table.
+#[derive(Debug)]
+pub struct LogsTable {
+    source: Arc<dyn Source>,
+    shape: Shape,
+    opts: SearchOptions,
+    pushdown: bool,
+}
+
+impl LogsTable {
+    /// The table over `source`'s session; its field columns are those of
+    /// the session's columns now. `opts` are each engine search's
+    /// (backend, threads); without `pushdown` DataFusion filters every
+    /// line itself.
+    pub fn new(
+        source: Arc<dyn Source>,
+        opts: SearchOptions,
+        pushdown: bool,
+    ) -> Result<LogsTable, String> {
+        let shape = Shape::of(source.snapshot()?.session())?;
+        Ok(LogsTable {
+            source,
+            shape,
+            opts,
+            pushdown,
+        })
     }
 
-    async fn scan(
+    /// The table's columns.
+    pub fn shape(&self) -> &Shape {
+        &self.shape
+    }
+
+    /// The scan of `projection` (every column: `None`) of the rows where
+    /// every filter holds, at most `limit`, in `partitions` partitions of
+    /// batches of `batch_size` rows. Each filter must be one the table
+    /// reported pushed.
+    pub fn exec(
         &self,
-        state: &dyn DfSession,
         projection: Option<&Vec<usize>>,
         filters: &[Expr],
         limit: Option<usize>,
-    ) -> Result<Arc<dyn ExecutionPlan>> {
+        partitions: usize,
+        batch_size: usize,
+    ) -> Result<Arc<LogScanExec>> {
         let preds: Vec<Pred> = filters
             .iter()
             .map(|f| {
-                self.translate(f).ok_or_else(|| {
-                    DataFusionError::Internal(format!("a filter not pushed reached the scan: {f}"))
-                })
+                self.pushdown
+                    .then(|| self.shape.translate(f))
+                    .flatten()
+                    .ok_or_else(|| {
+                        DataFusionError::Internal(format!(
+                            "a filter not pushed reached the scan: {f}"
+                        ))
+                    })
             })
             .collect::<Result<_>>()?;
         let pred = match preds.len() {
@@ -184,9 +217,9 @@ impl TableProvider for LogsTable {
         };
         let proj: Vec<usize> = projection
             .cloned()
-            .unwrap_or_else(|| (0..self.cols.len()).collect());
-        let schema = Arc::new(self.schema.project(&proj)?);
-        let partitions = state.config().target_partitions().max(1);
+            .unwrap_or_else(|| (0..self.shape.cols.len()).collect());
+        let schema = Arc::new(self.shape.schema.project(&proj)?);
+        let partitions = partitions.max(1);
         let props = PlanProperties::new(
             EquivalenceProperties::new(schema.clone()),
             Partitioning::UnknownPartitioning(partitions),
@@ -198,14 +231,50 @@ impl TableProvider for LogsTable {
             opts: self.opts.clone(),
             filters: filters.iter().map(|f| f.to_string()).collect(),
             pred,
-            cols: proj.iter().map(|&i| self.cols[i]).collect(),
+            cols: proj.iter().map(|&i| self.shape.cols[i]).collect(),
             schema,
             limit,
             partitions,
-            batch_size: state.config().batch_size().max(1),
+            batch_size: batch_size.max(1),
             props: Arc::new(props),
             scanned: Arc::new(OnceLock::new()),
         }))
+    }
+}
+
+#[async_trait]
+impl TableProvider for LogsTable {
+    fn schema(&self) -> SchemaRef {
+        self.shape.schema()
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+
+    fn supports_filters_pushdown(
+        &self,
+        filters: &[&Expr],
+    ) -> Result<Vec<TableProviderFilterPushDown>> {
+        Ok(self.shape.pushdown(filters, self.pushdown))
+    }
+
+    async fn scan(
+        &self,
+        state: &dyn DfSession,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        limit: Option<usize>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let c = state.config();
+        let scan = self.exec(
+            projection,
+            filters,
+            limit,
+            c.target_partitions(),
+            c.batch_size(),
+        )?;
+        Ok(scan)
     }
 }
 

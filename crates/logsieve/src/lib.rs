@@ -44,6 +44,7 @@ println!("{}", res.backend);
     allow(unused_imports, dead_code, unused_variables)
 )]
 
+pub mod auth;
 pub mod cancel;
 pub mod corpus;
 pub mod cpu;

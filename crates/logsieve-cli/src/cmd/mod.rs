@@ -3,6 +3,7 @@
 //! `printer`) never import these.
 
 pub mod bench;
+pub mod cluster;
 pub mod completions;
 pub mod demo;
 pub mod files;

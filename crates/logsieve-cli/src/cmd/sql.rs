@@ -7,9 +7,11 @@
 //! (DataFusion's message).
 
 use std::io::{self, BufRead, IsTerminal, Write};
+use std::sync::Arc;
 
 use logsieve::pipeline::{self, ColumnOptions, Columns, FieldSpec, TimeFormat};
 use logsieve::{SearchOptions, Session, Tuning, WatchlistOptions};
+use logsieve_cluster::{Cluster, ClusterEngine};
 use logsieve_sql::format::{self, Format};
 use logsieve_sql::{Answer, Local, SqlEngine, SqlLimits};
 
@@ -31,6 +33,13 @@ pub fn run(a: &SqlArgs, tuning: &Tuning) -> i32 {
             None => prompt(|q| remote(&url, q, fmt)),
         };
     }
+    if let Some(addrs) = &a.cluster {
+        if !paths.is_empty() {
+            err("--cluster: SQL is over the workers' shards (no paths)");
+            return EXIT_ERROR;
+        }
+        return cluster(addrs, a, query, fmt);
+    }
     let (engine, had_error) = match local(a, &paths, tuning) {
         Ok(e) => e,
         Err(e) => {
@@ -45,13 +54,7 @@ pub fn run(a: &SqlArgs, tuning: &Tuning) -> i32 {
             return EXIT_ERROR;
         }
     };
-    let one = |q: &str| match rt.block_on(engine.query(q)) {
-        Ok(answer) => print(&answer, fmt),
-        Err(e) => {
-            err(e);
-            EXIT_ERROR
-        }
-    };
+    let one = |q: &str| answer(rt.block_on(timed(a.timing, engine.query(q))), fmt);
     let code = match query {
         Some(q) => one(q),
         None => prompt(one),
@@ -84,20 +87,7 @@ fn local(
     }
     let paths = crate::input::search_paths(paths.to_vec());
     let (corpus, had_error) = load(&paths, a.input, &a.walk);
-    let cols = Columns::build(
-        &corpus,
-        &ColumnOptions {
-            time_format,
-            year: a.year.unwrap_or_else(pipeline::time::current_year),
-            doc_years: a
-                .year
-                .map_or_else(Vec::new, |y| vec![y; corpus.docs().len()]),
-            doc_mtimes: pipeline::file_mtimes(&corpus),
-            fields,
-        },
-    );
-    let mut session = Session::with_tuning(corpus, tuning.clone());
-    session.set_columns(cols);
+    let session = session(corpus, fields, time_format, a.year, tuning);
     for (name, pats) in &lists {
         session
             .define_watchlist(name, pats, WatchlistOptions::default())
@@ -115,8 +105,61 @@ fn local(
     SqlEngine::new(Local::new(session), opts, limits).map(|e| (e, had_error))
 }
 
+/// The session over `corpus`, its columns built as `serve` builds them
+/// (`sql` over files, a cluster worker's shards).
+pub(crate) fn session(
+    corpus: logsieve::Corpus,
+    fields: Vec<FieldSpec>,
+    time_format: Option<TimeFormat>,
+    year: Option<i32>,
+    tuning: &Tuning,
+) -> Session {
+    let cols = Columns::build(
+        &corpus,
+        &ColumnOptions {
+            time_format,
+            year: year.unwrap_or_else(pipeline::time::current_year),
+            doc_years: year.map_or_else(Vec::new, |y| vec![y; corpus.docs().len()]),
+            doc_mtimes: pipeline::file_mtimes(&corpus),
+            fields,
+        },
+    );
+    let mut session = Session::with_tuning(corpus, tuning.clone());
+    session.set_columns(cols);
+    session
+}
+
+/// `fut`'s answer; with `--timing`, its time and rows on stderr (as
+/// psql's `\timing`).
+pub(crate) async fn timed(
+    on: bool,
+    fut: impl std::future::Future<Output = Result<Answer, String>>,
+) -> Result<Answer, String> {
+    let t = std::time::Instant::now();
+    let a = fut.await;
+    if on {
+        let ms = t.elapsed().as_secs_f64() * 1e3;
+        match &a {
+            Ok(a) => eprintln!("{} row(s) in {ms:.3} ms", a.rows),
+            Err(_) => eprintln!("failed in {ms:.3} ms"),
+        }
+    }
+    a
+}
+
+/// An answer printed (0 with rows, 1 without), or its error (2).
+pub(crate) fn answer(a: Result<Answer, String>, fmt: Format) -> i32 {
+    match a {
+        Ok(a) => print(&a, fmt),
+        Err(e) => {
+            err(e);
+            EXIT_ERROR
+        }
+    }
+}
+
 /// Prints `a` as `fmt` on stdout: 0 with rows, 1 without.
-fn print(a: &Answer, fmt: Format) -> i32 {
+pub(crate) fn print(a: &Answer, fmt: Format) -> i32 {
     let mut out = io::BufWriter::new(io::stdout().lock());
     match format::write(&mut out, a, fmt)
         .map_err(|e| e.to_string())
@@ -174,7 +217,7 @@ fn datafusion_ipc_reader(
 /// The interactive prompt: statements ending in `;`, each run by `run`;
 /// the last exit code. History in `~/.logsieve_sql_history` at a
 /// terminal; without one, statements are read from stdin.
-fn prompt(mut run: impl FnMut(&str) -> i32) -> i32 {
+pub(crate) fn prompt(mut run: impl FnMut(&str) -> i32) -> i32 {
     let mut code = EXIT_NO_MATCH;
     if !io::stdin().is_terminal() {
         let mut buf = String::new();
@@ -229,5 +272,37 @@ fn prompt(mut run: impl FnMut(&str) -> i32) -> i32 {
     if let Some(h) = &history {
         let _ = rl.save_history(h);
     }
+    code
+}
+
+/// `logsieve sql --cluster ADDRS [QUERY]`.
+fn cluster(addrs: &str, a: &SqlArgs, query: Option<&str>, fmt: Format) -> i32 {
+    let run = || -> Result<(tokio::runtime::Runtime, ClusterEngine), String> {
+        let urls = logsieve_cluster::worker_urls(addrs)?;
+        let cluster = Arc::new(Cluster::new(urls, crate::input::token(&a.token_file)?));
+        let limits = SqlLimits {
+            pushdown: !a.no_pushdown,
+            ..SqlLimits::local()
+        };
+        let rt =
+            tokio::runtime::Runtime::new().map_err(|e| format!("cannot start the runtime: {e}"))?;
+        let engine = rt.block_on(ClusterEngine::connect(cluster, limits))?;
+        Ok((rt, engine))
+    };
+    let (rt, engine) = match run() {
+        Ok(x) => x,
+        Err(e) => {
+            err(e);
+            return EXIT_ERROR;
+        }
+    };
+    let one = |q: &str| {
+        let a = rt.block_on(timed(a.timing, engine.query(q)));
+        answer(a, fmt)
+    };
+    let code = match query {
+        Some(q) => one(q),
+        None => prompt(one),
+    };
     code
 }

@@ -8,6 +8,7 @@
 //! the flag's names and default.
 
 pub mod argv;
+pub mod cluster;
 pub mod gpus;
 pub mod patterns;
 pub mod serve;
@@ -84,6 +85,9 @@ pub enum Command {
     /// SQL over files (table `logs`), line filters and time windows run by
     /// the search engine.
     Sql(sql::SqlArgs),
+    /// A cluster: workers holding their shards resident (`cluster worker`),
+    /// and their status; `sql --cluster` queries them.
+    Cluster(cluster::ClusterArgs),
 }
 
 /// The command line's definition as parsed and as `--help` prints it.

@@ -45,6 +45,10 @@ pub struct SqlArgs {
     #[arg(long = "watchlist", value_name = "NAME=FILE", help_heading = heading::SEARCH)]
     pub watchlist: Vec<String>,
 
+    /// After each statement, its time and rows on stderr.
+    #[arg(long, help_heading = heading::OUTPUT)]
+    pub timing: bool,
+
     /// DataFusion filters every line itself (no filter runs in the
     /// engine): for comparing answers.
     #[arg(long = "no-pushdown", help_heading = heading::ENGINE)]
@@ -66,6 +70,17 @@ pub struct SqlArgs {
     /// of reading files. Also `LOGSIEVE_SERVER`.
     #[arg(long, value_name = "URL", help_heading = heading::OTHER)]
     pub server: Option<String>,
+
+    /// Ask the cluster of these workers (`logsieve cluster worker`),
+    /// comma-separated HOST:PORT, instead of reading files.
+    #[arg(long, value_name = "ADDR[,ADDR...]", conflicts_with = "server",
+          help_heading = heading::OTHER)]
+    pub cluster: Option<String>,
+
+    /// A file whose first line is the cluster workers' token.
+    #[arg(long = "token-file", value_name = "FILE", requires = "cluster",
+          help_heading = heading::OTHER)]
+    pub token_file: Option<PathBuf>,
 }
 
 impl SqlArgs {

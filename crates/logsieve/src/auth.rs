@@ -1,5 +1,5 @@
-//! Who may ask: a bearer token, required when the server listens beyond
-//! loopback.
+//! Who may ask a network front end (`serve`, a cluster's workers): a
+//! bearer token, required when listening beyond loopback.
 
 use std::net::SocketAddr;
 

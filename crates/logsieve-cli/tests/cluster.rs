@@ -1,0 +1,497 @@
+#![recursion_limit = "256"]
+//! A cluster of `logsieve cluster worker` processes on loopback against
+//! one node: the SQL table of queries over 2 and 3 workers (3 with every
+//! shard on two of them) answers as the oracle (one session, pushdown
+//! off); every shard's scan runs once per query, on a worker holding it
+//! (counted from the workers' status); a worker killed is replaced by
+//! its replica, or the query fails naming the shards no worker holds; a
+//! restarted worker answers again; bad requests are refused with a
+//! message and exit 2.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use logsieve::pipeline::{ColumnOptions, Columns, FieldSpec};
+use logsieve::{Corpus, Document, Session};
+use logsieve_cluster::{Cluster, ClusterEngine};
+use logsieve_sql::{Answer, Local, SqlEngine, SqlLimits};
+
+#[path = "../../logsieve-sql/tests/queries/mod.rs"]
+mod queries;
+
+const FIELD: &str = r"user=user=(u\d+)";
+/// The files (shards): generated logs of three lengths and the edge lines.
+const FILES: &[(&str, u64, u64)] = &[("a.log", 3000, 1), ("b.log", 2000, 2), ("c.log", 1500, 3)];
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_logsieve")
+}
+
+/// The directory of the shards.
+fn logs() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap().keep();
+        for (name, lines, seed) in FILES {
+            let data = logsieve::gen::generate(&logsieve::gen::GenOptions {
+                lines: *lines,
+                seed: *seed,
+                ..Default::default()
+            });
+            std::fs::write(dir.join(name), data).unwrap();
+        }
+        std::fs::write(dir.join("edge.log"), queries::EDGE).unwrap();
+        dir
+    })
+}
+
+fn names() -> Vec<&'static str> {
+    let mut v: Vec<&str> = FILES.iter().map(|f| f.0).collect();
+    v.push("edge.log");
+    v.sort();
+    v
+}
+
+/// A worker process; killed when dropped.
+struct Worker {
+    child: Child,
+    addr: String,
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `cluster worker --shard-of I/N --replicas R` over the shards, on
+/// `listen` (port 0: any).
+fn worker(i: usize, n: usize, r: usize, listen: &str, extra: &[&str]) -> Worker {
+    let mut cmd = Command::new(bin());
+    cmd.current_dir(logs())
+        .args(["cluster", "worker", "--gpu", "off", "--year", "2026"])
+        .args(["--field", FIELD, "--listen", listen])
+        .args([
+            "--shard-of",
+            &format!("{i}/{n}"),
+            "--replicas",
+            &r.to_string(),
+        ])
+        .args(extra)
+        .args(names())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut child = cmd.spawn().unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("worker printed {line:?}"))
+        .to_string();
+    Worker { child, addr }
+}
+
+fn cluster_of(n: usize, r: usize) -> Vec<Worker> {
+    (0..n)
+        .map(|i| worker(i, n, r, "127.0.0.1:0", &[]))
+        .collect()
+}
+
+fn addrs(ws: &[Worker]) -> String {
+    ws.iter()
+        .map(|w| w.addr.as_str())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// One node over the same files, pushdown off: the oracle.
+fn oracle() -> &'static SqlEngine {
+    static ORACLE: OnceLock<SqlEngine> = OnceLock::new();
+    ORACLE.get_or_init(|| {
+        let mut corpus = Corpus::new();
+        for n in names() {
+            corpus.push(Document::from_bytes(
+                n,
+                std::fs::read(logs().join(n)).unwrap(),
+            ));
+        }
+        let cols = Columns::build(
+            &corpus,
+            &ColumnOptions {
+                fields: FieldSpec::with_builtins(&[FIELD.to_string()]).unwrap(),
+                year: 2026,
+                ..Default::default()
+            },
+        );
+        let mut s = Session::new(corpus);
+        s.set_columns(cols);
+        let limits = SqlLimits {
+            partitions: 3,
+            pushdown: false,
+            ..SqlLimits::local()
+        };
+        SqlEngine::new(Local::new(s), Default::default(), limits).unwrap()
+    })
+}
+
+fn csv(a: &Answer, sort: bool) -> String {
+    let mut out = Vec::new();
+    logsieve_sql::format::write(&mut out, a, logsieve_sql::format::Format::Csv).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    if !sort {
+        return text;
+    }
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.sort_unstable();
+    lines.join("\n")
+}
+
+/// The queries a cluster answers: the table without the watchlist ones
+/// (watchlists are a single node's).
+fn table() -> Vec<&'static str> {
+    queries::QUERIES
+        .iter()
+        .copied()
+        .filter(|q| !q.contains("iocs"))
+        .collect()
+}
+
+/// Every query of the table on `engine` against the oracle.
+fn check_table(rt: &tokio::runtime::Runtime, engine: &ClusterEngine, what: &str) {
+    for q in table() {
+        let a = rt
+            .block_on(engine.query(q))
+            .unwrap_or_else(|e| panic!("{what}: {q}: {e}"));
+        let b = rt.block_on(oracle().query(q)).unwrap();
+        if q.contains("LIMIT") && !q.contains("ORDER BY") {
+            assert_eq!(a.rows, b.rows, "{what}: {q}");
+            let unlimited = q.split(" LIMIT").next().unwrap();
+            let all = csv(&rt.block_on(oracle().query(unlimited)).unwrap(), true);
+            for row in csv(&a, true).lines().filter(|l| !l.starts_with("file")) {
+                assert!(all.lines().any(|l| l == row), "{what}: {q}: {row}");
+            }
+            continue;
+        }
+        let sort = !q.contains("ORDER BY");
+        assert_eq!(csv(&a, sort), csv(&b, sort), "{what}: {q}");
+    }
+}
+
+/// Scans per shard, summed over the workers, and which workers ran them.
+fn scans(rt: &tokio::runtime::Runtime, c: &Cluster) -> Vec<(String, u64, Vec<String>)> {
+    let mut per: std::collections::BTreeMap<String, (u64, Vec<String>)> = Default::default();
+    for (u, s) in rt.block_on(c.statuses()) {
+        let s = s.unwrap_or_else(|e| panic!("{u}: {e}"));
+        for sh in s.shards {
+            let e = per.entry(sh.name).or_default();
+            e.0 += sh.scans;
+            if sh.scans > 0 {
+                e.1.push(u.to_string());
+            }
+        }
+    }
+    per.into_iter().map(|(n, (k, w))| (n, k, w)).collect()
+}
+
+fn connect(rt: &tokio::runtime::Runtime, ws: &[Worker]) -> ClusterEngine {
+    let urls = logsieve_cluster::worker_urls(&addrs(ws)).unwrap();
+    rt.block_on(ClusterEngine::connect(
+        Arc::new(Cluster::new(urls, None)),
+        SqlLimits::local(),
+    ))
+    .unwrap()
+}
+
+#[test]
+fn two_workers_answer_the_table_as_one_node_and_each_shard_is_scanned_once_on_its_holder() {
+    let ws = cluster_of(2, 1);
+    let rt = rt();
+    let engine = connect(&rt, &ws);
+    let before = scans(&rt, engine.cluster());
+    assert!(before.iter().all(|(_, k, _)| *k == 0));
+    check_table(&rt, &engine, "2 workers");
+    let n = table().len() as u64;
+    let after = scans(&rt, engine.cluster());
+    assert_eq!(after.len(), names().len(), "every shard is held");
+    for (shard, k, on) in after {
+        assert_eq!(k, n, "{shard}: one scan per query");
+        assert_eq!(on.len(), 1, "{shard}: scanned on one worker: {on:?}");
+    }
+}
+
+#[test]
+fn three_workers_with_two_replicas_answer_the_table_and_survive_a_lost_worker() {
+    let mut ws = cluster_of(3, 2);
+    let rt = rt();
+    let engine = connect(&rt, &ws);
+    check_table(&rt, &engine, "3 workers, 2 replicas");
+    // Each shard on two workers, scanned on one of them per query.
+    let statuses = rt.block_on(engine.cluster().statuses());
+    for name in names() {
+        let holders = statuses
+            .iter()
+            .filter(|(_, s)| s.as_ref().unwrap().shards.iter().any(|x| x.name == name))
+            .count();
+        assert_eq!(holders, 2, "{name}");
+    }
+    for (shard, k, _) in scans(&rt, engine.cluster()) {
+        assert_eq!(k, table().len() as u64, "{shard}");
+    }
+    // A worker killed: the coordinator still places on it until it
+    // fails, then retries on the replicas: the same answers.
+    let lost = ws.remove(1);
+    let lost_addr = lost.addr.clone();
+    drop(lost);
+    let q = "SELECT file, count(*) AS n FROM logs WHERE line LIKE '%ERROR%' GROUP BY file ORDER BY file";
+    let a = rt
+        .block_on(engine.query(q))
+        .expect("answered by the replicas");
+    let b = rt.block_on(oracle().query(q)).unwrap();
+    assert_eq!(csv(&a, false), csv(&b, false));
+    // Restarted on its port: it loads its share again and is used.
+    let back = worker(1, 3, 2, &lost_addr, &[]);
+    ws.insert(1, back);
+    std::thread::sleep(Duration::from_millis(1100));
+    let a = rt.block_on(engine.query(q)).unwrap();
+    assert_eq!(csv(&a, false), csv(&b, false));
+    let used = rt
+        .block_on(engine.cluster().statuses())
+        .into_iter()
+        .map(|(_, s)| s.unwrap())
+        .find(|s| s.listen == lost_addr)
+        .unwrap();
+    assert!(
+        used.shards.iter().all(|s| s.scans <= 1),
+        "a restarted worker starts from no scans"
+    );
+}
+
+#[test]
+fn a_shard_no_live_worker_holds_fails_the_query_naming_it_never_a_partial_count() {
+    let mut ws = cluster_of(2, 1);
+    let rt = rt();
+    let engine = connect(&rt, &ws);
+    let q = "SELECT count(*) FROM logs WHERE line LIKE '%ERROR%'";
+    rt.block_on(engine.query(q)).unwrap();
+    let held: Vec<String> = rt.block_on(engine.cluster().statuses())[1]
+        .1
+        .as_ref()
+        .unwrap()
+        .shards
+        .iter()
+        .map(|s| s.name.clone())
+        .collect();
+    let all = addrs(&ws);
+    drop(ws.remove(1));
+    let e = rt.block_on(engine.query(q)).unwrap_err();
+    assert!(e.contains("held by no live worker"), "{e}");
+    for name in &held {
+        assert!(e.contains(name.as_str()), "{e} names {name}");
+    }
+    // The command line (a new coordinator: the lost worker's shards are
+    // unknown to it): exit 2 and the message, no count on stdout.
+    let out = Command::new(bin())
+        .args(["sql", "--cluster", &all, q])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("shards unknown"), "{err}");
+    // The one left, asked alone: its own shards' count.
+    let out = Command::new(bin())
+        .args(["sql", "--cluster", &addrs(&ws), "--format", "csv", q])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn the_command_line_queries_a_cluster_and_lists_its_workers() {
+    let ws = cluster_of(2, 1);
+    let q = "SELECT level, count(*) AS n FROM logs GROUP BY level ORDER BY level NULLS LAST";
+    let out = Command::new(bin())
+        .args(["sql", "--cluster", &addrs(&ws), "--format", "csv", q])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rt = rt();
+    let want = csv(&rt.block_on(oracle().query(q)).unwrap(), false);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), want);
+    // No rows: exit 1.
+    let out = Command::new(bin())
+        .args(["sql", "--cluster", &addrs(&ws)])
+        .arg("SELECT line FROM logs WHERE line LIKE '%no such text%'")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    // EXPLAIN shows the scan split by worker with the filters pushed.
+    let out = Command::new(bin())
+        .args(["sql", "--cluster", &addrs(&ws)])
+        .arg("EXPLAIN SELECT count(*) FROM logs WHERE line LIKE '%ERROR%'")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("ShardScanExec: engine_filters=[line LIKE"),
+        "{text}"
+    );
+    // Status: each worker, its shards.
+    let out = Command::new(bin())
+        .args(["cluster", "status", &addrs(&ws)])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    for name in names() {
+        assert!(text.contains(name), "{text}");
+    }
+    assert!(text.contains("cpu"), "{text}");
+    let out = Command::new(bin())
+        .args(["cluster", "status", "--json", &addrs(&ws)])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 2);
+    let shards: usize = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["status"]["shards"].as_array().unwrap().len())
+        .sum();
+    assert_eq!(shards, names().len());
+}
+
+#[test]
+fn bad_requests_are_refused_with_a_message_and_exit_2() {
+    let run = |args: &[&str]| {
+        let out = Command::new(bin())
+            .current_dir(logs())
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    // Nothing listens there.
+    let (code, e) = run(&["sql", "--cluster", "127.0.0.1:1", "SELECT 1"]);
+    assert_eq!(code, Some(2));
+    assert!(e.contains("127.0.0.1:1"), "{e}");
+    let (code, e) = run(&["cluster", "status", "127.0.0.1:1"]);
+    assert_eq!(code, Some(2));
+    assert!(e.contains("cannot connect"), "{e}");
+    // Beyond loopback without a token.
+    let (code, e) = run(&["cluster", "worker", "--listen", "0.0.0.0:0", "a.log"]);
+    assert_eq!(code, Some(2));
+    assert!(e.contains("token"), "{e}");
+    // A share past the workers, a bad address.
+    let (code, e) = run(&["cluster", "worker", "--shard-of", "3/3", "a.log"]);
+    assert_eq!(code, Some(2));
+    assert!(e.contains("I < N"), "{e}");
+    let (code, e) = run(&["sql", "--cluster", "https://h:1", "SELECT 1"]);
+    assert_eq!(code, Some(2));
+    assert!(e.contains("https"), "{e}");
+    // A worker with a token: refused without it, answered with it.
+    let tok = logs().join("token");
+    std::fs::write(&tok, "s3cret\n").unwrap();
+    let w = worker(
+        0,
+        1,
+        1,
+        "127.0.0.1:0",
+        &["--token-file", tok.to_str().unwrap()],
+    );
+    let (code, e) = run(&["sql", "--cluster", &w.addr, "SELECT count(*) FROM logs"]);
+    assert_eq!(code, Some(2));
+    assert!(e.contains("401") || e.contains("token"), "{e}");
+    let out = Command::new(bin())
+        .args([
+            "sql",
+            "--cluster",
+            &w.addr,
+            "--token-file",
+            tok.to_str().unwrap(),
+        ])
+        .args(["--format", "csv", "SELECT count(*) AS n FROM logs"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let total: u64 = FILES.iter().map(|f| f.1).sum::<u64>() + 10;
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("n\n{total}\n")
+    );
+    // Workers that disagree on the fields.
+    let a = worker(0, 2, 1, "127.0.0.1:0", &[]);
+    let mut cmd = Command::new(bin());
+    let mut b = cmd
+        .current_dir(logs())
+        .args([
+            "cluster",
+            "worker",
+            "--gpu",
+            "off",
+            "--listen",
+            "127.0.0.1:0",
+        ])
+        .args(["--shard-of", "1/2"])
+        .args(names())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(b.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let b_addr = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap()
+        .to_string();
+    let (code, e) = run(&[
+        "sql",
+        "--cluster",
+        &format!("{},{b_addr}", a.addr),
+        "SELECT 1",
+    ]);
+    let _ = b.kill();
+    let _ = b.wait();
+    assert_eq!(code, Some(2));
+    assert!(e.contains("fields"), "{e}");
+}
