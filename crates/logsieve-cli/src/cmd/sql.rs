@@ -300,9 +300,8 @@ fn cluster(addrs: &str, a: &SqlArgs, query: Option<&str>, fmt: Format) -> i32 {
         let a = rt.block_on(timed(a.timing, engine.query(q)));
         answer(a, fmt)
     };
-    let code = match query {
+    match query {
         Some(q) => one(q),
         None => prompt(one),
-    };
-    code
+    }
 }

@@ -23,7 +23,7 @@ pub struct ClusterArgs {
 pub enum ClusterCommand {
     /// Load files once (each a shard) and run their scans for
     /// coordinators (`logsieve sql --cluster`).
-    Worker(WorkerArgs),
+    Worker(Box<WorkerArgs>),
     /// List the workers: their shards, bytes, lines, device and scans.
     Status(StatusArgs),
 }
