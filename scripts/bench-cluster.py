@@ -14,6 +14,7 @@ serve node's. Prints markdown.
 """
 import http.client
 import json
+import re
 import statistics
 import subprocess
 import sys
@@ -51,6 +52,7 @@ class Coordinator:
     """One `sql --cluster` process; statements in, timings out."""
 
     def __init__(self, addrs):
+        self.n = len(addrs.split(","))
         self.p = subprocess.Popen(
             [BIN, "sql", "--cluster", addrs, "--timing", "--format", "ndjson"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -102,6 +104,7 @@ for c in CLUSTERS:
 print(head)
 print(sep)
 coords = [Coordinator(c) for c in CLUSTERS]
+breakdown = []
 rows = {name: f"| {name} | {ref[name][1]:.2f} / {ref[name][2]:.3f} / {ref[name][3]:.3f} |" for name, _ in questions}
 for co in coords:
     for name, q in questions:
@@ -115,6 +118,14 @@ for co in coords:
         h = statistics.median(hot)
         ok = "" if same(got, want) else " **DIFFER**"
         rows[name] += f" {first:.2f} / {h:.3f} / {statistics.median(idle):.3f}{ok} | {h - ref[name][2]:+.3f} |"
+    # Where a hot query's time goes: the distributed plan's own metrics.
+    plan = co.ask("EXPLAIN ANALYZE " + questions[0][1])[0]
+    text = " ".join(r.get("plan", "") for r in plan)
+    keys = r"plan_send_latency_avg=\{[^}]*\}|plan_executed_at=\{[^}]*\}|plan_finished_at=\{[^}]*\}|network_latency_sum=[^,]+"
+    breakdown.append((co.n, re.findall(keys, text)))
     co.close()
 for name, _ in questions:
     print(rows[name])
+print(f"\nEXPLAIN ANALYZE of {questions[0][0]} (hot), per cluster:\n")
+for n, found in breakdown:
+    print(f"- {n} worker(s): " + "; ".join(f"`{x}`" for x in found))

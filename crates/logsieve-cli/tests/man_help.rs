@@ -88,7 +88,21 @@ fn man_unknown_subcommand_exits_2() {
 
 #[test]
 fn man_dir_writes_one_page_per_subcommand() {
-    let names = listed_subcommands(&logsieve(&["man"]).out());
+    // Every page down the tree: a subcommand's page lists its own
+    // subcommands (`cluster` lists `cluster-worker`) the same way.
+    let mut names = Vec::new();
+    let mut todo = listed_subcommands(&logsieve(&["man"]).out());
+    while let Some(name) = todo.pop() {
+        let page = logsieve(&["man", &name]).out();
+        if page.contains(".SH SUBCOMMANDS") {
+            todo.extend(listed_subcommands(&page));
+        }
+        names.push(name);
+    }
+    assert!(
+        names.iter().any(|n| n.contains('-')),
+        "nested pages are listed: {names:?}"
+    );
     let d = tmp();
     let dir = d.path().join("man1");
     let o = logsieve(&["man", "--dir", dir.to_str().unwrap()]);

@@ -79,6 +79,62 @@ impl Eval<'_> {
         self.session.corpus().docs().len()
     }
 
+    /// The rows of every document that `p` (none: every row) selects,
+    /// as counts when `count_only` and one engine count answers it.
+    ///
+    /// `file` tests at the top of `p` choose whole documents: they are
+    /// decided once per document, never per line, so `text AND file IN
+    /// (..)` (a cluster worker's scan of its shards) stays one engine
+    /// count.
+    pub fn scan(&mut self, p: Option<&Pred>, count_only: bool) -> Result<Vec<DocSel>, String> {
+        let Some(p) = p else {
+            return Ok(vec![DocSel::All; self.docs()]);
+        };
+        let (files, rest): (Vec<&Pred>, Vec<&Pred>) = match p {
+            Pred::And(v) => v.iter().partition(|c| is_file(c)),
+            p if is_file(p) => (vec![p], Vec::new()),
+            p => (Vec::new(), vec![p]),
+        };
+        let docs = self.session.corpus().docs();
+        let keep: Vec<bool> = docs
+            .iter()
+            .map(|d| {
+                files.iter().all(|f| match f {
+                    Pred::Leaf(Leaf::File(names), neg) => {
+                        names.iter().any(|n| n == d.name()) != *neg
+                    }
+                    _ => unreachable!("partitioned above"),
+                })
+            })
+            .collect();
+        let none = |c: bool| {
+            if c {
+                DocSel::Count(0)
+            } else {
+                DocSel::Ids(Vec::new())
+            }
+        };
+        // `... AND false` (a cluster's padding task): no search at all.
+        let never = rest.iter().any(|c| matches!(c, Pred::Const(false)));
+        if never || !keep.contains(&true) {
+            return Ok(vec![none(count_only); keep.len()]);
+        }
+        let rest = match rest.len() {
+            0 => Pred::Const(true),
+            1 => rest[0].clone(),
+            _ => Pred::And(rest.into_iter().cloned().collect()),
+        };
+        let (sel, counted) = match count_only.then(|| self.count(&rest)).transpose()? {
+            Some(Some(c)) => (c, true),
+            _ => (self.select(&rest)?, false),
+        };
+        Ok(sel
+            .into_iter()
+            .zip(keep)
+            .map(|(s, k)| if k { s } else { none(counted) })
+            .collect())
+    }
+
     /// The rows of every document that `p` selects.
     pub fn select(&mut self, p: &Pred) -> Result<Vec<DocSel>, String> {
         match p {
@@ -344,6 +400,11 @@ pub fn queries(p: &Pred) -> Result<Vec<Query>, String> {
     texts.into_iter().map(|t| query(&[t])).collect()
 }
 
+/// A test on `file` alone.
+fn is_file(p: &Pred) -> bool {
+    matches!(p, Pred::Leaf(Leaf::File(_), _))
+}
+
 /// A literal that can share a multi-pattern search.
 fn mergeable(t: &Text) -> bool {
     !t.regex && !t.whole && !t.pattern.is_empty()
@@ -438,4 +499,79 @@ fn union(a: Vec<DocSel>, b: Vec<DocSel>) -> Vec<DocSel> {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use logsieve::{Corpus, Document};
+
+    fn session() -> Session {
+        let mut corpus = Corpus::from_bytes("a.log", b"x ERROR 1\ny ok\nERROR 3\n".to_vec());
+        corpus.push(Document::from_bytes("b.log", b"z ERROR 2\n".to_vec()));
+        Session::new(corpus)
+    }
+
+    fn error() -> Pred {
+        Pred::Leaf(
+            Leaf::Text(Text {
+                pattern: "ERROR".into(),
+                regex: false,
+                fold: false,
+                whole: false,
+            }),
+            false,
+        )
+    }
+
+    fn file(name: &str, neg: bool) -> Pred {
+        Pred::Leaf(Leaf::File(vec![name.into()]), neg)
+    }
+
+    /// REGRESSION: `text AND file IN (..)` gathered every hit's id and
+    /// tested its file per line; the file test now picks documents and
+    /// the text stays one engine count.
+    #[test]
+    fn file_tests_pick_documents_and_keep_the_count() {
+        let s = session();
+        let opts = SearchOptions::default();
+        let mut ev = Eval {
+            session: &s,
+            opts: &opts,
+            backends: Vec::new(),
+        };
+        let p = Pred::And(vec![error(), file("a.log", false)]);
+        assert_eq!(
+            ev.scan(Some(&p), true).unwrap(),
+            [DocSel::Count(2), DocSel::Count(0)]
+        );
+        assert_eq!(
+            ev.scan(Some(&p), false).unwrap(),
+            [DocSel::Ids(vec![0, 2]), DocSel::Ids(Vec::new())]
+        );
+        let p = Pred::And(vec![error(), file("a.log", true)]);
+        assert_eq!(
+            ev.scan(Some(&p), true).unwrap(),
+            [DocSel::Count(0), DocSel::Count(1)]
+        );
+        // A file alone: whole documents, no search.
+        let before = ev.backends.len();
+        assert_eq!(
+            ev.scan(Some(&file("b.log", false)), false).unwrap(),
+            [DocSel::Ids(Vec::new()), DocSel::All]
+        );
+        // No document left: no search either.
+        let p = Pred::And(vec![error(), file("c.log", false)]);
+        assert_eq!(
+            ev.scan(Some(&p), true).unwrap(),
+            [DocSel::Count(0), DocSel::Count(0)]
+        );
+        let p = Pred::And(vec![error(), Pred::Const(false)]);
+        assert_eq!(
+            ev.scan(Some(&p), false).unwrap(),
+            [DocSel::Ids(Vec::new()), DocSel::Ids(Vec::new())]
+        );
+        assert_eq!(ev.backends.len(), before);
+        assert_eq!(ev.scan(None, true).unwrap(), [DocSel::All, DocSel::All]);
+    }
 }

@@ -332,15 +332,7 @@ impl LogScanExec {
                 };
                 let docs = session.corpus().docs();
                 // No column read (`count(*)`): a count is enough.
-                let counted = match (&self.pred, self.cols.is_empty()) {
-                    (Some(p), true) => ev.count(p)?,
-                    _ => None,
-                };
-                let sel = match (&self.pred, counted) {
-                    (_, Some(c)) => c,
-                    (Some(p), None) => ev.select(p)?,
-                    (None, None) => vec![DocSel::All; docs.len()],
-                };
+                let sel = ev.scan(self.pred.as_ref(), self.cols.is_empty())?;
                 let mut left = self.limit.map_or(u64::MAX, |l| l as u64);
                 let rows: Vec<u64> = sel
                     .iter()
