@@ -271,7 +271,9 @@ impl TableProvider for ClusterTable {
                 .cloned()
                 .unwrap_or_else(|| (0..self.shape.schema().fields().len()).collect()),
             limit,
-            partitions: c.target_partitions().max(1),
+            // At least 2: the planner cuts a stage at the merge of a
+            // scan's partitions; a scan of one would stay here.
+            partitions: logsieve_sql::table::partitions(projection, c.target_partitions()).max(2),
             batch_size: c.batch_size().max(1),
         };
         Ok(Arc::new(ShardScanExec::new(spec, p.groups.clone())?))
@@ -302,7 +304,7 @@ impl ClusterEngine {
             headers.insert(http::header::AUTHORIZATION, v);
         }
         let df = |e: DataFusionError| e.to_string();
-        let state = logsieve_sql::state_builder(&limits)?
+        let mut state = logsieve_sql::state_builder(&limits)?
             .with_distributed_worker_resolver(LiveWorkers(cluster.live.clone()))
             .with_distributed_planner()
             .with_distributed_user_codec(ShardCodec)
@@ -314,6 +316,13 @@ impl ClusterEngine {
             .with_distributed_compression(None)
             .map_err(df)?
             .build();
+        // A scan that reads no column is one partition per task; spreading
+        // it round-robin would only add streams from every worker.
+        state
+            .config_mut()
+            .options_mut()
+            .optimizer
+            .enable_round_robin_repartition = false;
         let ctx = SessionContext::new_with_state(state);
         let table = Arc::new(ClusterTable {
             shape,

@@ -271,10 +271,21 @@ impl TableProvider for LogsTable {
             projection,
             filters,
             limit,
-            c.target_partitions(),
+            partitions(projection, c.target_partitions()),
             c.batch_size(),
         )?;
         Ok(scan)
+    }
+}
+
+/// The partitions a scan of `projection` runs as: one when it reads no
+/// column (`count(*)`: a row count, nothing to spread; on a cluster each
+/// partition is a stream from the worker), else DataFusion's
+/// `target_partitions`.
+pub fn partitions(projection: Option<&Vec<usize>>, target: usize) -> usize {
+    match projection {
+        Some(p) if p.is_empty() => 1,
+        _ => target.max(1),
     }
 }
 
