@@ -317,12 +317,13 @@ impl ClusterEngine {
             .map_err(df)?
             .build();
         // A scan that reads no column is one partition per task; spreading
-        // it round-robin would only add streams from every worker.
-        state
-            .config_mut()
-            .options_mut()
-            .optimizer
-            .enable_round_robin_repartition = false;
+        // it round-robin would only add streams from every worker. A
+        // grouped aggregate ends on the coordinator (partial ones on the
+        // workers): log groups are few (hosts, levels, minutes), and a
+        // shuffle between workers is another hop per query.
+        let opt = &mut state.config_mut().options_mut().optimizer;
+        opt.enable_round_robin_repartition = false;
+        opt.repartition_aggregations = false;
         let ctx = SessionContext::new_with_state(state);
         let table = Arc::new(ClusterTable {
             shape,
