@@ -70,10 +70,9 @@ pub fn run(a: &PatternsArgs) -> i32 {
     });
     let (mut ids, mut times) = (Vec::new(), Vec::new());
     for (doc, dc) in corpus.docs().iter().zip(cols.docs()) {
-        for l in 0..doc.lines().len() {
-            ids.push(miner.add(doc.line(l)));
-            times.push(dc.times.get(l as usize).copied().unwrap_or(NO_TIME));
-        }
+        let lines: Vec<&[u8]> = (0..doc.lines().len()).map(|l| doc.line(l)).collect();
+        miner.add_many(&lines, &mut ids);
+        times.extend((0..lines.len()).map(|l| dc.times.get(l).copied().unwrap_or(NO_TIME)));
     }
     // Steps over the timestamps' span, or over the line numbers without
     // any timestamp.

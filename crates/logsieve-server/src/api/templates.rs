@@ -256,12 +256,15 @@ fn mine_templates(
     let cols = ready.session.columns();
     let mut miner = Miner::new(opts);
     let (mut assignment, mut times) = (Vec::new(), Vec::new());
+    let mut block: Vec<&[u8]> = Vec::new();
     for d in docs {
         let doc = &corpus.docs()[d];
         let dt = cols.map(|c| &c.docs()[d].times[..]).unwrap_or(&[]);
         for l in 0..doc.lines().len() {
             if l % 65_536 == 0 {
                 cancel.check().map_err(ApiError::from_lib)?;
+                miner.add_many(&block, &mut assignment);
+                block.clear();
             }
             let t = dt
                 .get(l as usize)
@@ -270,9 +273,11 @@ fn mine_templates(
             if !q.in_window(t) {
                 continue;
             }
-            assignment.push(miner.add(doc.line(l)));
+            block.push(doc.line(l));
             times.push(t);
         }
+        miner.add_many(&block, &mut assignment);
+        block.clear();
     }
     let timed: Vec<i64> = times
         .iter()

@@ -657,8 +657,13 @@ pub fn pattern_series(
     let corpus = ready.session.corpus();
     let mut miner = Miner::new(MinerOptions::default());
     let mut counts: BTreeMap<(u32, String), BTreeMap<i64, u64>> = BTreeMap::new();
-    for e in &entries {
-        let id = miner.add(corpus.docs()[e.doc].line(e.line));
+    let lines: Vec<&[u8]> = entries
+        .iter()
+        .map(|e| corpus.docs()[e.doc].line(e.line))
+        .collect();
+    let mut ids = Vec::new();
+    miner.add_many(&lines, &mut ids);
+    for (e, &id) in entries.iter().zip(&ids) {
         let level = sel.streams[e.stream]
             .get(eval::DETECTED_LEVEL)
             .map_or_else(|| "unknown".to_string(), String::clone);

@@ -71,7 +71,14 @@ impl Tokens {
 pub fn tokenize_into(line: &[u8], out: &mut Tokens) {
     out.spans.clear();
     out.after.clear();
-    out.lead = 0;
+    out.lead = split_onto(line, &mut out.spans, &mut out.after);
+}
+
+/// Appends `line`'s token ranges and the spaces after each to `spans` and
+/// `after`; returns the spaces before its first token.
+fn split_onto(line: &[u8], spans: &mut Vec<(u32, u32)>, after: &mut Vec<u32>) -> u32 {
+    let base = after.len();
+    let mut lead = 0;
     let mut start = 0usize;
     for (i, &c) in line.iter().enumerate() {
         let delim = is_delimiter(c);
@@ -79,23 +86,104 @@ pub fn tokenize_into(line: &[u8], out: &mut Tokens) {
             continue;
         }
         if i > start {
-            out.spans.push((start as u32, i as u32));
-            out.after.push(0);
+            spans.push((start as u32, i as u32));
+            after.push(0);
         }
         if c == b' ' {
-            match out.after.last_mut() {
-                Some(a) => *a += 1,
-                None => out.lead += 1,
+            match after.len() > base {
+                true => *after.last_mut().expect("a token of this line") += 1,
+                false => lead += 1,
             }
         } else {
-            out.spans.push((i as u32, i as u32 + 1));
-            out.after.push(0);
+            spans.push((i as u32, i as u32 + 1));
+            after.push(0);
         }
         start = i + 1;
     }
     if start < line.len() {
-        out.spans.push((start as u32, line.len() as u32));
-        out.after.push(0);
+        spans.push((start as u32, line.len() as u32));
+        after.push(0);
+    }
+    lead
+}
+
+/// One line's tokens, borrowed: from a [`Tokens`] or from a [`Split`].
+#[derive(Clone, Copy, Debug)]
+pub struct LineTokens<'a> {
+    /// Byte ranges of the tokens in the line.
+    pub spans: &'a [(u32, u32)],
+    /// Spaces before the first token.
+    pub lead: u32,
+    /// Spaces after each token.
+    pub after: &'a [u32],
+}
+
+impl LineTokens<'_> {
+    /// The number of tokens.
+    pub fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    /// True for a line of spaces only (or empty).
+    pub fn is_empty(&self) -> bool {
+        self.spans.is_empty()
+    }
+
+    /// Token `i` of `line` (the line these tokens were taken from).
+    #[inline]
+    pub fn token<'l>(&self, line: &'l [u8], i: usize) -> &'l [u8] {
+        let (a, b) = self.spans[i];
+        &line[a as usize..b as usize]
+    }
+}
+
+impl Tokens {
+    /// These tokens, borrowed.
+    pub fn view(&self) -> LineTokens<'_> {
+        LineTokens {
+            spans: &self.spans,
+            lead: self.lead,
+            after: &self.after,
+        }
+    }
+}
+
+/// Many lines split into shared buffers (three allocations, not two a
+/// line).
+#[derive(Clone, Debug, Default)]
+pub struct Split {
+    spans: Vec<(u32, u32)>,
+    after: Vec<u32>,
+    /// Per line: where its tokens end in `spans`, and its lead.
+    ends: Vec<(usize, u32)>,
+}
+
+impl Split {
+    /// Appends `line`'s tokens.
+    pub fn push(&mut self, line: &[u8]) {
+        let lead = split_onto(line, &mut self.spans, &mut self.after);
+        self.ends.push((self.spans.len(), lead));
+    }
+
+    /// The number of lines.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// True when no line was pushed.
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// Line `k`'s tokens.
+    pub fn get(&self, k: usize) -> LineTokens<'_> {
+        let a = if k == 0 { 0 } else { self.ends[k - 1].0 };
+        let (b, lead) = self.ends[k];
+        LineTokens {
+            spans: &self.spans[a..b],
+            lead,
+            after: &self.after[a..b],
+        }
     }
 }
 
@@ -144,5 +232,23 @@ mod tests {
         assert_eq!((t.lead, t.after.clone()), (2, vec![2, 1]));
         assert!(tokenize(b"   ").is_empty());
         assert_eq!(tokenize(b"   ").lead, 3);
+    }
+
+    #[test]
+    fn a_split_holds_each_line_as_tokenize_splits_it() {
+        let lines: [&[u8]; 6] = [b"  a  b ", b"", b"   ", b"x=1 [y]", b" z", b"k=v  "];
+        let mut split = Split::default();
+        for l in lines {
+            split.push(l);
+        }
+        assert_eq!(split.len(), lines.len());
+        for (k, l) in lines.iter().enumerate() {
+            let (one, got) = (tokenize(l), split.get(k));
+            assert_eq!(
+                (got.spans, got.lead, got.after),
+                (&one.spans[..], one.lead, &one.after[..]),
+                "{k}"
+            );
+        }
     }
 }
