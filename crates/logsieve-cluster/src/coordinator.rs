@@ -221,11 +221,11 @@ impl WorkerResolver for LiveWorkers {
     }
 }
 
-/// The cluster's `logs` table: its scan is split by worker.
+/// The cluster's `logs` table: its scan is split by worker, as the
+/// query's placement (an extension of its session config) says.
 #[derive(Debug)]
 struct ClusterTable {
     shape: Shape,
-    placement: Mutex<Option<Arc<Placement>>>,
     pushdown: bool,
 }
 
@@ -253,12 +253,10 @@ impl TableProvider for ClusterTable {
         filters: &[Expr],
         limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        let p = self
-            .placement
-            .lock()
-            .clone()
-            .ok_or_else(|| DataFusionError::Internal("the cluster is not placed".into()))?;
         let c = state.config();
+        let p = c
+            .get_extension::<Placement>()
+            .ok_or_else(|| DataFusionError::Internal("the cluster is not placed".into()))?;
         let spec = ScanSpec {
             fields: self.shape.fields().to_vec(),
             shards: p.groups.iter().flat_map(|(_, s)| s.clone()).collect(),
@@ -327,7 +325,6 @@ impl ClusterEngine {
         let ctx = SessionContext::new_with_state(state);
         let table = Arc::new(ClusterTable {
             shape,
-            placement: Mutex::new(Some(p)),
             pushdown: limits.pushdown,
         });
         ctx.register_table("logs", table.clone()).map_err(df)?;
@@ -361,8 +358,12 @@ impl ClusterEngine {
                     p.fields.join(", ")
                 ));
             }
-            *self.table.placement.lock() = Some(p.clone());
-            let err = match logsieve_sql::run(&self.ctx, sql, &self.limits, max_rows).await {
+            // Each query plans over its own placement: a query in
+            // flight keeps its own while another one places anew.
+            let mut state = self.ctx.state();
+            state.config_mut().set_extension(p.clone());
+            let ctx = SessionContext::new_with_state(state);
+            let err = match logsieve_sql::run(&ctx, sql, &self.limits, max_rows).await {
                 Ok(a) => return Ok(a),
                 Err(e) => e,
             };

@@ -50,19 +50,18 @@ pub struct Tokens {
 impl Tokens {
     /// The number of tokens.
     pub fn len(&self) -> usize {
-        self.spans.len()
+        self.view().len()
     }
 
     /// True for a line of spaces only (or empty).
     pub fn is_empty(&self) -> bool {
-        self.spans.is_empty()
+        self.view().is_empty()
     }
 
     /// Token `i` of `line` (the line these tokens were taken from).
     #[inline]
     pub fn token<'a>(&self, line: &'a [u8], i: usize) -> &'a [u8] {
-        let (a, b) = self.spans[i];
-        &line[a as usize..b as usize]
+        self.view().token(line, i)
     }
 }
 
