@@ -265,9 +265,7 @@ impl TableProvider for ClusterTable {
                 .map(|f| f.to_bytes().map(|b| b.to_vec()))
                 .collect::<Result<_>>()?,
             filter_text: filters.iter().map(|f| f.to_string()).collect(),
-            projection: projection
-                .cloned()
-                .unwrap_or_else(|| (0..self.shape.schema().fields().len()).collect()),
+            projection: self.shape.projection(projection),
             limit,
             // At least 2: the planner cuts a stage at the merge of a
             // scan's partitions; a scan of one would stay here.

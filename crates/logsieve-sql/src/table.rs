@@ -73,6 +73,13 @@ pub struct Shape {
 }
 
 impl Shape {
+    /// The columns a scan reads: `projection`, or all of them.
+    pub fn projection(&self, projection: Option<&Vec<usize>>) -> Vec<usize> {
+        projection
+            .cloned()
+            .unwrap_or_else(|| (0..self.cols.len()).collect())
+    }
+
     /// The columns with these fields (`level`, `host`, `--field`s).
     pub fn new(fields: &[String]) -> Result<Shape, String> {
         let mut schema = vec![
@@ -215,9 +222,7 @@ impl LogsTable {
             1 => preds.into_iter().next(),
             _ => Some(Pred::And(preds)),
         };
-        let proj: Vec<usize> = projection
-            .cloned()
-            .unwrap_or_else(|| (0..self.shape.cols.len()).collect());
+        let proj = self.shape.projection(projection);
         let schema = Arc::new(self.shape.schema.project(&proj)?);
         let partitions = partitions.max(1);
         let props = PlanProperties::new(

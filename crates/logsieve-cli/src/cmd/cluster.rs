@@ -6,14 +6,11 @@
 
 use std::io::Write;
 
-use logsieve::pipeline::{FieldSpec, TimeFormat};
 use logsieve::{SearchOptions, Tuning};
 use logsieve_cluster::{Cluster, WorkerStatus};
-use logsieve_server::GpuMode;
 
 use crate::exit::{err, EXIT_ERROR};
 use crate::flags::cluster::{ClusterArgs, ClusterCommand, StatusArgs, WorkerArgs};
-use crate::flags::serve::GpuArg;
 
 /// `logsieve cluster ...`; returns the exit code.
 pub fn run(a: &ClusterArgs, tuning: &Tuning) -> i32 {
@@ -34,8 +31,6 @@ fn runtime() -> Result<tokio::runtime::Runtime, String> {
 fn worker(a: &WorkerArgs, tuning: &Tuning) -> Result<i32, String> {
     let token = crate::input::token(&a.token_file)?;
     logsieve::auth::check_listen(&a.listen, token.is_some())?;
-    let fields = FieldSpec::with_builtins(&a.field).map_err(|e| e.to_string())?;
-    let time_format = TimeFormat::from_flag(a.time_format.as_deref())?;
     let replicas = a.replicas as usize;
     let keep = a
         .shard_of
@@ -54,13 +49,8 @@ fn worker(a: &WorkerArgs, tuning: &Tuning) -> Result<i32, String> {
             None => "no file could be read: nothing to serve".into(),
         });
     }
-    let mut session = crate::cmd::sql::session(corpus, fields, time_format, a.year, tuning);
-    let mode = match a.gpu {
-        GpuArg::Auto => GpuMode::Auto,
-        GpuArg::On => GpuMode::On,
-        GpuArg::Off => GpuMode::Off,
-    };
-    logsieve_server::load::attach(&mut session, mode, tuning)?;
+    let mut session = crate::cmd::sql::session(corpus, &a.columns, tuning)?;
+    logsieve_server::load::attach(&mut session, a.gpu.into(), tuning)?;
     let device = session
         .gpu_state()
         .map_or_else(|| "cpu".to_string(), |g| g.name);

@@ -5,10 +5,10 @@
 use std::time::Duration;
 
 use logsieve::Tuning;
-use logsieve_server::{GpuMode, Limits, LoadConfig, ServeConfig, Source};
+use logsieve_server::{Limits, LoadConfig, ServeConfig, Source};
 
 use crate::exit::{err, EXIT_ERROR};
-use crate::flags::serve::{GpuArg, ServeArgs};
+use crate::flags::serve::ServeArgs;
 
 /// Runs `logsieve serve`; returns the exit code (0 after a signal, 2 on an
 /// error).
@@ -82,14 +82,10 @@ pub fn run(a: &ServeArgs, tuning: &Tuning) -> i32 {
         },
         load: LoadConfig {
             source,
-            gpu: match a.gpu {
-                GpuArg::Auto => GpuMode::Auto,
-                GpuArg::On => GpuMode::On,
-                GpuArg::Off => GpuMode::Off,
-            },
-            fields: a.field.clone(),
-            time_format: a.time_format.clone(),
-            year: a.year,
+            gpu: a.gpu.into(),
+            fields: a.columns.field.clone(),
+            time_format: a.columns.time_format.clone(),
+            year: a.columns.year,
             progress_bar: true,
             tuning: tuning.clone(),
         },

@@ -16,6 +16,7 @@ use logsieve_sql::format::{self, Format};
 use logsieve_sql::{Answer, Local, SqlEngine, SqlLimits};
 
 use crate::exit::{err, EXIT_ERROR, EXIT_MATCH, EXIT_NO_MATCH};
+use crate::flags::shared::ColumnArgs;
 use crate::flags::sql::SqlArgs;
 use crate::input::load;
 
@@ -74,8 +75,6 @@ fn local(
     paths: &[std::path::PathBuf],
     tuning: &Tuning,
 ) -> Result<(SqlEngine, bool), String> {
-    let fields = FieldSpec::with_builtins(&a.field).map_err(|e| e.to_string())?;
-    let time_format = TimeFormat::from_flag(a.time_format.as_deref())?;
     let mut lists = Vec::new();
     for w in &a.watchlist {
         let (name, file) = w
@@ -87,7 +86,7 @@ fn local(
     }
     let paths = crate::input::search_paths(paths.to_vec());
     let (corpus, had_error) = load(&paths, a.input, &a.walk);
-    let session = session(corpus, fields, time_format, a.year, tuning);
+    let session = session(corpus, &a.columns, tuning)?;
     for (name, pats) in &lists {
         session
             .define_watchlist(name, pats, WatchlistOptions::default())
@@ -109,11 +108,12 @@ fn local(
 /// (`sql` over files, a cluster worker's shards).
 pub(crate) fn session(
     corpus: logsieve::Corpus,
-    fields: Vec<FieldSpec>,
-    time_format: Option<TimeFormat>,
-    year: Option<i32>,
+    flags: &ColumnArgs,
     tuning: &Tuning,
-) -> Session {
+) -> Result<Session, String> {
+    let fields = FieldSpec::with_builtins(&flags.field).map_err(|e| e.to_string())?;
+    let time_format = TimeFormat::from_flag(flags.time_format.as_deref())?;
+    let year = flags.year;
     let cols = Columns::build(
         &corpus,
         &ColumnOptions {
@@ -126,7 +126,7 @@ pub(crate) fn session(
     );
     let mut session = Session::with_tuning(corpus, tuning.clone());
     session.set_columns(cols);
-    session
+    Ok(session)
 }
 
 /// `fut`'s answer; with `--timing`, its time and rows on stderr (as

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 
 use super::serve::GpuArg;
-use super::shared::{EngineArgs, InputArgs};
+use super::shared::{ColumnArgs, EngineArgs, InputArgs};
 use super::walk::WalkArgs;
 
 /// `logsieve cluster worker|status`.
@@ -63,19 +63,9 @@ pub struct WorkerArgs {
           value_parser = clap::value_parser!(u32).range(1..))]
     pub replicas: u32,
 
-    /// A field column NAME=REGEX (repeatable), besides level and host;
-    /// every worker of a cluster needs the same.
-    #[arg(long = "field", value_name = "NAME=REGEX")]
-    pub field: Vec<String>,
-
-    /// Timestamp format (default: detected per file).
-    #[arg(long = "time-format", value_name = "NAME")]
-    pub time_format: Option<String>,
-
-    /// Year of year-less timestamps (default: each file's modification
-    /// year).
-    #[arg(long, value_name = "YEAR")]
-    pub year: Option<i32>,
+    /// --field, --time-format, --year (the same on every worker).
+    #[command(flatten)]
+    pub columns: ColumnArgs,
 
     /// --no-mmap, -z.
     #[command(flatten)]

@@ -5,8 +5,18 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use super::shared::InputArgs;
+use super::shared::{ColumnArgs, InputArgs};
 use super::walk::WalkArgs;
+
+impl From<GpuArg> for logsieve_server::GpuMode {
+    fn from(g: GpuArg) -> Self {
+        match g {
+            GpuArg::Auto => logsieve_server::GpuMode::Auto,
+            GpuArg::On => logsieve_server::GpuMode::On,
+            GpuArg::Off => logsieve_server::GpuMode::Off,
+        }
+    }
+}
 
 /// `--gpu`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
@@ -114,17 +124,9 @@ pub struct ServeArgs {
     #[arg(long, value_enum, default_value_t = GpuArg::Auto)]
     pub gpu: GpuArg,
 
-    /// A stats field NAME=REGEX (repeatable), besides level and host.
-    #[arg(long = "field", value_name = "NAME=REGEX")]
-    pub field: Vec<String>,
-
-    /// Timestamp format (default: detected per file).
-    #[arg(long = "time-format", value_name = "NAME")]
-    pub time_format: Option<String>,
-
-    /// Year of year-less timestamps (default: each file's modification year).
-    #[arg(long, value_name = "YEAR")]
-    pub year: Option<i32>,
+    /// --field, --time-format, --year.
+    #[command(flatten)]
+    pub columns: ColumnArgs,
 
     /// A query's deadline in seconds (504 past it).
     #[arg(long, value_name = "SECS", default_value_t = 30.0)]

@@ -291,3 +291,24 @@ impl PipelineArgs {
             || self.histogram.is_some()
     }
 }
+
+/// `--field`, `--time-format`, `--year`: the columns of a resident
+/// corpus (`serve`, `sql`, `cluster worker`; every worker of a cluster
+/// needs the same).
+#[derive(Args, Clone, Debug, Default)]
+pub struct ColumnArgs {
+    /// A field column NAME=REGEX (the first capture group, else the
+    /// match), besides level and host. Repeatable.
+    #[arg(long = "field", value_name = "NAME=REGEX", help_heading = heading::STATS)]
+    pub field: Vec<String>,
+
+    /// Force one timestamp format (default: detected per file;
+    /// `logsieve stats --help` lists them).
+    #[arg(long = "time-format", value_name = "NAME", help_heading = heading::STATS)]
+    pub time_format: Option<String>,
+
+    /// The year of year-less timestamps (default: each file's
+    /// modification year).
+    #[arg(long, value_name = "YEAR", help_heading = heading::STATS)]
+    pub year: Option<i32>,
+}

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::heading;
-use super::shared::{EngineArgs, InputArgs};
+use super::shared::{ColumnArgs, EngineArgs, InputArgs};
 use super::walk::WalkArgs;
 
 /// `logsieve sql ["QUERY"] [PATH]...`.
@@ -26,18 +26,9 @@ pub struct SqlArgs {
           value_parser = ["table", "csv", "json", "ndjson", "arrow"], help_heading = heading::OUTPUT)]
     pub format: String,
 
-    /// A field column: NAME=REGEX (the first capture group, else the
-    /// match). Repeatable.
-    #[arg(long = "field", value_name = "NAME=REGEX", help_heading = heading::STATS)]
-    pub field: Vec<String>,
-
-    /// Force one timestamp format (`logsieve stats --help` lists them).
-    #[arg(long = "time-format", value_name = "NAME", help_heading = heading::STATS)]
-    pub time_format: Option<String>,
-
-    /// The year of year-less timestamps (syslog), for every file.
-    #[arg(long, value_name = "YEAR", help_heading = heading::STATS)]
-    pub year: Option<i32>,
+    /// --field, --time-format, --year.
+    #[command(flatten)]
+    pub columns: ColumnArgs,
 
     /// A watchlist NAME from FILE (one literal per line): the table
     /// `watchlist_NAME(idx, pattern)` and `matches(line, 'NAME')`.
