@@ -8,13 +8,14 @@
   median of 10 hot asks, the median of 3 asks after 1.5 s idle; and
   `BIN patterns LOGFILE --json` as one process (read, mine, print).
 - drain3 (Python, the reference Drain implementation; depth 4,
-  similarity 0.4, no masking: logsieve's defaults) over the same lines,
+  similarity 0.4 as logsieve's defaults; no masking) over the same lines,
   in this process, for at most DRAIN3_SECONDS (default 300): the lines it
   got through and their rate. It keeps no counts over time.
 - With LOGHUB_DIR and TRUTH_DIR (`*_2k.log_eventids.txt`): drain3's
   grouping accuracy on each Loghub 2k sample, whole lines as logsieve's
   test (`crates/logsieve/tests/patterns_loghub.rs`) feeds its miner, by
-  the same measure.
+  the same measure, without masking and with the masking of drain3's
+  example configuration.
 Prints markdown.
 """
 import http.client
@@ -35,11 +36,27 @@ TRUTH = sys.argv[5] if len(sys.argv) > 5 else None
 PORT = 8797
 
 
-def miner():
+# drain3's example configuration's masking (examples/drain3.ini): IDs,
+# IPs, hex sequences, hex and plain numbers, masked before mining.
+EXAMPLE_MASKING = [
+    (r"((?<=[^A-Za-z0-9])|^)(([0-9a-f]{2,}:){3,}([0-9a-f]{2,}))((?=[^A-Za-z0-9])|$)", "ID"),
+    (r"((?<=[^A-Za-z0-9])|^)(\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})((?=[^A-Za-z0-9])|$)", "IP"),
+    (r"((?<=[^A-Za-z0-9])|^)([0-9a-f]{6,} ?){3,}((?=[^A-Za-z0-9])|$)", "SEQ"),
+    (r"((?<=[^A-Za-z0-9])|^)([0-9A-F]{4} ?){4,}((?=[^A-Za-z0-9])|$)", "SEQ"),
+    (r"((?<=[^A-Za-z0-9])|^)(0x[a-f0-9A-F]+)((?=[^A-Za-z0-9])|$)", "HEX"),
+    (r"((?<=[^A-Za-z0-9])|^)([\-\+]?\d+)((?=[^A-Za-z0-9])|$)", "NUM"),
+    (r"(?<=executed cmd )(\".+?\")", "CMD"),
+]
+
+
+def miner(masked=False):
     c = TemplateMinerConfig()
     c.drain_depth = 4
     c.drain_sim_th = 0.4
     c.profiling_enabled = False
+    if masked:
+        from drain3.masking import MaskingInstruction
+        c.masking_instructions = [MaskingInstruction(r, m) for r, m in EXAMPLE_MASKING]
     return TemplateMiner(config=c)
 
 
@@ -136,18 +153,20 @@ print(f"| drain3 {getattr(__import__('drain3'), '__version__', '0.9.11')}, one P
       f"{len(m.drain.clusters)} | {t_drain:.1f} s | {done / t_drain:,.0f} |")
 
 if LOGHUB and TRUTH:
-    print("\n| Loghub 2k sample | drain3 templates | drain3 grouping accuracy |")
-    print("|---|---|---|")
-    accs = []
+    print("\n| Loghub 2k sample | drain3 templates | drain3 grouping accuracy | drain3 with the example masking: templates | accuracy |")
+    print("|---|---|---|---|---|")
+    accs, maccs = [], []
     for name in sorted(f[:-len("_2k.log")] for f in os.listdir(LOGHUB) if f.endswith("_2k.log")):
         truth_path = os.path.join(TRUTH, f"{name}_2k.log_eventids.txt")
         if not os.path.exists(truth_path):
             continue
         ls = lines_of(os.path.join(LOGHUB, f"{name}_2k.log"))
         truth = open(truth_path).read().splitlines()
-        mm = miner()
-        pred = [mm.add_log_message(l.rstrip("\r"))["cluster_id"] for l in ls]
-        a = accuracy(pred, truth)
-        accs.append(a)
-        print(f"| {name} | {len(mm.drain.clusters)} | {a:.3f} |")
-    print(f"| mean | | {sum(accs) / len(accs):.3f} |")
+        row = []
+        for masked, out in ((False, accs), (True, maccs)):
+            mm = miner(masked)
+            pred = [mm.add_log_message(l.rstrip("\r"))["cluster_id"] for l in ls]
+            out.append(accuracy(pred, truth))
+            row.append(f"{len(mm.drain.clusters)} | {out[-1]:.3f}")
+        print(f"| {name} | {' | '.join(row)} |")
+    print(f"| mean | | {sum(accs) / len(accs):.3f} | | {sum(maccs) / len(maccs):.3f} |")

@@ -53,7 +53,9 @@ fn json_is_the_miner_and_every_line_matches_one_template() {
     assert_eq!(o.code, Some(0), "{}", o.stderr);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let mut m = Miner::new(MinerOptions::default());
-    let ids: Vec<u32> = LOG.lines().map(|l| m.add(l.as_bytes())).collect();
+    let texts: Vec<&[u8]> = LOG.lines().map(str::as_bytes).collect();
+    let mut ids = Vec::new();
+    m.add_in_order(&texts, &mut ids);
     assert_eq!(v["lines"], 6);
     assert_eq!(v["total"], m.len() as u64);
     let templates = v["templates"].as_array().unwrap();

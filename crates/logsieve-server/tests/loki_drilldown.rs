@@ -540,7 +540,9 @@ fn patterns_match_the_miner() {
         .collect();
     sel.sort_by_key(|l| (l.t, l.doc, l.line));
     let mut m = Miner::new(MinerOptions::default());
-    let ids: Vec<u32> = sel.iter().map(|l| m.add(&l.text)).collect();
+    let texts: Vec<&[u8]> = sel.iter().map(|l| &l.text[..]).collect();
+    let mut ids = Vec::new();
+    m.add_in_order(&texts, &mut ids);
     let mut want: BTreeMap<(String, String), BTreeMap<i64, u64>> = BTreeMap::new();
     for (l, id) in sel.iter().zip(ids) {
         let level = l.labels["detected_level"].clone();
@@ -703,11 +705,11 @@ fn templates_route_matches_the_miner() {
     let session = common::session(2000);
     let all = lines(&session);
     let srv = TestServer::ready(session, Limits::default(), None);
-    // The oracle: every served line in file order through the miner.
+    // The oracle: every served line in file order through the miner's
+    // reference (lines grouped by shape one by one).
     let mut m = Miner::new(MinerOptions::default());
-    for l in &all {
-        m.add(&l.text);
-    }
+    let texts: Vec<&[u8]> = all.iter().map(|l| &l.text[..]).collect();
+    m.add_in_order(&texts, &mut Vec::new());
     let mut want: Vec<(String, u64)> = m
         .templates()
         .into_iter()

@@ -69,11 +69,14 @@ pub fn run(a: &PatternsArgs) -> i32 {
         ..Default::default()
     });
     let (mut ids, mut times) = (Vec::new(), Vec::new());
+    // Every file's lines in one call: a shape is added to the tree once.
+    let mut lines: Vec<&[u8]> = Vec::new();
     for (doc, dc) in corpus.docs().iter().zip(cols.docs()) {
-        let lines: Vec<&[u8]> = (0..doc.lines().len()).map(|l| doc.line(l)).collect();
-        miner.add_many(&lines, &mut ids);
-        times.extend((0..lines.len()).map(|l| dc.times.get(l).copied().unwrap_or(NO_TIME)));
+        let n = doc.lines().len();
+        lines.extend((0..n).map(|l| doc.line(l)));
+        times.extend((0..n).map(|l| dc.times.get(l as usize).copied().unwrap_or(NO_TIME)));
     }
+    miner.add_many(&lines, &mut ids);
     // Steps over the timestamps' span, or over the line numbers without
     // any timestamp.
     let timed = times.iter().any(|&t| t != NO_TIME);

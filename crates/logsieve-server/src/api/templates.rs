@@ -257,14 +257,15 @@ fn mine_templates(
     let mut miner = Miner::new(opts);
     let (mut assignment, mut times) = (Vec::new(), Vec::new());
     let mut block: Vec<&[u8]> = Vec::new();
+    // Lines are mined a block at a time (each block grouped by shape on
+    // every core), across files.
+    const BLOCK: usize = 1 << 22;
     for d in docs {
         let doc = &corpus.docs()[d];
         let dt = cols.map(|c| &c.docs()[d].times[..]).unwrap_or(&[]);
         for l in 0..doc.lines().len() {
             if l % 65_536 == 0 {
                 cancel.check().map_err(ApiError::from_lib)?;
-                miner.add_many(&block, &mut assignment);
-                block.clear();
             }
             let t = dt
                 .get(l as usize)
@@ -275,10 +276,13 @@ fn mine_templates(
             }
             block.push(doc.line(l));
             times.push(t);
+            if block.len() == BLOCK {
+                miner.add_many(&block, &mut assignment);
+                block.clear();
+            }
         }
-        miner.add_many(&block, &mut assignment);
-        block.clear();
     }
+    miner.add_many(&block, &mut assignment);
     let timed: Vec<i64> = times
         .iter()
         .copied()

@@ -34,12 +34,12 @@
 //! assert_eq!(m.count(a), 2);
 //! ```
 
+pub mod shape;
 pub mod tokens;
 
 use std::collections::HashMap;
 
-use rayon::prelude::*;
-use tokens::{tokenize_into, LineTokens, Split, Tokens};
+use tokens::{tokenize_into, LineTokens, Tokens};
 
 /// How variable parts are written in a template (Loki's `<_>`).
 pub const PARAM: &str = "<_>";
@@ -136,56 +136,70 @@ impl Miner {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         let mut t = std::mem::take(&mut self.scratch);
         tokenize_into(line, &mut t);
-        let id = self.add_tokens(line, t.view());
+        let id = self.add_tokens(line, t.view(), &[], 1);
         self.scratch = t;
         id
     }
 
-    /// Adds `lines` in order and appends each one's template to `out`:
-    /// the same templates and assignment as [`Miner::add`] line by line.
-    /// Lines are split into tokens on every core first (a block at a
-    /// time, into shared buffers); only the tree and the similarity run
-    /// in order.
+    /// Adds `lines` and appends each one's template to `out`. The lines
+    /// are grouped by shape first ([`shape`], on every core) and each
+    /// group is added once, in order of its first line, as
+    /// [`Miner::add_group`] adds it: Drain's sequential part runs once per
+    /// shape. Each line's template matches it, as with [`Miner::add`];
+    /// the templates are those of the groups' first lines added in order,
+    /// with the digit tokens that vary within a group as variables.
     pub fn add_many(&mut self, lines: &[&[u8]], out: &mut Vec<u32>) {
-        /// Lines split at once (their tokens held meanwhile).
-        const BLOCK: usize = 65_536;
-        /// Lines one thread splits.
-        const PART: usize = 4_096;
-        fn bare<'a>(l: &&'a [u8]) -> &'a [u8] {
-            l.strip_suffix(b"\r").unwrap_or(l)
-        }
-        out.reserve(lines.len());
-        for block in lines.chunks(BLOCK) {
-            let parts: Vec<Split> = block
-                .par_chunks(PART)
-                .map(|part| {
-                    let mut s = Split::default();
-                    part.iter().for_each(|l| s.push(bare(l)));
-                    s
-                })
-                .collect();
-            for (part, split) in block.chunks(PART).zip(&parts) {
-                for (k, l) in part.iter().enumerate() {
-                    out.push(self.add_tokens(bare(l), split.get(k)));
-                }
-            }
-        }
+        self.add_shapes(lines, &shape::group(lines), out);
     }
 
-    /// Adds `line` split as `t`.
-    fn add_tokens(&mut self, line: &[u8], t: LineTokens<'_>) -> u32 {
-        match self.search(line, t) {
+    /// [`Miner::add_many`] with the lines grouped one by one
+    /// ([`shape::group_in_order`]): the reference the front ends are
+    /// checked against.
+    pub fn add_in_order(&mut self, lines: &[&[u8]], out: &mut Vec<u32>) {
+        self.add_shapes(lines, &shape::group_in_order(lines), out);
+    }
+
+    fn add_shapes(&mut self, lines: &[&[u8]], shapes: &shape::Shapes, out: &mut Vec<u32>) {
+        let ids: Vec<u32> = shapes
+            .groups
+            .iter()
+            .map(|g| self.add_group(lines[g.first], &g.varies, g.count))
+            .collect();
+        out.extend(shapes.of_line.iter().map(|&g| ids[g as usize]));
+    }
+
+    /// Adds `weight` lines of one shape, given as the first of them, with
+    /// `varies` (per token) marking the tokens to take as variables: the
+    /// digit tokens whose values differ among the lines (see [`shape`]).
+    /// Returns their template.
+    pub fn add_group(&mut self, line: &[u8], varies: &[bool], weight: u64) -> u32 {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let mut t = std::mem::take(&mut self.scratch);
+        tokenize_into(line, &mut t);
+        let id = self.add_tokens(line, t.view(), varies, weight);
+        self.scratch = t;
+        id
+    }
+
+    /// Adds `weight` lines split as `t`, the tokens marked in `vars` as
+    /// variables.
+    fn add_tokens(&mut self, line: &[u8], t: LineTokens<'_>, vars: &[bool], weight: u64) -> u32 {
+        let var = |i: usize| vars.get(i).copied().unwrap_or(false);
+        match self.search(line, t, &var) {
             Some(id) => {
                 let c = &mut self.clusters[id as usize];
                 for (i, slot) in c.tokens.iter_mut().enumerate() {
-                    if slot.as_deref().is_some_and(|v| v != t.token(line, i)) {
+                    if slot
+                        .as_deref()
+                        .is_some_and(|v| var(i) || v != t.token(line, i))
+                    {
                         *slot = None;
                     }
                 }
-                c.count += 1;
+                c.count += weight;
                 id
             }
-            None => self.create(line, t),
+            None => self.create(line, t, &var, weight),
         }
     }
 
@@ -208,7 +222,7 @@ impl Miner {
         Some(cur)
     }
 
-    fn search(&self, line: &[u8], t: LineTokens<'_>) -> Option<u32> {
+    fn search(&self, line: &[u8], t: LineTokens<'_>, var: &dyn Fn(usize) -> bool) -> Option<u32> {
         let leaf = self.leaf(line, t)?;
         let mut best: Option<(u32, f64, usize)> = None;
         for &id in &self.nodes[leaf as usize].clusters {
@@ -220,7 +234,7 @@ impl Miner {
             for (i, tok) in c.tokens.iter().enumerate() {
                 match tok {
                     None => params += 1,
-                    Some(v) if **v == *t.token(line, i) => same += 1,
+                    Some(v) if !var(i) && **v == *t.token(line, i) => same += 1,
                     Some(_) => {}
                 }
             }
@@ -242,17 +256,23 @@ impl Miner {
         (self.nodes.len() - 1) as u32
     }
 
-    fn create(&mut self, line: &[u8], t: LineTokens<'_>) -> u32 {
+    fn create(
+        &mut self,
+        line: &[u8],
+        t: LineTokens<'_>,
+        var: &dyn Fn(usize) -> bool,
+        weight: u64,
+    ) -> u32 {
         let id = self.clusters.len() as u32;
         let tokens: Vec<Option<Box<[u8]>>> = (0..t.len())
-            .map(|i| Some(t.token(line, i).into()))
+            .map(|i| (!var(i)).then(|| t.token(line, i).into()))
             .collect();
         let n = tokens.len();
         self.clusters.push(Cluster {
             tokens,
             lead: t.lead,
             after: t.after.into(),
-            count: 1,
+            count: weight,
         });
         let mut cur = match self.by_len.get(&n) {
             Some(&c) => c,
@@ -430,11 +450,13 @@ pub fn count_steps(
 mod tests {
     use super::*;
 
-    /// `add_many` (tokens split in parallel, blocks of 16,384) gives the
-    /// templates and assignment of `add` line by line, across blocks and
-    /// with CRLF, empty and space-only lines among generated ones.
+    /// `add_many` (grouped on every core) gives what `add_in_order` (the
+    /// reference, grouped line by line) gives; every line
+    /// matches its template, and the counts are the lines assigned —
+    /// across calls, with CRLF, empty and space-only lines among
+    /// generated ones.
     #[test]
-    fn add_many_is_add_line_by_line() {
+    fn add_many_adds_each_shape_once() {
         let data = crate::gen::generate(&crate::gen::GenOptions {
             lines: 40_000,
             seed: 7,
@@ -447,15 +469,54 @@ mod tests {
         {
             lines.insert(i * 9_001, extra);
         }
-        let mut one = Miner::new(MinerOptions::default());
-        let by_one: Vec<u32> = lines.iter().map(|l| one.add(l)).collect();
+        let mut by_group = Miner::new(MinerOptions::default());
+        let mut want = Vec::new();
+        for part in [&lines[..100], &lines[100..]] {
+            by_group.add_in_order(part, &mut want);
+        }
         let mut many = Miner::new(MinerOptions::default());
-        let mut by_many = Vec::new();
-        many.add_many(&lines[..100], &mut by_many);
-        many.add_many(&lines[100..], &mut by_many);
-        assert_eq!(by_many, by_one);
-        assert_eq!(many.templates(), one.templates());
-        assert!(one.len() > 5, "{} templates", one.len());
+        let mut got = Vec::new();
+        many.add_many(&lines[..100], &mut got);
+        many.add_many(&lines[100..], &mut got);
+        assert_eq!(got, want);
+        assert_eq!(many.templates(), by_group.templates());
+        assert!(many.len() > 5, "{} templates", many.len());
+        let mut counts = vec![0u64; many.len()];
+        for (l, &id) in lines.iter().zip(&got) {
+            counts[id as usize] += 1;
+            assert!(
+                many.matches(id, l),
+                "{:?} / {}",
+                String::from_utf8_lossy(l),
+                many.pattern(id)
+            );
+        }
+        assert!((0..many.len()).all(|id| many.count(id as u32) == counts[id]));
+    }
+
+    /// A digit token that is the same in every line of a shape stays
+    /// literal; one that differs becomes a variable, however few tokens
+    /// the lines share.
+    #[test]
+    fn add_many_keeps_constant_digit_tokens() {
+        let mut m = Miner::new(MinerOptions::default());
+        let mut ids = Vec::new();
+        m.add_many(
+            &[
+                b"ts=2024-03-30T23:03:40 caller=grpc_logging.go:66 level=info duration=200ms",
+                b"ts=2024-03-30T23:03:41 caller=grpc_logging.go:66 level=info duration=500ms",
+                b"1 2 3 4 x",
+                b"5 6 7 8 x",
+            ],
+            &mut ids,
+        );
+        assert_eq!(ids, [0, 0, 1, 1]);
+        assert_eq!(
+            m.pattern(0),
+            "ts=<_> caller=grpc_logging.go:66 level=info duration=<_>"
+        );
+        assert_eq!(m.pattern(1), "<_> <_> <_> <_> x");
+        assert_eq!((m.count(0), m.count(1)), (2, 2));
     }
 
     #[test]

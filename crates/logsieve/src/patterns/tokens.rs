@@ -12,7 +12,7 @@
 /// True for the bytes that are tokens of their own: `=` and Go's
 /// `unicode.IsPunct` over ASCII minus `_ - . : /`.
 #[inline]
-pub fn is_delimiter(b: u8) -> bool {
+pub const fn is_delimiter(b: u8) -> bool {
     matches!(
         b,
         b'=' | b'!'
@@ -106,7 +106,7 @@ fn split_onto(line: &[u8], spans: &mut Vec<(u32, u32)>, after: &mut Vec<u32>) ->
     lead
 }
 
-/// One line's tokens, borrowed: from a [`Tokens`] or from a [`Split`].
+/// One line's tokens, borrowed from a [`Tokens`].
 #[derive(Clone, Copy, Debug)]
 pub struct LineTokens<'a> {
     /// Byte ranges of the tokens in the line.
@@ -143,45 +143,6 @@ impl Tokens {
             spans: &self.spans,
             lead: self.lead,
             after: &self.after,
-        }
-    }
-}
-
-/// Many lines split into shared buffers (three allocations, not two a
-/// line).
-#[derive(Clone, Debug, Default)]
-pub struct Split {
-    spans: Vec<(u32, u32)>,
-    after: Vec<u32>,
-    /// Per line: where its tokens end in `spans`, and its lead.
-    ends: Vec<(usize, u32)>,
-}
-
-impl Split {
-    /// Appends `line`'s tokens.
-    pub fn push(&mut self, line: &[u8]) {
-        let lead = split_onto(line, &mut self.spans, &mut self.after);
-        self.ends.push((self.spans.len(), lead));
-    }
-
-    /// The number of lines.
-    pub fn len(&self) -> usize {
-        self.ends.len()
-    }
-
-    /// True when no line was pushed.
-    pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
-    }
-
-    /// Line `k`'s tokens.
-    pub fn get(&self, k: usize) -> LineTokens<'_> {
-        let a = if k == 0 { 0 } else { self.ends[k - 1].0 };
-        let (b, lead) = self.ends[k];
-        LineTokens {
-            spans: &self.spans[a..b],
-            lead,
-            after: &self.after[a..b],
         }
     }
 }
@@ -231,23 +192,5 @@ mod tests {
         assert_eq!((t.lead, t.after.clone()), (2, vec![2, 1]));
         assert!(tokenize(b"   ").is_empty());
         assert_eq!(tokenize(b"   ").lead, 3);
-    }
-
-    #[test]
-    fn a_split_holds_each_line_as_tokenize_splits_it() {
-        let lines: [&[u8]; 6] = [b"  a  b ", b"", b"   ", b"x=1 [y]", b" z", b"k=v  "];
-        let mut split = Split::default();
-        for l in lines {
-            split.push(l);
-        }
-        assert_eq!(split.len(), lines.len());
-        for (k, l) in lines.iter().enumerate() {
-            let (one, got) = (tokenize(l), split.get(k));
-            assert_eq!(
-                (got.spans, got.lead, got.after),
-                (&one.spans[..], one.lead, &one.after[..]),
-                "{k}"
-            );
-        }
     }
 }
