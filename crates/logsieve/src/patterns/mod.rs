@@ -15,6 +15,8 @@
 //!   returns it). A template only generalises (a literal becomes `<_>`,
 //!   never back), so a line keeps matching the template it was assigned
 //!   to while later lines are added.
+//! * [`Miner::add_many`] (what the front ends call) groups lines by
+//!   shape first ([`shape`]) and adds each shape once.
 //! * Deterministic: the same lines in the same order give the same
 //!   templates, numbered in order of creation.
 //!
