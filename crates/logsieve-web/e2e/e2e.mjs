@@ -333,6 +333,12 @@ try {
       const wantSegs = Math.ceil(statSync(big).size / (16 << 20));
       check(up && up.segments >= wantSegs, `webgpu: ${up && up.segments} GPU segments (>= ${wantSegs})`);
       check(progress.upload >= 2, `webgpu: upload progress shown (${progress.upload} updates)`);
+      // After the upload the engine times the adapter and the CPU, and
+      // auto routes by that (a web adapter names no class); a software
+      // adapter, which auto never uses, is not probed.
+      const p = up && up.probe;
+      check(p && (soft ? p.skipped === 'a software adapter' : p.gpuMs > 0 && p.cpuMs >= 0 && p.cpuGbps > 0),
+        `webgpu: the probe after the upload ${when}`, JSON.stringify(p));
     };
     if (gpuOk && soft) {
       // Auto never uses a software adapter: nothing is uploaded to it at

@@ -15,7 +15,7 @@ use flate2::write::MultiGzDecoder;
 use logsieve::cpu::{search_doc, CpuOptions};
 use logsieve::gpu::{GpuContext, GpuCorpus, GpuKernel};
 use logsieve::pipeline::{ColumnOptions, Columns, FieldSpec, NO_TIME};
-use logsieve::planner::{Calibration, DeviceClass};
+use logsieve::planner::{Calibration, DeviceClass, MeasuredBackend, Measurement};
 use logsieve::session::route::{Backend, GpuState, Memo, MemoCounts, RequestKind, RouteInput};
 use logsieve::{
     BackendChoice, Corpus, DocHits, Document, Query, QueryBuilder, SearchOptions, Syntax, Want,
@@ -233,6 +233,82 @@ pub async fn run(p: Prepared) -> Outcome {
     }
 }
 
+/// The literal a probe searches for: no log line holds it.
+const PROBE: &str = "\u{1}logsieve probe\u{1}";
+
+/// Bytes of the corpus the CPU half of a probe searches.
+const PROBE_CPU_BYTES: usize = 8 << 20;
+
+/// Times the resident corpus's `scan` (best of three after a first run,
+/// which compiles) and the page's one-thread CPU engine over the first
+/// 8 MiB, on a literal no line holds, for [`WebEngine::adopt_probe`].
+/// WebGPU names no adapter's class, so only a measurement tells a GPU
+/// from a slow one: on an NVIDIA H200 the class's defaults (a software
+/// device's) kept every search on the CPU at 150-580 ms for 1M lines
+/// where `scan` took 5-9 ms (2026-12-01, Chromium 156).
+pub async fn probe(g: Rc<GpuCorpus>, corpus: Rc<Corpus>) -> Result<Vec<Measurement>, String> {
+    let q = QueryBuilder::new()
+        .syntax(Syntax::Fixed)
+        .build(&[PROBE])
+        .map_err(|e| e.to_string())?;
+    let bytes = corpus.total_bytes();
+    let mut best = f64::INFINITY;
+    for i in 0..4 {
+        let t0 = now_ms();
+        g.search_async(&corpus, &q, GpuKernel::Scan, Want::Count, None)
+            .await
+            .map_err(|e| e.to_string())?;
+        if i > 0 {
+            best = best.min(now_ms() - t0);
+        }
+    }
+    let mut sample = Vec::with_capacity(PROBE_CPU_BYTES.min(bytes as usize));
+    for d in corpus.docs() {
+        let room = PROBE_CPU_BYTES - sample.len();
+        if room == 0 {
+            break;
+        }
+        let data = d.data();
+        let take = if data.len() <= room {
+            data.len()
+        } else {
+            // Cut after the last whole line that fits.
+            data[..room]
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(room, |i| i + 1)
+        };
+        sample.extend_from_slice(&data[..take]);
+        if !sample.ends_with(b"\n") {
+            sample.push(b'\n');
+        }
+    }
+    let doc = Document::from_bytes("probe", sample);
+    let opts = CpuOptions {
+        threads: 1,
+        want: Want::Count,
+        max_count: None,
+        line_ids: false,
+    };
+    let t0 = now_ms();
+    search_doc(&doc, &q, &opts);
+    let cpu_ms = now_ms() - t0;
+    Ok(vec![
+        Measurement {
+            backend: MeasuredBackend::Cpu { threads: 1 },
+            bytes: doc.data().len() as u64,
+            seconds: cpu_ms / 1e3,
+        },
+        Measurement {
+            backend: MeasuredBackend::Gpu {
+                kernel: GpuKernel::Scan,
+            },
+            bytes,
+            seconds: best / 1e3,
+        },
+    ])
+}
+
 /// The last answer, kept for the rows of the list.
 struct Answer {
     query: Query,
@@ -262,6 +338,9 @@ pub struct WebEngine {
     /// The routes of recent requests, as a `Session` keeps them: a query
     /// typed again on the same files is not planned again.
     routes: Memo,
+    /// What the probe after an upload measured ([`probe`]); `None`: the
+    /// adapter class's defaults.
+    calibration: Option<Calibration>,
 }
 
 impl WebEngine {
@@ -411,11 +490,41 @@ impl WebEngine {
     pub fn set_gpu_context(&mut self, ctx: Option<GpuContext>) {
         self.gpu_ctx = ctx;
         self.gpu = None;
+        self.calibration = None;
     }
 
     /// Keeps the uploaded corpus.
     pub fn set_gpu_corpus(&mut self, g: Option<GpuCorpus>) {
         self.gpu = g.map(Rc::new);
+    }
+
+    /// The resident corpus, for [`probe`].
+    pub fn gpu_corpus(&self) -> Option<Rc<GpuCorpus>> {
+        self.gpu.clone()
+    }
+
+    /// The adapter's class as the planner sees it (`None` without a
+    /// resident corpus).
+    pub fn gpu_class(&self) -> Option<DeviceClass> {
+        self.gpu.as_ref().map(|g| {
+            let info = g.context().info();
+            DeviceClass::from_wgpu(&info.device_type, info.is_software)
+        })
+    }
+
+    /// Routes by what [`probe`] measured from now on
+    /// ([`Calibration::adopt`] over the adapter class's defaults).
+    pub fn adopt_probe(&mut self, probe: &[Measurement]) {
+        let mut c = Calibration::defaults(self.gpu_class().unwrap_or(DeviceClass::Other));
+        c.adopt(probe);
+        self.calibration = Some(c);
+    }
+
+    /// The calibration routes are planned with.
+    pub fn calibration(&self) -> Calibration {
+        self.calibration.clone().unwrap_or_else(|| {
+            Calibration::defaults(self.gpu_class().unwrap_or(DeviceClass::Other))
+        })
     }
 
     /// True when a GPU corpus is resident.
@@ -458,8 +567,7 @@ impl WebEngine {
                 force_class_scan: false,
             }
         });
-        let calibration =
-            Calibration::defaults(gpu.as_ref().map_or(DeviceClass::Other, |g| g.class));
+        let calibration = self.calibration();
         let routed = self
             .routes
             .route(&RouteInput {
@@ -862,6 +970,37 @@ mod tests {
             planned: 2,
         };
         assert_eq!(e.route_counts(), again);
+    }
+
+    /// A probe's measurements replace the class's defaults until the GPU
+    /// context changes.
+    #[test]
+    fn a_probe_is_routed_by_until_the_context_changes() {
+        let mut e = WebEngine::new();
+        let defaults = Calibration::defaults(DeviceClass::Other);
+        assert_eq!(e.calibration(), defaults);
+        let probe = [
+            Measurement {
+                backend: MeasuredBackend::Cpu { threads: 1 },
+                bytes: 8 << 20,
+                seconds: 0.016,
+            },
+            Measurement {
+                backend: MeasuredBackend::Gpu {
+                    kernel: GpuKernel::Scan,
+                },
+                bytes: 200 << 20,
+                seconds: 0.003,
+            },
+        ];
+        e.adopt_probe(&probe);
+        let mut want = defaults.clone();
+        want.adopt(&probe);
+        assert_eq!(e.calibration(), want);
+        assert_eq!(want.gpu_latency_ms, 3.0);
+        assert_ne!(want, defaults);
+        e.set_gpu_context(None);
+        assert_eq!(e.calibration(), defaults);
     }
 
     #[test]

@@ -65,6 +65,43 @@ fn install_panic_hook() {
     }
 }
 
+/// Measures the adapter and the CPU after an upload ([`engine::probe`]) and
+/// routes by what they measured; a software adapter is not probed (auto
+/// never uses it). JSON for the upload's answer: each side's time, or why
+/// there is none.
+async fn probe(e: &Rc<RefCell<WebEngine>>, corpus: Rc<logsieve::Corpus>) -> serde_json::Value {
+    let (g, class) = {
+        let b = e.borrow();
+        (b.gpu_corpus(), b.gpu_class())
+    };
+    let Some(g) = g else {
+        return json!({"skipped": "no resident corpus"});
+    };
+    if class == Some(logsieve::planner::DeviceClass::Software) {
+        return json!({"skipped": "a software adapter"});
+    }
+    match engine::probe(g, corpus.clone()).await {
+        Ok(m) => {
+            let mut b = e.borrow_mut();
+            if !Rc::ptr_eq(&b.corpus(), &corpus) {
+                return json!({"skipped": "the corpus changed during the probe"});
+            }
+            b.adopt_probe(&m);
+            let c = b.calibration();
+            json!({
+                "cpuBytes": m[0].bytes,
+                "cpuMs": m[0].seconds * 1e3,
+                "gpuBytes": m[1].bytes,
+                "gpuMs": m[1].seconds * 1e3,
+                "cpuGbps": c.cpu_gbps,
+                "gpuLatencyMs": c.gpu_latency_ms,
+                "crossoverBytes": c.crossover_bytes,
+            })
+        }
+        Err(err) => json!({"error": err}),
+    }
+}
+
 /// The engine as JavaScript sees it.
 #[wasm_bindgen]
 pub struct Sieve {
@@ -207,17 +244,24 @@ impl Sieve {
                 Ok(g) => {
                     // The page shows each query's kernel time.
                     g.set_timestamps(true);
-                    let v = json!({
+                    let mut v = json!({
                         "ok": true,
                         "segments": g.segment_count(),
                         "residentBytes": g.resident_bytes(),
                         "ms": ms,
                         "stagingMs": g.upload_time().as_secs_f64() * 1e3,
                     });
-                    let mut b = e.borrow_mut();
-                    // Loaded more (or cleared) meanwhile: this upload is stale.
-                    if Rc::ptr_eq(&b.corpus(), &corpus) {
-                        b.set_gpu_corpus(Some(g));
+                    let fresh = {
+                        let mut b = e.borrow_mut();
+                        // Loaded more (or cleared) meanwhile: this upload is stale.
+                        let fresh = Rc::ptr_eq(&b.corpus(), &corpus);
+                        if fresh {
+                            b.set_gpu_corpus(Some(g));
+                        }
+                        fresh
+                    };
+                    if fresh {
+                        v["probe"] = probe(&e, corpus).await;
                         v
                     } else {
                         json!({"ok": false, "error": "the corpus changed during the upload", "lost": false})

@@ -286,3 +286,34 @@ async fn regexes_on_shift_and() {
         }
     }
 }
+
+/// The probe after an upload times the adapter's `scan` and the CPU
+/// engine on the adapter the page has, over the whole corpus when it is
+/// under the CPU sample's 8 MiB; the engine routes by them from then on.
+#[wasm_bindgen_test]
+async fn the_probe_times_the_adapter_and_the_cpu() {
+    let Some(c) = ctx().await else { return };
+    let corpus = std::rc::Rc::new(Corpus::from_bytes("a.log", generated(3000, 5)));
+    let g = GpuCorpus::upload_async(&c, &corpus, UploadOptions::default(), &mut |_, _| {})
+        .await
+        .unwrap();
+    let m = logsieve_web::engine::probe(std::rc::Rc::new(g), corpus.clone())
+        .await
+        .unwrap();
+    assert_eq!(m.len(), 2);
+    assert!(matches!(
+        m[0].backend,
+        logsieve::planner::MeasuredBackend::Cpu { threads: 1 }
+    ));
+    assert!(matches!(
+        m[1].backend,
+        logsieve::planner::MeasuredBackend::Gpu {
+            kernel: GpuKernel::Scan
+        }
+    ));
+    for x in &m {
+        assert_eq!(x.bytes, corpus.total_bytes());
+        assert!(x.seconds.is_finite() && x.seconds >= 0.0, "{x:?}");
+    }
+    console_log!("probe: {m:?}");
+}

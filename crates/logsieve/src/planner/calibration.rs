@@ -66,10 +66,33 @@ impl Calibration {
     /// Folds one measurement in (exponential moving average, weight 1/4),
     /// and moves the crossover to where the two estimates meet.
     pub fn record(&mut self, m: &Measurement) {
-        const W: f64 = 0.25;
+        self.fold(m, 0.25);
+    }
+
+    /// Takes a probe's runs as they are, in place of the defaults they
+    /// stand in for (no averaging): for an adapter whose class says nothing
+    /// of its speed. WebGPU reports every adapter but a fallback one as
+    /// `Other`, whose defaults are a software device's (1 GB/s, 5 ms): the
+    /// page on an NVIDIA H200 routed every search to its one-thread CPU.
+    /// A GPU run's fixed cost is taken as at most the whole run, so the
+    /// model gives back the measured time at the probe's size.
+    pub fn adopt(&mut self, probe: &[Measurement]) {
+        for m in probe {
+            if let MeasuredBackend::Gpu { .. } = m.backend {
+                let ms = m.seconds * 1e3;
+                if ms.is_finite() && ms > 0.0 {
+                    self.gpu_latency_ms = self.gpu_latency_ms.min(ms);
+                }
+            }
+            self.fold(m, 1.0);
+        }
+    }
+
+    /// Folds one run in with weight `w` (the old value keeps `1 - w`).
+    fn fold(&mut self, m: &Measurement, w: f64) {
         let ema = |old: f64, new: f64| {
             if new.is_finite() && new > 0.0 {
-                old * (1.0 - W) + new * W
+                old * (1.0 - w) + new * w
             } else {
                 old
             }

@@ -1109,6 +1109,49 @@ mod tests {
         assert!(d.summary().contains("software"));
     }
 
+    /// A WebGPU adapter is `Other`: its defaults (a software device's)
+    /// keep a 200 MB resident corpus on one CPU thread; a probe of the
+    /// adapter and the CPU decides by what they measured, either way.
+    #[test]
+    fn a_probe_routes_an_adapter_of_unknown_class() {
+        let query = q("ERROR_503", Syntax::Fixed, false);
+        let bytes: u64 = 200 << 20;
+        let route = |cal: &Calibration| {
+            let mut inp = input(&query, cal, bytes, true);
+            inp.gpu = Some((DeviceClass::Other, "webgpu".into()));
+            plan(&inp).choice
+        };
+        let defaults = Calibration::defaults(DeviceClass::Other);
+        assert_eq!(route(&defaults), Choice::Cpu);
+        let cpu = Measurement {
+            backend: MeasuredBackend::Cpu { threads: 1 },
+            bytes: 8 << 20,
+            seconds: 0.016,
+        };
+        let gpu = |seconds: f64| Measurement {
+            backend: MeasuredBackend::Gpu {
+                kernel: Kernel::Scan,
+            },
+            bytes,
+            seconds,
+        };
+        // 6 ms on the GPU against ~420 ms on the CPU.
+        let mut fast = defaults.clone();
+        fast.adopt(&[cpu.clone(), gpu(0.006)]);
+        assert_eq!(route(&fast), Choice::Gpu(Kernel::Scan));
+        assert!((fast.cpu_gbps - (8u64 << 20) as f64 / 0.016 / 1e9).abs() < 1e-9);
+        assert_eq!(fast.gpu_latency_ms, 5.0);
+        // A run shorter than the default fixed cost lowers it.
+        let mut faster = defaults.clone();
+        faster.adopt(&[cpu.clone(), gpu(0.002)]);
+        assert_eq!(faster.gpu_latency_ms, 2.0);
+        assert_eq!(route(&faster), Choice::Gpu(Kernel::Scan));
+        // A GPU slower than the CPU stays unused.
+        let mut slow = defaults.clone();
+        slow.adopt(&[cpu, gpu(0.9)]);
+        assert_eq!(route(&slow), Choice::Cpu);
+    }
+
     /// A repeated query's sample comes from the corpus's memo, the same
     /// as sampled; flags are part of the key; adding a document empties it.
     #[test]
