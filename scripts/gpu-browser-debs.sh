@@ -7,6 +7,7 @@
 # .browser/gc.sha256); `shell` makes .browser/gb.part-* instead.
 #
 #   scripts/gpu-browser-debs.sh [shell] [PART_SIZE]   (default 58M)
+#   scripts/gpu-browser-debs.sh node
 #
 # Only the files Chromium runs with are packed (the binary, its .pak,
 # ICU and V8 snapshot files, its Vulkan loader) and only the .so files
@@ -19,6 +20,22 @@
 # gc 116 MB in two parts, gb 75 MB.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# `node`: the end-to-end page test's runtime instead, this machine's node
+# binary (.browser/node.xz, 24 MB for node 20), the test's playwright-core
+# (.browser/e2e-modules.tar.xz) and three DejaVu fonts
+# (.browser/fonts.tar.xz), for `gpu-browser.sh e2e`.
+if [ "${1:-}" = node ]; then
+    mkdir -p .browser
+    (cd crates/logsieve-web/e2e && npm ci --no-audit --no-fund --loglevel=error)
+    xz -T0 -6 -c "$(command -v node)" > .browser/node.xz
+    tar -C crates/logsieve-web/e2e -cJf .browser/e2e-modules.tar.xz node_modules package.json
+    # Fonts: without any, Chromium's renderer crashed on the page's form
+    # controls on the GPU machine (the kernel pages, plain text, did not).
+    [ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || apt-get install -y -qq fonts-dejavu-core >/dev/null
+    tar -C /usr/share/fonts/truetype/dejavu -cJf .browser/fonts.tar.xz DejaVuSans.ttf DejaVuSans-Bold.ttf DejaVuSansMono.ttf
+    ls -la .browser/node.xz .browser/e2e-modules.tar.xz .browser/fonts.tar.xz
+    exit 0
+fi
 KIND=full
 if [ "${1:-}" = shell ]; then KIND=shell; shift; fi
 PART=${1:-58M}

@@ -8,8 +8,16 @@
 #
 #   PAGE  probe.html (adapter info, limits, one dispatch),
 #         kernels.html?lines=100000&seed=7 (every kernel vs the engine's
-#         CPU path, then timings), or worker.html (the page's own worker)
-#   OUT   the page's JSON result; OUT.log holds Chromium's stderr
+#         CPU path, then timings), worker.html (the page's own worker), or
+#         e2e: the page end to end (crates/logsieve-web/e2e/e2e.mjs: counts,
+#         rows and highlights against the CLI, screenshots), with node and
+#         playwright-core carried (.browser/node.xz,
+#         .browser/e2e-modules.tar.xz, .browser/fonts.tar.xz from
+#         `gpu-browser-debs.sh node`) and
+#         the CLI at LOGSIEVE_BIN or .bin/logsieve.xz; GB_LINES lines
+#         (default 1000000)
+#   OUT   the page's JSON result (e2e: a folder: screenshots and
+#         results.json); OUT.log holds Chromium's stderr
 #
 # Needs .browser/gc.part-* and .browser/gc.sha256 from
 # scripts/gpu-browser-debs.sh (run on the build machine). The parts are
@@ -64,6 +72,25 @@ cp scripts/gpu-browser/*.html scripts/gpu-browser/*.js $B/www/ 2>/dev/null
 # The flags that gave WebGPU the NVIDIA H200 (2026-12-01); without
 # --enable-features=Vulkan requestAdapter answered null every time.
 FLAGS=${GB_FLAGS:---enable-unsafe-webgpu --ignore-gpu-blocklist --enable-features=Vulkan --use-angle=vulkan --disable-vulkan-surface}
+if [ -f .browser/fonts.tar.xz ]; then
+    mkdir -p $B/fonts/cache
+    tar -C $B/fonts -xJf .browser/fonts.tar.xz
+    printf '<?xml version="1.0"?>\n<fontconfig><dir>%s</dir><cachedir>%s</cachedir></fontconfig>\n' \
+        $B/fonts $B/fonts/cache > $B/fonts/fonts.conf
+    export FONTCONFIG_FILE=$B/fonts/fonts.conf
+fi
+if [ "$PAGE" = e2e ]; then
+    mkdir -p $B/node $B/e2e "$OUT"
+    [ -x $B/node/node ] || { xz -dc .browser/node.xz > $B/node/node && chmod +x $B/node/node; } || exit 1
+    cp crates/logsieve-web/e2e/*.mjs $B/e2e/
+    tar -C $B/e2e -xJf .browser/e2e-modules.tar.xz || exit 1
+    CLI=${LOGSIEVE_BIN:-}
+    if [ -z "$CLI" ]; then CLI=$B/logsieve; xz -dc .bin/logsieve.xz > $CLI && chmod +x $CLI || exit 1; fi
+    echo "gpu-browser: e2e with $FLAGS"
+    CHROMIUM=$BIN LOGSIEVE_E2E_WEBGPU_FLAGS="$FLAGS" $B/node/node $B/e2e/e2e.mjs \
+        --bin "$CLI" --dist target/web --out "$OUT" --lines "${GB_LINES:-1000000}" "$@"
+    exit $?
+fi
 prof=$(mktemp -d $B/profile.XXXX)
 echo "gpu-browser: $PAGE with $FLAGS $*"
 python3 scripts/gpu-browser/serve.py --root $B/www --page "$PAGE" --out "$OUT" --timeout "${GB_TIMEOUT:-120}" -- \

@@ -108,7 +108,9 @@ const FLAGS = ['--headless=new', '--no-sandbox', '--disable-quic', '--no-first-r
 
 async function openPage(url, webgpu) {
   const args = [...FLAGS];
-  if (webgpu) args.push('--enable-unsafe-webgpu');
+  // LOGSIEVE_E2E_WEBGPU_FLAGS: more flags for the WebGPU browser (on a
+  // GPU machine, scripts/gpu-browser.sh's Vulkan flags).
+  if (webgpu) args.push('--enable-unsafe-webgpu', ...(process.env.LOGSIEVE_E2E_WEBGPU_FLAGS || '').split(' ').filter(Boolean));
   const browser = await chromium.launch({ executablePath: CHROMIUM, args, headless: false });
   const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
   const errors = [];
@@ -174,7 +176,7 @@ async function query(page, req, { type = false, keepOptions = false } = {}) {
 
 async function visibleRows(page, n) {
   return page.evaluate((n) => [...document.querySelectorAll('#spacer .row')]
-    .sort((a, b) => parseFloat(a.style.top) - parseFloat(b.style.top))
+    .sort((a, b) => Number(a.dataset.i) - Number(b.dataset.i))
     .slice(0, n)
     .map((r) => ({
       ln: r.querySelector('.ln').textContent,
@@ -255,12 +257,12 @@ async function checkQueries(page, label, gpuOk, timings, backend) {
       const t0 = Date.now();
       await page.evaluate(() => { const l = document.getElementById('list'); l.scrollTop = l.scrollHeight; });
       await page.waitForFunction((n) => [...document.querySelectorAll('#spacer .row')]
-        .some((r) => Math.round(parseFloat(r.style.top) / 20) === n - 1), r.rows, { timeout: 30000 });
+        .some((r) => Number(r.dataset.i) === n - 1), r.rows, { timeout: 30000 });
       const scrollMs = Date.now() - t0;
       const rowsInDom = await page.evaluate(() => document.querySelectorAll('#spacer .row').length);
       check(rowsInDom < 200, `${label}: only visible rows in the DOM (${rowsInDom})`);
       const last = await page.evaluate(() => {
-        const rows = [...document.querySelectorAll('#spacer .row')].sort((a, b) => parseFloat(a.style.top) - parseFloat(b.style.top));
+        const rows = [...document.querySelectorAll('#spacer .row')].sort((a, b) => Number(a.dataset.i) - Number(b.dataset.i));
         const r = rows[rows.length - 1];
         return `${r.querySelector('.ln').textContent}:${r.querySelector('.tx').textContent}`;
       });

@@ -176,7 +176,7 @@ async function query(page, req, { type = false } = {}) {
 
 async function visibleRows(page, n) {
   return page.evaluate((n) => [...document.querySelectorAll('#spacer .row')]
-    .sort((a, b) => parseFloat(a.style.top) - parseFloat(b.style.top))
+    .sort((a, b) => Number(a.dataset.i) - Number(b.dataset.i))
     .slice(0, n)
     .map((r) => ({
       ln: r.querySelector('.ln').textContent,
@@ -263,10 +263,10 @@ async function checkServerQueries(page, url, label, timings) {
       const t0 = Date.now();
       await page.evaluate(() => { const l = document.getElementById('list'); l.scrollTop = l.scrollHeight; });
       await page.waitForFunction((n) => [...document.querySelectorAll('#spacer .row')]
-        .some((row) => Math.round(parseFloat(row.style.top) / 20) === n - 1), r.rows, { timeout: 60000 });
+        .some((row) => Number(row.dataset.i) === n - 1), r.rows, { timeout: 60000 });
       timings.push({ label, query: `scroll to row ${r.rows}`, ms: Date.now() - t0 });
       const last = await page.evaluate(() => {
-        const rows = [...document.querySelectorAll('#spacer .row')].sort((x, y) => parseFloat(x.style.top) - parseFloat(y.style.top));
+        const rows = [...document.querySelectorAll('#spacer .row')].sort((x, y) => Number(x.dataset.i) - Number(y.dataset.i));
         const row = rows[rows.length - 1];
         return `${row.querySelector('.ln').textContent}:${row.querySelector('.tx').textContent}`;
       });

@@ -293,7 +293,7 @@ impl Sieve {
 
     /// Runs a search (JSON request: patterns, syntax, fuzzy, ignoreCase,
     /// word, invert, backend, kernel). Resolves to the JSON summary: count,
-    /// rows, per-document counts, backend, engine, reason, ms, kernelMs,
+    /// rows, per-document counts, backend, engine, reason, ms, kernelMs, storeMs,
     /// gpuLost; or `{"ok":false,"kind":"query","error":…}` for a pattern
     /// that does not compile (the page shows it inline).
     pub fn search(&self, request: &str) -> Promise {

@@ -551,6 +551,9 @@ function rowEl(row, names) {
   const d = document.createElement('div');
   d.className = 'row';
   d.style.top = `${row.i * ROW_H}px`;
+  // The row's index, for tests: style.top reads back with 6 significant
+  // digits ('2e+07px' for row 999,999).
+  d.dataset.i = row.i;
   const ln = document.createElement('span');
   ln.className = 'ln';
   const name = row.name !== undefined ? row.name : (st.files[row.d] ? st.files[row.d].name : row.d);

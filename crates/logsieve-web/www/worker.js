@@ -151,7 +151,11 @@ async function search(id, req) {
   }
   try {
     r = JSON.parse(await sieve.search(JSON.stringify(req)));
-    if (r.ok) rows = JSON.parse(sieve.rows(0, 200));
+    if (r.ok) {
+      const t = performance.now();
+      rows = JSON.parse(sieve.rows(0, 200));
+      r.rowsMs = performance.now() - t;
+    }
   } catch (e) {
     // A bug in the engine (a wasm trap): say so instead of never answering.
     r = { ok: false, kind: 'internal', error: `the engine failed: ${e.message || e}` };
