@@ -10,6 +10,8 @@
 //! this crate but its binaries and the soak test.
 //!
 //! * [`soak`]: the load soak of `logsieve serve` (the `serve-soak` binary).
+//! * [`http`]: the HTTP/1.1 client of the soak and `serve-load`.
+//! * [`iocs`]: indicator lists (the `multi` and `watchlists` binaries).
 //! * [`regex_suite`]: the suite's regexes (the `regex` and `regex-route`
 //!   binaries).
 //!
@@ -18,6 +20,8 @@
 
 #![deny(missing_docs)]
 
+pub mod http;
+pub mod iocs;
 pub mod regex_suite;
 pub mod soak;
 pub mod timing;

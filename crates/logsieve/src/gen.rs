@@ -48,11 +48,15 @@ impl Default for GenOptions {
     }
 }
 
-/// SplitMix64: tiny, fast, and stable forever.
-struct Rng(u64);
+/// SplitMix64: tiny, fast, and stable forever (the generator's stream, and
+/// the benchmarks' pattern sets: the data must not depend on a crate
+/// version).
+#[derive(Clone, Debug)]
+pub struct SplitMix64(pub u64);
 
-impl Rng {
-    fn next(&mut self) -> u64 {
+impl SplitMix64 {
+    /// The next 64 random bits.
+    pub fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -60,7 +64,7 @@ impl Rng {
         z ^ (z >> 31)
     }
     /// Uniform in `0..n`.
-    fn below(&mut self, n: u64) -> u64 {
+    pub fn below(&mut self, n: u64) -> u64 {
         ((self.next() >> 32) * n) >> 32
     }
     /// True with probability `per_mille / 1000`.
@@ -172,7 +176,7 @@ const MONTHS: [&str; 12] = [
     "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
 ];
 
-fn ip(r: &mut Rng, out: &mut Vec<u8>) {
+fn ip(r: &mut SplitMix64, out: &mut Vec<u8>) {
     // ~1% of addresses in 192.168.1.0/24 (the demo's IP-prefix query).
     if r.chance(10) {
         let _ = write!(out, "192.168.1.{}", r.below(254) + 1);
@@ -196,7 +200,7 @@ fn ip(r: &mut Rng, out: &mut Vec<u8>) {
     }
 }
 
-fn hex(r: &mut Rng, n: usize, out: &mut Vec<u8>) {
+fn hex(r: &mut SplitMix64, n: usize, out: &mut Vec<u8>) {
     const H: &[u8; 16] = b"0123456789abcdef";
     let mut v = r.next();
     for i in 0..n {
@@ -210,7 +214,7 @@ fn hex(r: &mut Rng, n: usize, out: &mut Vec<u8>) {
 
 /// Writes lines `first .. first + count` of the stream into `out`.
 fn block(opts: &GenOptions, first: u64, count: u64, out: &mut Vec<u8>) {
-    let mut r = Rng(opts.seed ^ (first / BLOCK).wrapping_mul(0xA076_1D64_78BD_642F));
+    let mut r = SplitMix64(opts.seed ^ (first / BLOCK).wrapping_mul(0xA076_1D64_78BD_642F));
     let clock = Clock {
         start: opts.start_epoch,
         total: opts.lines,

@@ -17,15 +17,16 @@
 //! drops the others (single-thread, forced aho-corasick, per-pattern
 //! counts), for quick GPU runs.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use logsieve::gen::SplitMix64;
 use logsieve::gpu::{GpuContext, GpuCorpus, GpuKernel, MultiKernel};
 use logsieve::{
     BackendChoice, Corpus, CpuMulti, QueryBuilder, SearchOptions, Session, Syntax, Want,
 };
+use logsieve_bench::iocs::{pattern_set, token_lines};
 
 struct Args {
     lines: u64,
@@ -90,83 +91,6 @@ fn parse() -> Args {
     a
 }
 
-/// SplitMix64 (the data must not depend on a crate version).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-}
-
-/// Is `t` an indicator-shaped token: an IPv4 address, a hex hash of 16+
-/// digits, or a dotted name?
-fn ioc_shaped(t: &[u8]) -> bool {
-    if t.len() < 7 {
-        return false;
-    }
-    let ip = t.iter().all(|b| b.is_ascii_digit() || *b == b'.')
-        && t.iter().filter(|&&b| b == b'.').count() == 3;
-    let hash = t.len() >= 16 && t.iter().all(|b| b.is_ascii_hexdigit());
-    let name = t.contains(&b'.')
-        && t.iter().any(|b| b.is_ascii_alphabetic())
-        && t.iter()
-            .all(|b| b.is_ascii_alphanumeric() || *b == b'.' || *b == b'-');
-    ip || hash || name
-}
-
-/// Frequencies of indicator-shaped tokens, counted once per line.
-fn token_lines(data: &[u8]) -> HashMap<&[u8], u64> {
-    let mut f: HashMap<&[u8], u64> = HashMap::new();
-    for line in data.split(|&b| b == b'\n') {
-        let mut seen: Vec<&[u8]> = Vec::new();
-        for t in line.split(|&b| matches!(b, b' ' | b'=' | b'"' | b'[' | b']' | b'/' | b',')) {
-            if ioc_shaped(t) && !seen.contains(&t) {
-                seen.push(t);
-                *f.entry(t).or_default() += 1;
-            }
-        }
-    }
-    f
-}
-
-/// `n` patterns: real tokens chosen so that about 1% of `lines` hit, the
-/// rest random indicators (IPs, hashes, domains) that do not occur.
-fn pattern_set(n: usize, lines: u64, freq: &[(&[u8], u64)], rng: &mut Rng) -> Vec<Vec<u8>> {
-    let hits = (n / 10).max(1);
-    let target = (lines / 100 / hits as u64).max(1);
-    let mut by_fit: Vec<&(&[u8], u64)> = freq.iter().collect();
-    by_fit.sort_by_key(|(t, c)| (c.abs_diff(target), *t));
-    let mut out: Vec<Vec<u8>> = by_fit.iter().take(hits).map(|(t, _)| t.to_vec()).collect();
-    let mut k = 0u64;
-    while out.len() < n {
-        let r = rng.next();
-        k += 1;
-        let p = match k % 3 {
-            0 => format!(
-                "{}.{}.{}.{}",
-                r & 0xff,
-                (r >> 8) & 0xff,
-                (r >> 16) & 0xff,
-                (r >> 24) & 0xff
-            ),
-            1 => format!("{:016x}{:016x}", r, rng.next()),
-            _ => format!("x{:08x}-c2.evil{}.example", r as u32, (r >> 40) % 97),
-        };
-        out.push(p.into_bytes());
-    }
-    // Hits spread through the list, not all first.
-    for i in (1..out.len()).rev() {
-        let j = (rng.next() % (i as u64 + 1)) as usize;
-        out.swap(i, j);
-    }
-    out
-}
-
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]
@@ -229,8 +153,6 @@ fn main() {
     let file = dir.join("bench.log");
     std::fs::write(&file, &data).expect("write corpus");
     let freq = token_lines(&data);
-    let mut freq: Vec<(&[u8], u64)> = freq.into_iter().collect();
-    freq.sort();
     eprintln!(
         "{} lines, {:.0} MB, {} distinct indicator tokens ({:.1} s)",
         a.lines,
@@ -270,7 +192,7 @@ fn main() {
         .map(|(c, _)| c.info().name.clone())
         .unwrap_or_else(|| "none".to_string());
     let _ = &mut session;
-    let mut rng = Rng(7);
+    let mut rng = SplitMix64(7);
     let mut md = String::new();
     md.push_str(&format!(
         "# Many patterns: {} generated lines ({:.0} MB), ~1% of lines hit\n\n\

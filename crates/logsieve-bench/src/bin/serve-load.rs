@@ -34,10 +34,11 @@
 //! last client's warm-up ended.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::io::Write;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+use logsieve_bench::http::Conn;
 
 struct Args {
     addr: String,
@@ -116,75 +117,6 @@ fn parse() -> Args {
         }
     }
     a
-}
-
-/// One keep-alive HTTP/1.1 connection.
-struct Conn {
-    addr: String,
-    reader: BufReader<TcpStream>,
-}
-
-impl Conn {
-    fn open(addr: &str) -> std::io::Result<Conn> {
-        let s = TcpStream::connect(addr)?;
-        s.set_nodelay(true)?;
-        Ok(Conn {
-            addr: addr.to_string(),
-            reader: BufReader::new(s),
-        })
-    }
-
-    /// Sends `method path` with a JSON `body`; the status and the body
-    /// (chunked or sized).
-    fn send(&mut self, method: &str, path: &str, body: &str) -> std::io::Result<(u16, Vec<u8>)> {
-        let req = format!(
-            "{method} {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-            self.addr,
-            body.len()
-        );
-        self.reader.get_mut().write_all(req.as_bytes())?;
-        let mut line = String::new();
-        self.reader.read_line(&mut line)?;
-        let status: u16 = line
-            .split_whitespace()
-            .nth(1)
-            .and_then(|s| s.parse().ok())
-            .ok_or_else(|| std::io::Error::other(format!("bad status line {line:?}")))?;
-        let (mut len, mut chunked) = (None, false);
-        loop {
-            line.clear();
-            self.reader.read_line(&mut line)?;
-            let l = line.trim_end();
-            if l.is_empty() {
-                break;
-            }
-            let lower = l.to_ascii_lowercase();
-            if let Some(v) = lower.strip_prefix("content-length:") {
-                len = v.trim().parse::<usize>().ok();
-            } else if lower.starts_with("transfer-encoding:") && lower.contains("chunked") {
-                chunked = true;
-            }
-        }
-        let mut out = Vec::new();
-        if chunked {
-            loop {
-                line.clear();
-                self.reader.read_line(&mut line)?;
-                let n = usize::from_str_radix(line.trim(), 16)
-                    .map_err(|_| std::io::Error::other(format!("bad chunk size {line:?}")))?;
-                let mut chunk = vec![0; n + 2];
-                self.reader.read_exact(&mut chunk)?;
-                if n == 0 {
-                    break;
-                }
-                out.extend_from_slice(&chunk[..n]);
-            }
-        } else if let Some(n) = len {
-            out.resize(n, 0);
-            self.reader.read_exact(&mut out)?;
-        }
-        Ok((status, out))
-    }
 }
 
 /// The kinds of request a client sends.
@@ -282,8 +214,8 @@ fn define_watchlist(addr: &str, file: &str) -> Result<(), String> {
     let text = std::fs::read_to_string(file).map_err(|e| format!("{file}: {e}"))?;
     let pats: Vec<&str> = text.lines().filter(|l| !l.is_empty()).collect();
     let body = serde_json::json!({ "patterns": pats }).to_string();
-    let mut conn = Conn::open(addr).map_err(|e| format!("connect: {e}"))?;
-    match conn.send("PUT", &format!("/api/v1/watchlists/{WATCHLIST}"), &body) {
+    let mut conn = Conn::connect(addr).map_err(|e| format!("connect: {e}"))?;
+    match conn.request("PUT", &format!("/api/v1/watchlists/{WATCHLIST}"), &body) {
         Ok((200 | 201, _)) => Ok(()),
         Ok((s, b)) => Err(format!(
             "PUT watchlist: HTTP {s}: {}",
@@ -295,9 +227,9 @@ fn define_watchlist(addr: &str, file: &str) -> Result<(), String> {
 
 /// The corpus's bytes and lines (`/api/v1/health`).
 fn corpus_size(addr: &str) -> Result<(u64, u64), String> {
-    let mut conn = Conn::open(addr).map_err(|e| format!("connect: {e}"))?;
+    let mut conn = Conn::connect(addr).map_err(|e| format!("connect: {e}"))?;
     let (s, b) = conn
-        .send("GET", "/api/v1/health", "")
+        .request("GET", "/api/v1/health", "")
         .map_err(|e| format!("health: {e}"))?;
     let v: serde_json::Value =
         serde_json::from_slice(&b).map_err(|e| format!("health: HTTP {s}: {e}"))?;
@@ -326,14 +258,14 @@ fn expected(
             }
         }
     }
-    let mut conn = Conn::open(addr).map_err(|e| format!("connect: {e}"))?;
+    let mut conn = Conn::connect(addr).map_err(|e| format!("connect: {e}"))?;
     let mut added = String::new();
     for r in reqs {
         if out.contains_key(&r.label) {
             continue;
         }
         let (s, b) = conn
-            .send("POST", r.path, &r.body(Some("cpu")))
+            .request("POST", r.path, &r.body(Some("cpu")))
             .map_err(|e| format!("{} on the CPU: {e}", r.label))?;
         if s != 200 {
             return Err(format!(
@@ -437,7 +369,7 @@ fn main() {
         let (done, warm_at, seen, errors) =
             (done.clone(), warm_at.clone(), seen.clone(), errors.clone());
         workers.push(std::thread::spawn(move || {
-            let mut conn = match Conn::open(&addr) {
+            let mut conn = match Conn::connect(&addr) {
                 Ok(c) => c,
                 Err(e) => {
                     errors.lock().unwrap().push(format!("connect: {e}"));
@@ -458,7 +390,7 @@ fn main() {
                 let k = n % mine.len();
                 let r = &mine[k];
                 let t = Instant::now();
-                match conn.send("POST", r.path, &bodies[k]) {
+                match conn.request("POST", r.path, &bodies[k]) {
                     Ok((200, body)) => {
                         let took = t.elapsed();
                         match answer_of(r.kind, &body) {

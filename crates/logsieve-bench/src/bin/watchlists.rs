@@ -15,88 +15,16 @@
 //! stage of bloom's filters with its filter in each number of parts
 //! (`LOGSIEVE_BLOOM_PARTS` sets the parts the GPU rows run with).
 
-use std::collections::HashMap;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use logsieve::gen::SplitMix64;
+use logsieve_bench::iocs::{pattern_set, token_lines};
 use logsieve_bench::timing::warm_up;
 
 use logsieve::{
     BackendChoice, Corpus, Document, SearchOptions, Session, Tuning, Want, WatchlistOptions,
 };
-
-/// SplitMix64.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-}
-
-/// Indicator-shaped tokens (IPs, hashes, dotted names) and the lines that
-/// hold each (as `multi`'s sets).
-fn token_lines(data: &[u8]) -> Vec<(&[u8], u64)> {
-    let shaped = |t: &[u8]| {
-        t.len() >= 7
-            && ((t.iter().all(|b| b.is_ascii_digit() || *b == b'.')
-                && t.iter().filter(|&&b| b == b'.').count() == 3)
-                || (t.len() >= 16 && t.iter().all(|b| b.is_ascii_hexdigit()))
-                || (t.contains(&b'.')
-                    && t.iter().any(|b| b.is_ascii_alphabetic())
-                    && t.iter()
-                        .all(|b| b.is_ascii_alphanumeric() || *b == b'.' || *b == b'-')))
-    };
-    let mut f: HashMap<&[u8], u64> = HashMap::new();
-    for line in data.split(|&b| b == b'\n') {
-        let mut seen: Vec<&[u8]> = Vec::new();
-        for t in line.split(|&b| matches!(b, b' ' | b'=' | b'"' | b'[' | b']' | b'/' | b',')) {
-            if shaped(t) && !seen.contains(&t) {
-                seen.push(t);
-                *f.entry(t).or_default() += 1;
-            }
-        }
-    }
-    let mut v: Vec<(&[u8], u64)> = f.into_iter().collect();
-    v.sort();
-    v
-}
-
-/// `n` patterns: a tenth real tokens (about 1% of lines hit), the rest
-/// random indicators that do not occur, shuffled.
-fn pattern_set(n: usize, lines: u64, freq: &[(&[u8], u64)], rng: &mut Rng) -> Vec<Vec<u8>> {
-    let hits = (n / 10).max(1);
-    let target = (lines / 100 / hits as u64).max(1);
-    let mut by_fit: Vec<&(&[u8], u64)> = freq.iter().collect();
-    by_fit.sort_by_key(|(t, c)| (c.abs_diff(target), *t));
-    let mut out: Vec<Vec<u8>> = by_fit.iter().take(hits).map(|(t, _)| t.to_vec()).collect();
-    let mut k = 0u64;
-    while out.len() < n {
-        let r = rng.next();
-        k += 1;
-        let p = match k % 3 {
-            0 => format!(
-                "{}.{}.{}.{}",
-                r & 0xff,
-                (r >> 8) & 0xff,
-                (r >> 16) & 0xff,
-                (r >> 24) & 0xff
-            ),
-            1 => format!("{:016x}{:016x}", r, rng.next()),
-            _ => format!("x{:08x}-c2.evil{}.example", r as u32, (r >> 40) % 97),
-        };
-        out.push(p.into_bytes());
-    }
-    for i in (1..out.len()).rev() {
-        let j = (rng.next() % (i as u64 + 1)) as usize;
-        out.swap(i, j);
-    }
-    out
-}
 
 /// Median and 90th percentile, ms.
 fn stats(mut v: Vec<Duration>) -> (f64, f64) {
@@ -203,7 +131,7 @@ fn main() {
         threads: 0,
         ..Default::default()
     };
-    let mut rng = Rng(7);
+    let mut rng = SplitMix64(7);
     let mut ok = true;
     let dir = std::env::temp_dir();
     for &n in &sizes {

@@ -5,8 +5,8 @@ use logsieve::gen::{generate, GenOptions};
 use logsieve::{Corpus, QueryBuilder, SearchOptions, Session, Syntax, Want};
 use serde_json::{json, Value};
 
-use super::http::url_encode;
 use super::SoakConfig;
+use crate::http::url_encode;
 
 /// What a query must answer.
 #[derive(Clone, Debug)]

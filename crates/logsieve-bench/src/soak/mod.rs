@@ -27,11 +27,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use crate::http::{Conn, Sse};
 use cases::{cases, check, watchlist, Case, Expect};
-use http::{Conn, Sse};
 
 mod cases;
-mod http;
 
 /// What to run.
 #[derive(Clone, Debug)]

@@ -1,12 +1,13 @@
-//! The soak's HTTP/1.1 client over loopback: one keep-alive connection
-//! ([`Conn`]) and a reader of server-sent events ([`Sse`]).
+//! The benchmarks' HTTP/1.1 client over loopback (the soak, `serve-load`):
+//! one keep-alive connection ([`Conn`]) and a reader of server-sent events
+//! ([`Sse`]).
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
 /// Percent-encodes a query parameter's value.
-pub(super) fn url_encode(s: &str) -> String {
+pub fn url_encode(s: &str) -> String {
     s.bytes()
         .map(|b| {
             if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
@@ -19,14 +20,16 @@ pub(super) fn url_encode(s: &str) -> String {
 }
 
 /// The events of a server-sent-events body, read as they come.
-pub(super) struct Sse {
-    pub(super) chunked: bool,
-    pub(super) buf: Vec<u8>,
+pub struct Sse {
+    /// The body is chunked.
+    pub chunked: bool,
+    /// Bytes read and not yet returned as events.
+    pub buf: Vec<u8>,
 }
 
 impl Sse {
     /// The next event: (name, data); keep-alive comments are skipped.
-    pub(super) fn next(&mut self, k: &mut Conn) -> std::io::Result<(String, String)> {
+    pub fn next(&mut self, k: &mut Conn) -> std::io::Result<(String, String)> {
         loop {
             if let Some(i) = self.buf.windows(2).position(|w| w == b"\n\n") {
                 let ev: Vec<u8> = self.buf.drain(..i + 2).collect();
@@ -69,13 +72,24 @@ impl Sse {
 }
 
 /// One keep-alive HTTP/1.1 connection.
-pub(super) struct Conn {
+pub struct Conn {
     addr: SocketAddr,
-    pub(super) reader: BufReader<TcpStream>,
+    /// The connection, buffered for reading.
+    pub reader: BufReader<TcpStream>,
 }
 
 impl Conn {
-    pub(super) fn open(addr: SocketAddr) -> std::io::Result<Conn> {
+    /// Connects to `addr` (`host:port`, the first address it resolves to).
+    pub fn connect(addr: &str) -> std::io::Result<Conn> {
+        let a = addr
+            .to_socket_addrs()?
+            .next()
+            .ok_or_else(|| std::io::Error::other(format!("{addr} resolves to no address")))?;
+        Conn::open(a)
+    }
+
+    /// Connects to `addr` (10 s to connect, 60 s a read).
+    pub fn open(addr: SocketAddr) -> std::io::Result<Conn> {
         let s = TcpStream::connect_timeout(&addr, Duration::from_secs(10))?;
         s.set_nodelay(true)?;
         s.set_read_timeout(Some(Duration::from_secs(60)))?;
@@ -85,7 +99,8 @@ impl Conn {
         })
     }
 
-    pub(super) fn send(
+    /// Sends a request's head and its `len`-byte JSON `body`.
+    pub fn send(
         &mut self,
         method: &str,
         path: &str,
@@ -102,7 +117,7 @@ impl Conn {
     }
 
     /// The status line and headers: (status, content-length, chunked).
-    pub(super) fn head(&mut self) -> std::io::Result<(u16, Option<usize>, bool)> {
+    pub fn head(&mut self) -> std::io::Result<(u16, Option<usize>, bool)> {
         let mut line = String::new();
         self.reader.read_line(&mut line)?;
         let status: u16 = line
@@ -127,7 +142,8 @@ impl Conn {
         Ok((status, len, chunked))
     }
 
-    pub(super) fn body(&mut self, len: Option<usize>, chunked: bool) -> std::io::Result<Vec<u8>> {
+    /// The body after [`Conn::head`] (chunked or of `len` bytes).
+    pub fn body(&mut self, len: Option<usize>, chunked: bool) -> std::io::Result<Vec<u8>> {
         let mut out = Vec::new();
         let mut line = String::new();
         if chunked {
@@ -153,7 +169,8 @@ impl Conn {
         Ok(out)
     }
 
-    pub(super) fn request(
+    /// Sends `method path` with a JSON `body`; the status and the body.
+    pub fn request(
         &mut self,
         method: &str,
         path: &str,
