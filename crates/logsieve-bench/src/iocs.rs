@@ -57,7 +57,7 @@ pub fn pattern_set(
     let mut out: Vec<Vec<u8>> = by_fit.iter().take(hits).map(|(t, _)| t.to_vec()).collect();
     let mut k = 0u64;
     while out.len() < n {
-        let r = rng.next();
+        let r = rng.next_u64();
         k += 1;
         let p = match k % 3 {
             0 => format!(
@@ -67,13 +67,13 @@ pub fn pattern_set(
                 (r >> 16) & 0xff,
                 (r >> 24) & 0xff
             ),
-            1 => format!("{:016x}{:016x}", r, rng.next()),
+            1 => format!("{:016x}{:016x}", r, rng.next_u64()),
             _ => format!("x{:08x}-c2.evil{}.example", r as u32, (r >> 40) % 97),
         };
         out.push(p.into_bytes());
     }
     for i in (1..out.len()).rev() {
-        let j = (rng.next() % (i as u64 + 1)) as usize;
+        let j = (rng.next_u64() % (i as u64 + 1)) as usize;
         out.swap(i, j);
     }
     out

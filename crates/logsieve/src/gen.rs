@@ -56,7 +56,7 @@ pub struct SplitMix64(pub u64);
 
 impl SplitMix64 {
     /// The next 64 random bits.
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -65,7 +65,7 @@ impl SplitMix64 {
     }
     /// Uniform in `0..n`.
     pub fn below(&mut self, n: u64) -> u64 {
-        ((self.next() >> 32) * n) >> 32
+        ((self.next_u64() >> 32) * n) >> 32
     }
     /// True with probability `per_mille / 1000`.
     fn chance(&mut self, per_mille: u64) -> bool {
@@ -202,10 +202,10 @@ fn ip(r: &mut SplitMix64, out: &mut Vec<u8>) {
 
 fn hex(r: &mut SplitMix64, n: usize, out: &mut Vec<u8>) {
     const H: &[u8; 16] = b"0123456789abcdef";
-    let mut v = r.next();
+    let mut v = r.next_u64();
     for i in 0..n {
         if i % 16 == 15 {
-            v = r.next();
+            v = r.next_u64();
         }
         out.push(H[(v & 15) as usize]);
         v >>= 4;
