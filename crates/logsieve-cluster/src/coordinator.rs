@@ -13,10 +13,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::{Session as DfSession, TableProvider};
 use datafusion::common::{DataFusionError, Result};
-use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
+use datafusion::logical_expr::Expr;
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::SessionContext;
 use datafusion_distributed::{DistributedExt, SessionStateBuilderExt, WorkerResolver};
@@ -231,20 +230,7 @@ struct ClusterTable {
 
 #[async_trait]
 impl TableProvider for ClusterTable {
-    fn schema(&self) -> SchemaRef {
-        self.shape.schema()
-    }
-
-    fn table_type(&self) -> TableType {
-        TableType::Base
-    }
-
-    fn supports_filters_pushdown(
-        &self,
-        filters: &[&Expr],
-    ) -> Result<Vec<TableProviderFilterPushDown>> {
-        Ok(self.shape.pushdown(filters, self.pushdown))
-    }
+    logsieve_sql::logs_table_methods!();
 
     async fn scan(
         &self,

@@ -41,6 +41,7 @@ assert_eq!(answer.rows, 1);
 #![deny(missing_docs)]
 
 pub mod format;
+mod provider;
 pub mod pushdown;
 pub mod select;
 pub mod table;

@@ -38,6 +38,7 @@ pub struct TailRequest {
     #[serde(default)]
     pub syntax: SyntaxName,
     /// Edits allowed with `syntax: fuzzy` (0..=3, default 1).
+    #[schema(maximum = 3)]
     #[serde(default)]
     pub fuzzy_k: Option<u8>,
     /// `-i`.

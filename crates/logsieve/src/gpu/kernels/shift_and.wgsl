@@ -191,6 +191,19 @@ fn satisfied(prev: u32, next: u32) -> u32 {
     return s;
 }
 
+
+// The look-around conditions that hold between `prev` and `next`: none
+// without groups, `\b`-style word tests where the query has them, else
+// the line edges alone.
+fn conditions(prev: u32, next: u32) -> u32 {
+    if rp.n_groups == 0u {
+        return 0u;
+    }
+    if rp.word_conds != 0u {
+        return satisfied(prev, next);
+    }
+    return edges(prev, next);
+}
 @compute @workgroup_size(256)
 fn shift_and(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     whole_lines(wid, nwg, lid);
@@ -462,14 +475,7 @@ fn run_small(s: u32, w0: u32, to: u32, e: u32) -> u32 {
         if rp.unicode != 0u && next >= 128u && next < 256u {
             return UNDECIDED;
         }
-        var sat = 0u;
-        if rp.n_groups != 0u {
-            if rp.word_conds != 0u {
-                sat = satisfied(prev, next);
-            } else {
-                sat = edges(prev, next);
-            }
-        }
+        let sat = conditions(prev, next);
         // The groups whose source is active and whose conditions hold, in
         // one pass: an accepting one accepts, the others' targets join
         // the follow set.
@@ -584,14 +590,7 @@ fn run_general(s: u32, e: u32) -> u32 {
         if rp.unicode != 0u && next >= 128u && next < 256u {
             return UNDECIDED;
         }
-        var sat = 0u;
-        if rp.n_groups != 0u {
-            if rp.word_conds != 0u {
-                sat = satisfied(prev, next);
-            } else {
-                sat = edges(prev, next);
-            }
-        }
+        let sat = conditions(prev, next);
         var acc = false;
         for (var w = 0u; w < W; w++) {
             acc = acc || (d[w] & lst[w]) != 0u;
