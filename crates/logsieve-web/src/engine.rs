@@ -15,12 +15,15 @@ use flate2::write::MultiGzDecoder;
 use logsieve::cpu::{search_doc, CpuOptions};
 use logsieve::gpu::{GpuContext, GpuCorpus, GpuKernel};
 use logsieve::pipeline::{ColumnOptions, Columns, FieldSpec, NO_TIME};
-use logsieve::planner::{Calibration, DeviceClass, MeasuredBackend, Measurement};
+use logsieve::planner::{Calibration, DeviceClass, Measurement};
 use logsieve::session::route::{Backend, GpuState, Memo, MemoCounts, RequestKind, RouteInput};
 use logsieve::{
     BackendChoice, Corpus, DocHits, Document, Query, QueryBuilder, SearchOptions, Syntax, Want,
 };
 use serde_json::{json, Value};
+
+use crate::histogram::{nice_bucket, time_span};
+pub use crate::probe::probe;
 
 /// Bytes of one line shown in the list; the rest is elided.
 const SHOW_BYTES: usize = 2000;
@@ -231,82 +234,6 @@ pub async fn run(p: Prepared) -> Outcome {
         kernel_ms: None,
         gpu_lost,
     }
-}
-
-/// The literal a probe searches for: no log line holds it.
-const PROBE: &str = "\u{1}logsieve probe\u{1}";
-
-/// Bytes of the corpus the CPU half of a probe searches.
-const PROBE_CPU_BYTES: usize = 8 << 20;
-
-/// Times the resident corpus's `scan` (best of three after a first run,
-/// which compiles) and the page's one-thread CPU engine over the first
-/// 8 MiB, on a literal no line holds, for [`WebEngine::adopt_probe`].
-/// WebGPU names no adapter's class, so only a measurement tells a GPU
-/// from a slow one: on an NVIDIA H200 the class's defaults (a software
-/// device's) kept every search on the CPU at 150-580 ms for 1M lines
-/// where `scan` took 5-9 ms (2026-12-01, Chromium 156).
-pub async fn probe(g: Rc<GpuCorpus>, corpus: Rc<Corpus>) -> Result<Vec<Measurement>, String> {
-    let q = QueryBuilder::new()
-        .syntax(Syntax::Fixed)
-        .build(&[PROBE])
-        .map_err(|e| e.to_string())?;
-    let bytes = corpus.total_bytes();
-    let mut best = f64::INFINITY;
-    for i in 0..4 {
-        let t0 = now_ms();
-        g.search_async(&corpus, &q, GpuKernel::Scan, Want::Count, None)
-            .await
-            .map_err(|e| e.to_string())?;
-        if i > 0 {
-            best = best.min(now_ms() - t0);
-        }
-    }
-    let mut sample = Vec::with_capacity(PROBE_CPU_BYTES.min(bytes as usize));
-    for d in corpus.docs() {
-        let room = PROBE_CPU_BYTES - sample.len();
-        if room == 0 {
-            break;
-        }
-        let data = d.data();
-        let take = if data.len() <= room {
-            data.len()
-        } else {
-            // Cut after the last whole line that fits.
-            data[..room]
-                .iter()
-                .rposition(|&b| b == b'\n')
-                .map_or(room, |i| i + 1)
-        };
-        sample.extend_from_slice(&data[..take]);
-        if !sample.ends_with(b"\n") {
-            sample.push(b'\n');
-        }
-    }
-    let doc = Document::from_bytes("probe", sample);
-    let opts = CpuOptions {
-        threads: 1,
-        want: Want::Count,
-        max_count: None,
-        line_ids: false,
-    };
-    let t0 = now_ms();
-    search_doc(&doc, &q, &opts);
-    let cpu_ms = now_ms() - t0;
-    Ok(vec![
-        Measurement {
-            backend: MeasuredBackend::Cpu { threads: 1 },
-            bytes: doc.data().len() as u64,
-            seconds: cpu_ms / 1e3,
-        },
-        Measurement {
-            backend: MeasuredBackend::Gpu {
-                kernel: GpuKernel::Scan,
-            },
-            bytes,
-            seconds: best / 1e3,
-        },
-    ])
 }
 
 /// The columns of the loaded documents and their time span.
@@ -780,55 +707,6 @@ impl WebEngine {
     }
 }
 
-/// The time range the histogram shows: the 0.1% and 99.9% quantiles of
-/// the lines' times (a sample of up to ~64k lines), so that one odd
-/// timestamp (a misread date, a year-less line from another year) does not
-/// squash everything into one bar; lines outside fall in the edge buckets.
-fn time_span(cols: &Columns) -> Option<(i64, i64)> {
-    let total: usize = cols.docs().iter().map(|d| d.times.len()).sum();
-    let step = (total / 65_536).max(1);
-    let mut t: Vec<i64> = cols
-        .docs()
-        .iter()
-        .flat_map(|d| d.times.iter().step_by(step).copied())
-        .filter(|&t| t != NO_TIME)
-        .collect();
-    if t.is_empty() {
-        return None;
-    }
-    t.sort_unstable();
-    let q = |f: f64| t[((t.len() - 1) as f64 * f).round() as usize];
-    Some((q(0.001), q(0.999)))
-}
-
-/// A round bucket width (ms) giving at most ~60 buckets over `span` ms.
-fn nice_bucket(span: i64) -> i64 {
-    const S: i64 = 1000;
-    const WIDTHS: [i64; 16] = [
-        S,
-        5 * S,
-        10 * S,
-        30 * S,
-        60 * S,
-        300 * S,
-        600 * S,
-        900 * S,
-        1800 * S,
-        3600 * S,
-        3 * 3600 * S,
-        6 * 3600 * S,
-        12 * 3600 * S,
-        86400 * S,
-        7 * 86400 * S,
-        30 * 86400 * S,
-    ];
-    let span = span.max(1);
-    WIDTHS
-        .into_iter()
-        .find(|w| span / w < 60)
-        .unwrap_or_else(|| (span / 60).max(1))
-}
-
 fn write_sink(l: &mut Loading, bytes: &[u8]) -> Result<(), String> {
     match l.sink.as_mut() {
         Some(Sink::Plain(v)) => {
@@ -916,6 +794,7 @@ fn pieces(q: &Query, line: &[u8]) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use logsieve::planner::MeasuredBackend;
 
     fn req(j: Value) -> Request {
         Request::from_json(&j.to_string()).unwrap()
@@ -1251,14 +1130,6 @@ mod tests {
             search(&mut e, json!({"patterns": "no"}))["histogram"],
             Value::Null
         );
-    }
-
-    #[test]
-    fn nice_buckets() {
-        assert_eq!(nice_bucket(0), 1000);
-        assert_eq!(nice_bucket(59_000), 1000);
-        assert_eq!(nice_bucket(86_400_000), 1_800_000);
-        assert!(nice_bucket(i64::MAX / 2) > 0);
     }
 
     #[test]

@@ -29,6 +29,8 @@ Always built with the GPU backend; without WebGPU in the browser,
 #![deny(missing_docs)]
 
 pub mod engine;
+mod histogram;
+mod probe;
 
 use std::cell::RefCell;
 use std::rc::Rc;
