@@ -23,7 +23,6 @@ use logsieve::{
 use serde_json::{json, Value};
 
 use crate::histogram::{nice_bucket, time_span};
-pub use crate::probe::probe;
 
 /// Bytes of one line shown in the list; the rest is elided.
 const SHOW_BYTES: usize = 2000;
@@ -273,7 +272,7 @@ pub struct WebEngine {
     /// The routes of recent requests, as a `Session` keeps them: a query
     /// typed again on the same files is not planned again.
     routes: Memo,
-    /// What the probe after an upload measured ([`probe`]); `None`: the
+    /// What the probe after an upload measured ([`crate::probe::probe`]); `None`: the
     /// adapter class's defaults.
     calibration: Option<Calibration>,
 }
@@ -433,7 +432,7 @@ impl WebEngine {
         self.gpu = g.map(Rc::new);
     }
 
-    /// The resident corpus, for [`probe`].
+    /// The resident corpus, for [`crate::probe::probe`].
     pub fn gpu_corpus(&self) -> Option<Rc<GpuCorpus>> {
         self.gpu.clone()
     }
@@ -447,7 +446,7 @@ impl WebEngine {
         })
     }
 
-    /// Routes by what [`probe`] measured from now on
+    /// Routes by what [`crate::probe::probe`] measured from now on
     /// ([`Calibration::adopt`] over the adapter class's defaults).
     pub fn adopt_probe(&mut self, probe: &[Measurement]) {
         let mut c = Calibration::defaults(self.gpu_class().unwrap_or(DeviceClass::Other));

@@ -30,7 +30,7 @@ Always built with the GPU backend; without WebGPU in the browser,
 
 pub mod engine;
 mod histogram;
-mod probe;
+pub mod probe;
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -67,7 +67,7 @@ fn install_panic_hook() {
     }
 }
 
-/// Measures the adapter and the CPU after an upload ([`engine::probe`]) and
+/// Measures the adapter and the CPU after an upload ([`probe::probe`]) and
 /// routes by what they measured; a software adapter is not probed (auto
 /// never uses it). JSON for the upload's answer: each side's time, or why
 /// there is none.
@@ -82,7 +82,7 @@ async fn probe(e: &Rc<RefCell<WebEngine>>, corpus: Rc<logsieve::Corpus>) -> serd
     if class == Some(logsieve::planner::DeviceClass::Software) {
         return json!({"skipped": "a software adapter"});
     }
-    match engine::probe(g, corpus.clone()).await {
+    match probe::probe(g, corpus.clone()).await {
         Ok(m) => {
             let mut b = e.borrow_mut();
             if !Rc::ptr_eq(&b.corpus(), &corpus) {

@@ -297,7 +297,7 @@ async fn the_probe_times_the_adapter_and_the_cpu() {
     let g = GpuCorpus::upload_async(&c, &corpus, UploadOptions::default(), &mut |_, _| {})
         .await
         .unwrap();
-    let m = logsieve_web::engine::probe(std::rc::Rc::new(g), corpus.clone())
+    let m = logsieve_web::probe::probe(std::rc::Rc::new(g), corpus.clone())
         .await
         .unwrap();
     assert_eq!(m.len(), 2);
