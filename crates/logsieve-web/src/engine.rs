@@ -235,6 +235,12 @@ pub async fn run(p: Prepared) -> Outcome {
     }
 }
 
+/// The class of `g`'s adapter as the planner sees it.
+fn class_of(g: &GpuCorpus) -> DeviceClass {
+    let info = g.context().info();
+    DeviceClass::from_wgpu(&info.device_type, info.is_software)
+}
+
 /// The columns of the loaded documents and their time span.
 struct Stamped {
     cols: Columns,
@@ -272,8 +278,8 @@ pub struct WebEngine {
     /// The routes of recent requests, as a `Session` keeps them: a query
     /// typed again on the same files is not planned again.
     routes: Memo,
-    /// What the probe after an upload measured ([`crate::probe::probe`]); `None`: the
-    /// adapter class's defaults.
+    /// What the probe after an upload measured
+    /// ([`crate::probe::probe`]); `None`: the adapter class's defaults.
     calibration: Option<Calibration>,
 }
 
@@ -440,10 +446,7 @@ impl WebEngine {
     /// The adapter's class as the planner sees it (`None` without a
     /// resident corpus).
     pub fn gpu_class(&self) -> Option<DeviceClass> {
-        self.gpu.as_ref().map(|g| {
-            let info = g.context().info();
-            DeviceClass::from_wgpu(&info.device_type, info.is_software)
-        })
+        self.gpu.as_deref().map(class_of)
     }
 
     /// Routes by what [`crate::probe::probe`] measured from now on
@@ -494,7 +497,7 @@ impl WebEngine {
         let gpu = self.gpu.as_ref().map(|g| {
             let info = g.context().info();
             GpuState {
-                class: DeviceClass::from_wgpu(&info.device_type, info.is_software),
+                class: class_of(g),
                 name: info.name.clone(),
                 resident: true,
                 class_scan: !g.context().tuning().no_class_scan,
@@ -603,11 +606,8 @@ impl WebEngine {
         summary.to_string()
     }
 
-    /// The matches per time bucket (about 60 buckets of a round width over
-    /// the corpus's time span) and per log level, from the matching line
-    /// ids: O(hits) once the columns exist. `null`s when no line has a
-    /// timestamp.
-    /// The time and level columns, built on first use after a load.
+    /// The time and level columns and their time span, built on first use
+    /// after a load.
     fn stamped(&mut self) -> &Stamped {
         let corpus = &self.corpus;
         let year = self.year;
@@ -627,6 +627,10 @@ impl WebEngine {
         &self.stamped().cols
     }
 
+    /// The matches per time bucket (about 60 buckets of a round width over
+    /// the corpus's time span) and per log level, from the matching line
+    /// ids: O(hits) once the columns exist. `null`s when no line has a
+    /// timestamp.
     fn time_and_levels(&mut self, hits: &[DocHits]) -> (Value, Value) {
         let Stamped { cols, span } = self.stamped();
         let histogram = match *span {
