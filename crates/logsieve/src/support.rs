@@ -83,7 +83,10 @@ fn answers(q: &Query) -> Option<Arc<Answers>> {
 /// a table of any length.
 pub const MAX_PATTERN: usize = 64;
 
-/// What the GPU runs for a query it supports.
+/// What the GPU runs for a query it supports: the kernel and the work
+/// this module compiled for it, which the route carries to the executor
+/// and the executor hands to the GPU as it is (nothing downstream builds
+/// it again).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GpuPlan {
     /// The default kernel for the query's shape: `scan` for one literal,
@@ -92,7 +95,36 @@ pub struct GpuPlan {
     pub kernel: Kernel,
     /// Why another kernel than the default many-literal one runs, if so.
     pub note: Option<String>,
+    /// What the kernel runs.
+    pub work: GpuWork,
 }
+
+/// The compiled work of a [`GpuPlan`].
+#[derive(Clone, Debug)]
+pub enum GpuWork {
+    /// The query's literals, as the literal kernels take them (the GPU
+    /// builds their uniform or tables against the corpus it holds).
+    Literals,
+    /// Tier 2: the regex's position automaton, for `shift-and`.
+    Automaton(Arc<Automaton>),
+    /// `--fuzzy K`: the pattern chains, for `bitap`.
+    Bitap(Arc<crate::query::bitap::Bitap>),
+}
+
+/// Two plans' work is the same when it is the same compiled automaton
+/// (compiled once per query shape) or equal tables.
+impl PartialEq for GpuWork {
+    fn eq(&self, other: &GpuWork) -> bool {
+        match (self, other) {
+            (GpuWork::Literals, GpuWork::Literals) => true,
+            (GpuWork::Automaton(a), GpuWork::Automaton(b)) => Arc::ptr_eq(a, b),
+            (GpuWork::Bitap(a), GpuWork::Bitap(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for GpuWork {}
 
 /// Why the GPU cannot run a query.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -181,9 +213,10 @@ fn kernel_support_uncached(q: &Query, asked: Option<Kernel>) -> Result<GpuPlan, 
         return Err(Unsupported::categorical(why.to_string()));
     }
     if asked == Some(Kernel::Bitap) {
-        return bitap_support(q).map(|_| GpuPlan {
+        return bitap_support(q).map(|b| GpuPlan {
             kernel: Kernel::Bitap,
             note: None,
+            work: GpuWork::Bitap(Arc::new(b)),
         });
     }
     if asked.is_none() && q.kind() == QueryKind::Fuzzy {
@@ -194,12 +227,14 @@ fn kernel_support_uncached(q: &Query, asked: Option<Kernel>) -> Result<GpuPlan, 
                 b.k + 1,
                 b.words
             )),
+            work: GpuWork::Bitap(Arc::new(b)),
         });
     }
     if asked == Some(Kernel::ShiftAnd) {
-        return shift_and_support(q).map(|_| GpuPlan {
+        return shift_and_support(q).map(|a| GpuPlan {
             kernel: Kernel::ShiftAnd,
             note: None,
+            work: GpuWork::Automaton(a),
         });
     }
     match literal_support(q, asked) {
@@ -212,8 +247,9 @@ fn kernel_support_uncached(q: &Query, asked: Option<Kernel>) -> Result<GpuPlan, 
                 && q.matcher.regex_pattern().is_some() =>
         {
             match shift_and_support(q) {
-                Ok(_) => Ok(GpuPlan {
+                Ok(a) => Ok(GpuPlan {
                     kernel: Kernel::ShiftAnd,
+                    work: GpuWork::Automaton(a),
                     note: Some(format!(
                         "tier 2: the regex's automaton on the GPU ({u}; {})",
                         match q.literal_alternatives().is_empty() {
@@ -344,7 +380,11 @@ pub fn literal_support(q: &Query, asked: Option<Kernel>) -> Result<GpuPlan, Unsu
             .unwrap_or(MultiKernel::DEFAULT)
             .fallback_note(q)
     });
-    Ok(GpuPlan { kernel, note })
+    Ok(GpuPlan {
+        kernel,
+        note,
+        work: GpuWork::Literals,
+    })
 }
 
 /// What tier 1 runs for a query the literal kernels cannot run directly.

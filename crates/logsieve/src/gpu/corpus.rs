@@ -1,9 +1,9 @@
 //! The resident corpus: uploaded once ([`super::upload`]), searched many
 //! times. [`GpuCorpus`] owns the segments with their typed buffers, the
 //! query uniform, brute-byte's append buffers, each segment's bind group
-//! and the readback buffers; the searches themselves are in `search.rs`
-//! (one literal) and `pattern_set.rs` (many), each a kernel driver run over
-//! the segments, then merged by [`super::readback`].
+//! and the readback buffers; every search is a job on the one run
+//! (`run.rs`): a kernel driver over the segments, then merged by
+//! [`super::readback`].
 
 use std::sync::Mutex;
 use std::time::Duration;

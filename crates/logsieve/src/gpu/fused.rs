@@ -71,7 +71,7 @@ impl GpuCorpus {
     }
 
     // The state lock is held across the wait on purpose, as in
-    // `search_async`: searches of one corpus share its buffers.
+    // `GpuCorpus::run`: searches of one corpus share its buffers.
     #[allow(clippy::await_holding_lock)]
     async fn count_batch_async(
         &self,

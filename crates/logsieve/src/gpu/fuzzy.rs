@@ -5,21 +5,23 @@
 //! back as the result bits with one submission and one wait; nothing is
 //! verified on the host. Async all the way (the browser runs it).
 
+use std::sync::Arc;
+
 use web_time::Instant;
 
-use super::corpus::GpuCorpus;
-use super::kernels::bitap::{self, BitapDriver};
+use super::corpus::{GpuCorpus, State};
+use super::kernels::bitap::{self, BitapDriver, BitapPipes};
 use super::readback::{PerSegment, RawHits};
+use super::run::{GpuJob, Readout};
 use super::search::GpuSearch;
 use crate::corpus::Corpus;
 use crate::error::Error;
+use crate::query::bitap::Bitap;
 use crate::query::Query;
 use crate::results::Want;
 
 impl GpuCorpus {
     /// [`GpuCorpus::search_part`] with the `bitap` kernel.
-    // The state lock is held across the awaits, as in `search_async`.
-    #[allow(clippy::await_holding_lock)]
     pub(crate) async fn search_bitap(
         &self,
         corpus: &Corpus,
@@ -29,45 +31,70 @@ impl GpuCorpus {
         let t0 = Instant::now();
         let b = crate::support::bitap_support(q)
             .map_err(|u| Error::backend(format!("the GPU cannot run this query: {u}")))?;
-        self.check_corpus(corpus)?;
-        let c = &*self.ctx.inner;
-        c.check_faults()?;
-        let pipes = bitap::pipes(&self.ctx, bitap::width_for(b.words), b.k).await?;
-        let lines = want == Want::Lines;
-        let mut st = self.lock_state()?;
-        let (counts, seg_lines, kernel_time) = c
-            .scoped(async {
-                let driver = BitapDriver::new(c, &pipes, &b, &self.segs);
-                let use_ts = self.timestamps_on();
-                let mut enc = self.encode(&driver, &st.binds, use_ts);
-                self.encode_readback(&mut enc, &driver, lines, use_ts);
-                c.queue.submit([enc.finish()]);
-                c.map_many_async(&self.readback_maps(&driver, lines, use_ts))
-                    .await?;
-                let counts = self.readback.read_counts(&self.segs)?;
-                let kernel_time = match use_ts {
-                    true => self.readback.read_timestamps(c.ts_period)?,
-                    false => None,
-                };
-                let seg_lines = match lines {
-                    true => Some(self.readback.read_bits(&self.segs)?),
-                    false => None,
-                };
-                Ok((counts, seg_lines, kernel_time))
-            })
-            .await?;
-        st.clean = false;
-        drop(st);
-        let raw = self.collect(corpus, q, PerSegment::new(&counts, seg_lines));
+        let job = BitapJob {
+            pipes: bitap::pipes(&self.ctx, bitap::width_for(b.words), b.k).await?,
+            b,
+            lines: want == Want::Lines,
+        };
+        let (readout, (), ()) = self.run(corpus, &job).await?;
+        let raw = self.collect(corpus, q, PerSegment::new(&readout.counts, readout.bits));
         Ok((
             raw,
             GpuSearch {
                 docs: Vec::new(),
-                kernel_time,
+                kernel_time: readout.kernel_time,
                 end_to_end: t0.elapsed(),
                 candidates: None,
                 positions: None,
             },
         ))
+    }
+}
+
+/// A pattern chain on `bitap`: its tables are the driver's.
+struct BitapJob {
+    pipes: Arc<BitapPipes>,
+    b: Bitap,
+    lines: bool,
+}
+
+impl GpuJob for BitapJob {
+    type Staged = ();
+    type Driver<'a> = BitapDriver<'a>;
+    type Out = ();
+
+    fn name(&self) -> &'static str {
+        crate::Kernel::Bitap.name()
+    }
+
+    fn lines(&self) -> bool {
+        self.lines
+    }
+
+    fn stage(&self, _g: &GpuCorpus, _st: &mut State) -> Result<(), Error> {
+        Ok(())
+    }
+
+    fn driver<'a>(
+        &'a self,
+        g: &'a GpuCorpus,
+        _st: &'a State,
+        _staged: &'a (),
+    ) -> Result<BitapDriver<'a>, Error> {
+        Ok(BitapDriver::new(
+            &g.ctx.inner,
+            &self.pipes,
+            &self.b,
+            &g.segs,
+        ))
+    }
+
+    async fn read<'a>(
+        &'a self,
+        _g: &GpuCorpus,
+        _driver: &BitapDriver<'a>,
+        _readout: &Readout,
+    ) -> Result<(), Error> {
+        Ok(())
     }
 }

@@ -39,6 +39,7 @@ pub(crate) mod pipelines;
 mod positions;
 mod rare;
 pub(crate) mod readback;
+mod run;
 mod search;
 mod segment;
 mod skip;

@@ -14,6 +14,7 @@ use super::corpus::{GpuCorpus, State};
 use super::kernels::multi_common::{self, CountersRead, LiteralSet, MultiPipes, Uploaded};
 use super::multi::MultiKernel;
 use super::readback::{PerSegment, RawHits};
+use super::run::{GpuJob, Readout};
 use super::search::GpuSearch;
 use crate::corpus::Corpus;
 use crate::cpu::multi::{count_range, GroupCounts, Occurrences, PatternSet};
@@ -349,9 +350,6 @@ impl GpuCorpus {
     /// segment: result bits (read back with `lines`), per-segment counts,
     /// and with `per_pattern` the counters. Returns the tables it ran
     /// with.
-    // The state lock is held across the awaits, as in `search_async`: it
-    // serialises searches that share the result and readback buffers.
-    #[allow(clippy::await_holding_lock)]
     pub(crate) async fn run_multi(
         &self,
         corpus: &Corpus,
@@ -360,118 +358,153 @@ impl GpuCorpus {
         lines: bool,
         per_pattern: bool,
         prepared: Option<&PreparedTables>,
-    ) -> Result<(std::sync::Arc<Uploaded>, Run), Error> {
+    ) -> Result<(Arc<Uploaded>, Run), Error> {
         if let Err(r) = crate::support::kernel_support(q, Some(kernel.into())) {
             return Err(Error::backend(format!(
                 "the GPU cannot run this query: {r}"
             )));
         }
-        self.check_corpus(corpus)?;
-        let c = &*self.ctx.inner;
-        c.check_faults()?;
+        let job = MultiJob {
+            q,
+            kernel: kernel.for_query(q),
+            pipes: multi_common::pipes(&self.ctx)?,
+            prepared,
+            lines,
+            per_pattern,
+        };
+        match self.run(corpus, &job).await {
+            Ok((readout, up, pcounts)) => {
+                // How many patterns hit: the next run's list readback is
+                // sized for it.
+                match &pcounts {
+                    Some(CountersRead::Full {
+                        listed: Some(n), ..
+                    }) => up.set_listed(*n),
+                    Some(CountersRead::Listed(l)) => up.set_listed(l.len()),
+                    _ => {}
+                }
+                Ok((
+                    up,
+                    Run {
+                        counts: readout.counts,
+                        seg_lines: readout.bits,
+                        pcounts,
+                        kernel_time: readout.kernel_time,
+                    },
+                ))
+            }
+            Err(e) => {
+                // The upload itself may be what failed (out of memory):
+                // never reuse those tables.
+                match prepared {
+                    Some(p) => p.forget(&self.ctx.inner),
+                    None => job.pipes.forget_tables(),
+                }
+                Err(e)
+            }
+        }
+    }
+}
+
+/// A set of literals on one of the many-literal kernels.
+struct MultiJob<'j> {
+    q: &'j Query,
+    /// Resolved ([`MultiKernel::for_query`]).
+    kernel: MultiKernel,
+    pipes: Arc<MultiPipes>,
+    /// Where the set's tables are kept (a watchlist's), if anywhere.
+    prepared: Option<&'j PreparedTables>,
+    lines: bool,
+    per_pattern: bool,
+}
+
+impl GpuJob for MultiJob<'_> {
+    /// The set's tables, uploaded (or held).
+    type Staged = Arc<Uploaded>;
+    type Driver<'a>
+        = LiteralSet<'a>
+    where
+        Self: 'a;
+    /// With per-pattern counts: the groups that hit, or every counter.
+    type Out = Option<CountersRead>;
+
+    fn name(&self) -> &'static str {
+        self.kernel.name()
+    }
+
+    fn lines(&self) -> bool {
+        self.lines
+    }
+
+    /// The many-literal kernels always measure their pass.
+    fn timestamps(&self, _g: &GpuCorpus) -> bool {
+        true
+    }
+
+    fn stage(&self, g: &GpuCorpus, _st: &mut State) -> Result<Arc<Uploaded>, Error> {
+        let c = &g.ctx.inner;
         let max_binding = c
             .info
             .max_storage_buffer_binding_size
             .min(c.info.max_buffer_size);
-        let kernel = kernel.for_query(q);
-        let pipes = multi_common::pipes(&self.ctx)?;
-        let st = self.lock_state()?;
-        let r = c
-            .scoped(async {
-                let up = match prepared {
-                    Some(p) => p.get(&self.ctx.inner, &pipes, q, kernel, max_binding)?,
-                    None => pipes.tables(c, q, kernel, max_binding)?,
-                };
-                let run = self
-                    .run_multi_inner(&up, &pipes, kernel, lines, per_pattern, &st)
-                    .await?;
-                Ok((up, run))
-            })
-            .await;
-        if r.is_err() {
-            // The upload itself may be what failed (out of memory): never
-            // reuse those tables.
-            match prepared {
-                Some(p) => p.forget(&self.ctx.inner),
-                None => pipes.forget_tables(),
-            }
+        match self.prepared {
+            Some(p) => p.get(c, &self.pipes, self.q, self.kernel, max_binding),
+            None => self.pipes.tables(c, self.q, self.kernel, max_binding),
         }
-        r
     }
 
-    async fn run_multi_inner(
-        &self,
-        up: &Uploaded,
-        pipes: &MultiPipes,
-        kernel: MultiKernel,
-        lines: bool,
-        per_pattern: bool,
-        st: &State,
-    ) -> Result<Run, Error> {
-        let c = &*self.ctx.inner;
-        let t0 = Instant::now();
-        let driver = LiteralSet::new(c, pipes, up, kernel, &self.segs, per_pattern)?;
-        // The many-literal kernels always measure their pass.
-        let mut enc = self.encode(&driver, &st.binds, true);
-        self.encode_readback(&mut enc, &driver, lines, true);
-        c.queue.submit([enc.finish()]);
-        let t_submit = t0.elapsed();
-        c.map_many_async(&self.readback_maps(&driver, lines, true))
-            .await?;
-        let t_mapped = t0.elapsed();
-        let counts = self.readback.read_counts(&self.segs)?;
-        let kernel_time = self.readback.read_timestamps(c.ts_period)?;
-        let seg_lines = match lines {
-            true => Some(self.readback.read_bits(&self.segs)?),
-            false => None,
-        };
+    fn driver<'a>(
+        &'a self,
+        g: &'a GpuCorpus,
+        _st: &'a State,
+        up: &'a Arc<Uploaded>,
+    ) -> Result<LiteralSet<'a>, Error> {
+        LiteralSet::new(
+            &g.ctx.inner,
+            &self.pipes,
+            up,
+            self.kernel,
+            &g.segs,
+            self.per_pattern,
+        )
+    }
+
+    async fn read<'a>(
+        &'a self,
+        g: &GpuCorpus,
+        driver: &LiteralSet<'a>,
+        _readout: &Readout,
+    ) -> Result<Option<CountersRead>, Error> {
         let mut pcounts = driver.read_counts()?;
-        let t_read = t0.elapsed();
         if let Some(CountersRead::Full {
             words,
-            listed: Some(n),
+            listed: Some(_),
         }) = &mut pcounts
         {
             // More patterns hit than the list's readback held: the full
             // counters, in a second round trip (exact either way).
-            *words = driver.read_full(c).await?;
-            up.set_listed(*n);
+            *words = driver.read_full(&g.ctx.inner).await?;
         }
-        if let Some(CountersRead::Listed(l)) = &pcounts {
-            up.set_listed(l.len());
+        Ok(pcounts)
+    }
+
+    fn describe(&self, _up: &Arc<Uploaded>, pcounts: &Option<CountersRead>) -> String {
+        match pcounts {
+            None => String::new(),
+            Some(CountersRead::Listed(l)) => format!(" ({} patterns listed)", l.len()),
+            Some(CountersRead::Full {
+                words,
+                listed: Some(n),
+            }) => format!(
+                " ({n} patterns listed past the readback: {} counter words read again)",
+                words.len()
+            ),
+            Some(CountersRead::Full {
+                words,
+                listed: None,
+            }) => {
+                format!(" ({} counter words, list off)", words.len())
+            }
         }
-        if c.tuning.trace_queries {
-            let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
-            let what = match &pcounts {
-                None => String::new(),
-                Some(CountersRead::Listed(l)) => format!(", {} patterns listed", l.len()),
-                Some(CountersRead::Full {
-                    words,
-                    listed: Some(n),
-                }) => format!(
-                    ", {n} patterns listed past the readback: {} counter words read again in {:.3} ms",
-                    words.len(),
-                    ms(t0.elapsed() - t_read)
-                ),
-                Some(CountersRead::Full { words, listed: None }) => {
-                    format!(", {} counter words (list off)", words.len())
-                }
-            };
-            eprintln!(
-                "[multi {}] encode+submit {:.3} ms, wait+map {:.3} ms (kernel {:.3}), \
-                 readback {:.3} ms{what}",
-                kernel.name(),
-                ms(t_submit),
-                ms(t_mapped - t_submit),
-                kernel_time.map_or(0.0, ms),
-                ms(t_read - t_mapped),
-            );
-        }
-        Ok(Run {
-            counts,
-            seg_lines,
-            pcounts,
-            kernel_time,
-        })
     }
 }

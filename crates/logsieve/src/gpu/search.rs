@@ -25,6 +25,7 @@ use super::kernels::two_phase::{self, TwoPhase};
 use super::kernels::{params as P, plain_read, KernelDriver, SegmentRun};
 use super::rare::RarePick;
 use super::readback::{PerSegment, RawHits};
+use super::run::Readout;
 use super::GpuKernel;
 use crate::corpus::Corpus;
 use crate::error::Error;
@@ -115,8 +116,8 @@ impl GpuCorpus {
         pollster::block_on(self.search_part_async(corpus, q, kernel, want))
     }
 
-    /// [`GpuCorpus::search_part`] without blocking.
-    #[allow(clippy::await_holding_lock)]
+    /// [`GpuCorpus::search_part`] without blocking: the job of `kernel`'s
+    /// family on the one run ([`GpuCorpus::run`]).
     pub(crate) async fn search_part_async(
         &self,
         corpus: &Corpus,
@@ -124,20 +125,32 @@ impl GpuCorpus {
         kernel: GpuKernel,
         want: Want,
     ) -> Result<(RawHits, GpuSearch), Error> {
-        if kernel == GpuKernel::Stats {
-            return Err(Error::backend(
-                "the stats kernel counts columns; it does not search",
-            ));
-        }
-        if kernel == GpuKernel::ShiftAnd {
-            return self.search_shift_and(corpus, q, want).await;
-        }
-        if kernel == GpuKernel::Bitap {
-            return self.search_bitap(corpus, q, want).await;
-        }
-        if let Some(mk) = GpuKernel::effective(Some(kernel), q).multi() {
-            return self.search_multi(corpus, q, mk, want).await;
-        }
+        let single = match kernel {
+            GpuKernel::Stats => {
+                return Err(Error::backend(
+                    "the stats kernel counts columns; it does not search",
+                ))
+            }
+            GpuKernel::ShiftAnd => return self.search_shift_and(corpus, q, want).await,
+            GpuKernel::Bitap => return self.search_bitap(corpus, q, want).await,
+            GpuKernel::Trie | GpuKernel::Ac | GpuKernel::PrefixHash | GpuKernel::Bloom => None,
+            GpuKernel::BruteLine => Some(Literal::BruteLine),
+            GpuKernel::BruteByte => Some(Literal::BruteByte),
+            GpuKernel::TwoPhase => Some(Literal::TwoPhase),
+            GpuKernel::Scan => Some(Literal::Scan),
+            GpuKernel::Signature => Some(Literal::Signature),
+        };
+        // A single-literal kernel asked for a set of literals runs a
+        // many-literal one (`Kernel::effective`).
+        let literal = match (single, GpuKernel::effective(Some(kernel), q).multi()) {
+            (Some(l), None) => l,
+            (_, mk) => {
+                let mk = mk
+                    .or(kernel.multi())
+                    .ok_or_else(|| Error::backend(format!("no GPU kernel runs {kernel}")))?;
+                return self.search_multi(corpus, q, mk, want).await;
+            }
+        };
         // The kernel asked for (a regex that tier 2 runs is no literal
         // kernel's).
         if let Err(r) = crate::support::kernel_support(q, Some(kernel)) {
@@ -145,12 +158,14 @@ impl GpuCorpus {
                 "the GPU cannot run this query: {r}"
             )));
         }
-        self.check_corpus(corpus)?;
-        let c = &*self.ctx.inner;
-        c.check_faults()?;
-        let mut st = self.lock_state()?;
-        c.scoped(self.search_inner(corpus, q, kernel, want, &mut st, None))
-            .await
+        let job = LiteralJob {
+            corpus,
+            q,
+            kernel: literal,
+            lines: want == Want::Lines,
+            classes: None,
+        };
+        self.run_literal(&job).await
     }
 
     /// Tier 1 for a regex that is a class string on this corpus
@@ -165,11 +180,8 @@ impl GpuCorpus {
         cs: &ClassSet,
         want: Want,
     ) -> Result<(RawHits, GpuSearch), Error> {
-        self.check_corpus(corpus)?;
-        let c = &*self.ctx.inner;
-        c.check_faults()?;
         // Two class strings a pass where they fit (`scan::class_passes`).
-        let prms = match c.tuning.no_class_pairs {
+        let prms = match self.ctx.inner.tuning.no_class_pairs {
             false => scan::class_passes(&cs.alts, &self.rare),
             true => cs
                 .alts
@@ -177,8 +189,44 @@ impl GpuCorpus {
                 .map(|a| scan::class_params(a, &self.rare))
                 .collect(),
         };
-        let mut st = self.lock_state()?;
-        // A uniform and bind groups for each pass after the first.
+        let job = LiteralJob {
+            corpus,
+            q,
+            kernel: Literal::Scan,
+            lines: want == Want::Lines,
+            classes: Some(prms),
+        };
+        pollster::block_on(self.run_literal(&job))
+    }
+
+    async fn run_literal(&self, job: &LiteralJob<'_>) -> Result<(RawHits, GpuSearch), Error> {
+        let t0 = Instant::now();
+        let (readout, _, positions) = self.run(job.corpus, job).await?;
+        let raw = self.collect(
+            job.corpus,
+            job.q,
+            PerSegment::new(&readout.counts, readout.bits),
+        );
+        let candidates = job.kernel.phased().then(|| {
+            readout.counts.iter().map(|c| u64::from(c[1])).sum::<u64>() + self.cpu_segs.len() as u64
+        });
+        Ok((
+            raw,
+            GpuSearch {
+                docs: Vec::new(),
+                kernel_time: readout.kernel_time,
+                end_to_end: t0.elapsed(),
+                candidates,
+                positions,
+            },
+        ))
+    }
+
+    /// A uniform and every segment's bind group for each class pass after
+    /// the first (`prms`), made on first use and written only when its
+    /// words change (as [`GpuCorpus::write_params`]).
+    fn stage_class_slots(&self, st: &mut State, prms: &[[u32; P::WORDS]]) {
+        let c = &*self.ctx.inner;
         st.class_slots.truncate(prms.len().saturating_sub(1));
         st.class_slots
             .retain(|(_, b, _)| b.len() == self.segs.len());
@@ -202,7 +250,6 @@ impl GpuCorpus {
                 .collect();
             st.class_slots.push((buf, binds, None));
         }
-        // Written only when its words change (as `write_params`).
         for (prm, (buf, _, last)) in prms[1..].iter().zip(&mut st.class_slots) {
             if last.as_deref() != Some(prm) {
                 let bytes: Vec<u8> = prm.iter().flat_map(|w| w.to_le_bytes()).collect();
@@ -210,192 +257,6 @@ impl GpuCorpus {
                 *last = Some(Box::new(*prm));
             }
         }
-        pollster::block_on(c.scoped(self.search_inner(
-            corpus,
-            q,
-            GpuKernel::Scan,
-            want,
-            &mut st,
-            Some(&prms),
-        )))
-    }
-
-    async fn search_inner(
-        &self,
-        corpus: &Corpus,
-        q: &Query,
-        kernel: GpuKernel,
-        want: Want,
-        st: &mut State,
-        classes: Option<&[[u32; P::WORDS]]>,
-    ) -> Result<(RawHits, GpuSearch), Error> {
-        let c = &*self.ctx.inner;
-        let t0 = Instant::now();
-        if kernel == GpuKernel::Signature {
-            self.ensure_signatures(st);
-        }
-        let use_ts = self.timestamps_on();
-        // A class string's uniform is made by the caller (`search_classes`).
-        let (prm, folded) = match classes {
-            Some(p) => (p[0], Vec::new()),
-            None => self.params_for(q),
-        };
-        let t_params = Instant::now();
-        let is_scan = kernel == GpuKernel::Scan;
-        // Natively scan's parameters travel as immediate data (a class
-        // string's do not fit: its pipelines read the uniform).
-        let imm = (is_scan && classes.is_none() && c.info.scan_immediates)
-            .then(|| scan::immediates(&prm));
-        if imm.is_none() {
-            self.write_params(&prm);
-        }
-        let t_write = t_params.elapsed();
-        let phased = matches!(kernel, GpuKernel::TwoPhase | GpuKernel::Signature);
-        let lines = want == Want::Lines;
-        // scan zeroes its counters itself, and its result bits are already
-        // zero after a count-only scan (whose pop-count zeroes them).
-        let skip_result = is_scan && st.was_clean;
-        let zero_after = is_scan && !lines;
-        let p = &c.pipes;
-        let grid = c.grid();
-        let count = PopCount {
-            result: if zero_after {
-                &p.count_result_zero
-            } else {
-                &p.count_result
-            },
-            candidates: phased.then_some(&p.count_cand),
-        };
-        let driver: Box<dyn KernelDriver + '_> = match kernel {
-            GpuKernel::BruteLine => Box::new(BruteLine {
-                pipeline: &p.brute_line,
-                count,
-                grid,
-            }),
-            GpuKernel::BruteByte => Box::new(BruteByte {
-                pipeline: &p.brute_byte,
-                count,
-                grid,
-            }),
-            GpuKernel::TwoPhase => Box::new(TwoPhase {
-                phase1: &p.two_phase_p1,
-                phase2: &p.two_phase_p2,
-                count,
-                grid,
-            }),
-            GpuKernel::Scan if classes.is_some() => Box::new(ClassScans {
-                passes: classes
-                    .unwrap_or_default()
-                    .iter()
-                    .enumerate()
-                    .map(|(k, prm)| {
-                        let pipe = p.scan_classes.get(&c.device, scan::class_pipeline_of(prm));
-                        (pipe, k.checked_sub(1).map(|j| &st.class_slots[j].1[..]))
-                    })
-                    .collect(),
-                clear_result: !skip_result,
-                count,
-                grid,
-            }),
-            GpuKernel::Scan => Box::new(Scan {
-                pipeline: p.scan.get(&c.device, scan::pipeline_of(&prm)),
-                immediates: imm.as_deref(),
-                clear_result: !skip_result,
-                count: Some(count),
-                grid,
-            }),
-            GpuKernel::Signature => Box::new(Signature {
-                phase1: &p.sig_p1,
-                phase2: &p.two_phase_p2,
-                count,
-                grid,
-            }),
-            GpuKernel::Trie | GpuKernel::Ac | GpuKernel::PrefixHash | GpuKernel::Bloom => {
-                unreachable!("search_async routes these to search_multi")
-            }
-            GpuKernel::Stats => unreachable!("search_async refuses the stats kernel"),
-            GpuKernel::ShiftAnd => unreachable!("search_async routes it to search_shift_and"),
-            GpuKernel::Bitap => unreachable!("search_async routes it to search_bitap"),
-        };
-        let mut enc = self.encode(driver.as_ref(), &st.binds, use_ts);
-        self.encode_readback(&mut enc, driver.as_ref(), lines, use_ts);
-        let t_enc = t0.elapsed();
-        let cmds = enc.finish();
-        let t_fin = t0.elapsed();
-        c.queue.submit([cmds]);
-        let t_sub = t0.elapsed();
-
-        // One wait for every readback this query needs.
-        c.map_many_async(&self.readback_maps(driver.as_ref(), lines, use_ts))
-            .await?;
-        // It borrows the state's class slots; brute-byte below takes the
-        // state.
-        drop(driver);
-        let t_mapped = t0.elapsed();
-        let counts = self.readback.read_counts(&self.segs)?;
-        let kernel_time = match use_ts {
-            true => self.readback.read_timestamps(c.ts_period)?,
-            false => None,
-        };
-        if c.tuning.trace_queries {
-            let tests = |ps: &[[u32; P::WORDS]]| {
-                ps.iter()
-                    .map(scan::describe_tests)
-                    .collect::<Vec<_>>()
-                    .join(" | ")
-            };
-            eprintln!(
-                "logsieve: {}{} query: params {:.1} us, encoded at {:.1} us, finished at {:.1} us, submitted at {:.1} us, mapped at {:.1} us, kernel {}",
-                kernel.name(),
-                match classes {
-                    Some(c) => format!(" ({} class passes: {})", c.len(), tests(c)),
-                    None if is_scan => format!(" (tests {})", tests(&[prm])),
-                    None => String::new(),
-                },
-                t_write.as_secs_f64() * 1e6,
-                t_enc.as_secs_f64() * 1e6,
-                t_fin.as_secs_f64() * 1e6,
-                t_sub.as_secs_f64() * 1e6,
-                t_mapped.as_secs_f64() * 1e6,
-                super::readback::trace_kernel(kernel_time),
-            );
-        }
-        let seg_lines = match lines {
-            true => Some(self.readback.read_bits(&self.segs)?),
-            false => None,
-        };
-        let positions = match kernel {
-            GpuKernel::BruteByte => {
-                self.brute_byte_positions(corpus, q, st, &counts, &prm, &folded, lines)
-                    .await?
-            }
-            _ => None,
-        };
-
-        // Per document: GPU segments, then the CPU's oversized ones.
-        let raw = self.collect(corpus, q, PerSegment::new(&counts, seg_lines));
-        let candidates = phased.then(|| {
-            counts.iter().map(|c| u64::from(c[1])).sum::<u64>() + self.cpu_segs.len() as u64
-        });
-        // The pop-count zeroed the result bits.
-        st.clean = zero_after;
-        if c.tuning.trace_queries {
-            eprintln!(
-                "logsieve: {} query: done at {:.1} us",
-                kernel.name(),
-                t0.elapsed().as_secs_f64() * 1e6
-            );
-        }
-        Ok((
-            raw,
-            GpuSearch {
-                docs: Vec::new(),
-                kernel_time,
-                end_to_end: t0.elapsed(),
-                candidates,
-                positions,
-            },
-        ))
     }
 
     /// Records `driver` over every segment: its clears, then one compute
@@ -512,5 +373,219 @@ impl GpuCorpus {
         p[P::WIN_HI] = u32::MAX;
         p[P::MAGIC] = plain_read::MAGIC;
         (p, folded)
+    }
+}
+
+/// The single-literal kernels: what differs between them on the one run
+/// is their driver.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Literal {
+    BruteLine,
+    BruteByte,
+    TwoPhase,
+    Scan,
+    Signature,
+}
+
+impl Literal {
+    fn kernel(self) -> GpuKernel {
+        match self {
+            Literal::BruteLine => GpuKernel::BruteLine,
+            Literal::BruteByte => GpuKernel::BruteByte,
+            Literal::TwoPhase => GpuKernel::TwoPhase,
+            Literal::Scan => GpuKernel::Scan,
+            Literal::Signature => GpuKernel::Signature,
+        }
+    }
+
+    /// A first phase that leaves candidates (counted for the report).
+    fn phased(self) -> bool {
+        matches!(self, Literal::TwoPhase | Literal::Signature)
+    }
+}
+
+/// One literal (or a class set's passes) on one of the single-literal
+/// kernels.
+struct LiteralJob<'j> {
+    corpus: &'j Corpus,
+    q: &'j Query,
+    kernel: Literal,
+    lines: bool,
+    /// A class set's passes' parameter words (`search_classes`, `scan`
+    /// only); else the query's one literal.
+    classes: Option<Vec<[u32; P::WORDS]>>,
+}
+
+/// What a literal job wrote before recording.
+struct LiteralStaged {
+    /// The (first) pass's uniform words.
+    prm: [u32; P::WORDS],
+    /// The literal as the kernel compares it (`-i` folded).
+    folded: Vec<u8>,
+    /// `scan`'s parameters as immediate data (natively, one literal).
+    imm: Option<Vec<u8>>,
+    /// The result bits are already zero: `scan` need not clear them.
+    skip_result: bool,
+}
+
+impl super::run::GpuJob for LiteralJob<'_> {
+    type Staged = LiteralStaged;
+    type Driver<'a>
+        = Box<dyn KernelDriver + 'a>
+    where
+        Self: 'a;
+    /// Brute-byte's match positions, with lines.
+    type Out = Option<Vec<Vec<u64>>>;
+
+    fn name(&self) -> &'static str {
+        self.kernel.kernel().name()
+    }
+
+    fn lines(&self) -> bool {
+        self.lines
+    }
+
+    fn leaves_clean(&self) -> bool {
+        // A count-only scan's pop-count zeroed the result bits.
+        self.kernel == Literal::Scan && !self.lines
+    }
+
+    fn stage(&self, g: &GpuCorpus, st: &mut State) -> Result<LiteralStaged, Error> {
+        let c = &*g.ctx.inner;
+        if self.kernel == Literal::Signature {
+            g.ensure_signatures(st);
+        }
+        let (prm, folded) = match &self.classes {
+            Some(p) => {
+                g.stage_class_slots(st, p);
+                (p[0], Vec::new())
+            }
+            None => g.params_for(self.q),
+        };
+        // Natively scan's parameters travel as immediate data (a class
+        // string's do not fit: its pipelines read the uniform).
+        let imm =
+            (self.kernel == Literal::Scan && self.classes.is_none() && c.info.scan_immediates)
+                .then(|| scan::immediates(&prm));
+        if imm.is_none() {
+            g.write_params(&prm);
+        }
+        Ok(LiteralStaged {
+            prm,
+            folded,
+            imm,
+            // scan zeroes its counters itself, and its result bits are
+            // already zero after a count-only scan.
+            skip_result: self.kernel == Literal::Scan && st.was_clean,
+        })
+    }
+
+    fn driver<'a>(
+        &'a self,
+        g: &'a GpuCorpus,
+        st: &'a State,
+        staged: &'a LiteralStaged,
+    ) -> Result<Box<dyn KernelDriver + 'a>, Error> {
+        let c = &*g.ctx.inner;
+        let p = &c.pipes;
+        let grid = c.grid();
+        let count = PopCount {
+            result: match self.leaves_clean() {
+                true => &p.count_result_zero,
+                false => &p.count_result,
+            },
+            candidates: self.kernel.phased().then_some(&p.count_cand),
+        };
+        Ok(match (self.kernel, &self.classes) {
+            (Literal::BruteLine, _) => Box::new(BruteLine {
+                pipeline: &p.brute_line,
+                count,
+                grid,
+            }),
+            (Literal::BruteByte, _) => Box::new(BruteByte {
+                pipeline: &p.brute_byte,
+                count,
+                grid,
+            }),
+            (Literal::TwoPhase, _) => Box::new(TwoPhase {
+                phase1: &p.two_phase_p1,
+                phase2: &p.two_phase_p2,
+                count,
+                grid,
+            }),
+            (Literal::Signature, _) => Box::new(Signature {
+                phase1: &p.sig_p1,
+                phase2: &p.two_phase_p2,
+                count,
+                grid,
+            }),
+            (Literal::Scan, Some(classes)) => Box::new(ClassScans {
+                passes: classes
+                    .iter()
+                    .enumerate()
+                    .map(|(k, prm)| {
+                        let pipe = p.scan_classes.get(&c.device, scan::class_pipeline_of(prm));
+                        (pipe, k.checked_sub(1).map(|j| &st.class_slots[j].1[..]))
+                    })
+                    .collect(),
+                clear_result: !staged.skip_result,
+                count,
+                grid,
+            }),
+            (Literal::Scan, None) => Box::new(Scan {
+                pipeline: p.scan.get(&c.device, scan::pipeline_of(&staged.prm)),
+                immediates: staged.imm.as_deref(),
+                clear_result: !staged.skip_result,
+                count: Some(count),
+                grid,
+            }),
+        })
+    }
+
+    async fn read<'a>(
+        &'a self,
+        _g: &GpuCorpus,
+        _driver: &Self::Driver<'a>,
+        _readout: &Readout,
+    ) -> Result<Self::Out, Error> {
+        Ok(None)
+    }
+
+    async fn after(
+        &self,
+        g: &GpuCorpus,
+        st: &mut State,
+        staged: &LiteralStaged,
+        readout: &Readout,
+        out: &mut Self::Out,
+    ) -> Result<(), Error> {
+        if self.kernel == Literal::BruteByte {
+            *out = g
+                .brute_byte_positions(
+                    self.corpus,
+                    self.q,
+                    st,
+                    &readout.counts,
+                    &staged.prm,
+                    &staged.folded,
+                    self.lines,
+                )
+                .await?;
+        }
+        Ok(())
+    }
+
+    fn describe(&self, staged: &LiteralStaged, _out: &Self::Out) -> String {
+        let tests = |ps: &[[u32; P::WORDS]]| {
+            ps.iter()
+                .map(scan::describe_tests)
+                .collect::<Vec<_>>()
+                .join(" | ")
+        };
+        match (&self.classes, self.kernel) {
+            (Some(c), _) => format!(" ({} class passes: {})", c.len(), tests(c)),
+            (None, Literal::Scan) => format!(" (tests {})", tests(&[staged.prm])),
+            (None, _) => String::new(),
+        }
     }
 }

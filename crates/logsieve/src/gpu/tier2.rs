@@ -12,24 +12,27 @@
 //! thread per listed line, in one command buffer: no candidate readback
 //! and no CPU pass (but for undecided lines).
 
+use std::sync::Arc;
+
 use web_time::Instant;
 
 use super::corpus::GpuCorpus;
+use super::corpus::State;
 use super::kernels::scan::{self, Scan};
-use super::kernels::shift_and::{self, ShiftAnd};
-use super::kernels::{KernelDriver, SegmentRun};
+use super::kernels::shift_and::{self, ResidentAutomaton, ShiftAnd, ShiftAndPipes};
+use super::kernels::{params as P, KernelDriver, SegmentRun};
 use super::readback::{self, Candidates, PerSegment, RawHits};
+use super::run::{GpuJob, Readout};
 use super::search::GpuSearch;
 use crate::corpus::Corpus;
 use crate::error::Error;
 use crate::query::classes::ClassSet;
+use crate::query::glushkov::Automaton;
 use crate::query::Query;
 use crate::results::Want;
 
 impl GpuCorpus {
     /// [`GpuCorpus::search_part`] with the `shift-and` kernel.
-    // The state lock is held across the awaits, as in `search_async`.
-    #[allow(clippy::await_holding_lock)]
     pub(crate) async fn search_shift_and(
         &self,
         corpus: &Corpus,
@@ -84,8 +87,6 @@ impl GpuCorpus {
         pollster::block_on(self.shift_and_inner(corpus, q, Some(literal), want))
     }
 
-    // The state lock is held across the awaits, as in `search_async`.
-    #[allow(clippy::await_holding_lock)]
     async fn shift_and_inner(
         &self,
         corpus: &Corpus,
@@ -94,16 +95,12 @@ impl GpuCorpus {
         want: Want,
     ) -> Result<(RawHits, GpuSearch), Error> {
         let t0 = Instant::now();
-        let a = crate::support::shift_and_support(q)
+        let automaton = crate::support::shift_and_support(q)
             .map_err(|u| Error::backend(format!("the GPU cannot run this query: {u}")))?;
-        self.check_corpus(corpus)?;
-        let c = &*self.ctx.inner;
-        c.check_faults()?;
-        let pipes = shift_and::pipes(&self.ctx).await?;
         let lines = want == Want::Lines;
-        let mut st = self.lock_state()?;
-        // The literals' parameters (the state lock keeps another search
-        // from overwriting the uniform before the submission).
+        // The literals' parameters (written under the state lock, so that
+        // another search cannot overwrite the uniform before the
+        // submission).
         let prms: Vec<_> = literal.map_or(Vec::new(), |l| {
             let fold = l.case() == crate::query::CaseMode::Ascii;
             l.patterns()
@@ -111,122 +108,14 @@ impl GpuCorpus {
                 .map(|p| self.params_for_literal(p, fold).0)
                 .collect()
         });
-        let imms: Option<Vec<Vec<u8>>> = c
-            .info
-            .scan_immediates
-            .then(|| prms.iter().map(scan::immediates).collect());
-        // Without immediates the uniform holds one literal at a time: the
-        // passes before the last run in submissions of their own, each
-        // after its write (wgpu applies a buffer write before the next
-        // submission), the first clearing the line bits; the last pass
-        // runs with the automaton.
-        let mut inline = &prms[..];
-        let mut first_clears = true;
-        if imms.is_none() && prms.len() > 1 {
-            let (last, before) = prms.split_last().expect("several");
-            for (i, prm) in before.iter().enumerate() {
-                self.write_params(prm);
-                let pass = Scan {
-                    pipeline: c.pipes.scan.get(&c.device, scan::pipeline_of(prm)),
-                    immediates: None,
-                    clear_result: i == 0,
-                    count: None,
-                    grid: c.grid(),
-                };
-                let enc = self.encode(&pass, &st.binds, false);
-                c.queue.submit([enc.finish()]);
-            }
-            self.write_params(last);
-            inline = std::slice::from_ref(last);
-            first_clears = false;
-        } else if let (Some(prm), None) = (prms.first(), &imms) {
-            self.write_params(prm);
-        }
-        let t_built = t0.elapsed();
-        let resident =
-            st.automata
-                .get(c, &pipes, &a, &self.segs, !prms.is_empty(), &self.rare.freq);
-        let t_resident = t0.elapsed();
-        let (counts, seg_lines, undecided, kernel_time) = c
-            .scoped(async {
-                let verify = ShiftAnd::new(c, &pipes, &resident);
-                let driver = Verified {
-                    scans: inline
-                        .iter()
-                        .enumerate()
-                        .map(|(i, prm)| Scan {
-                            pipeline: c.pipes.scan.get(&c.device, scan::pipeline_of(prm)),
-                            immediates: imms.as_ref().map(|v| v[i].as_slice()),
-                            // The first pass clears the line bits, the
-                            // others OR theirs in.
-                            clear_result: i == 0 && first_clears,
-                            count: None,
-                            grid: c.grid(),
-                        })
-                        .collect(),
-                    verify,
-                };
-                let use_ts = self.timestamps_on();
-                let mut enc = self.encode(&driver, &st.binds, use_ts);
-                self.encode_readback(&mut enc, &driver, lines, use_ts);
-                let t_encoded = t0.elapsed();
-                c.queue.submit([enc.finish()]);
-                let t_submitted = t0.elapsed();
-                c.map_many_async(&self.readback_maps(&driver, lines, use_ts))
-                    .await?;
-                let t_mapped = t0.elapsed();
-                let counts = self.readback.read_counts(&self.segs)?;
-                let kernel_time = match use_ts {
-                    true => self.readback.read_timestamps(c.ts_period)?,
-                    false => None,
-                };
-                if c.tuning.trace_queries {
-                    eprintln!(
-                        "logsieve: shift-and{} query: automaton at {:.1} us, resident at {:.1} us \
-                         ({} built so far), encoded at {:.1} us, submitted at {:.1} us, \
-                         mapped at {:.1} us, kernel {}",
-                        if prms.is_empty() { "" } else { " (verify)" },
-                        t_built.as_secs_f64() * 1e6,
-                        t_resident.as_secs_f64() * 1e6,
-                        st.automata.built,
-                        t_encoded.as_secs_f64() * 1e6,
-                        t_submitted.as_secs_f64() * 1e6,
-                        t_mapped.as_secs_f64() * 1e6,
-                        super::readback::trace_kernel(kernel_time),
-                    );
-                }
-                let seg_lines = match lines {
-                    true => Some(self.readback.read_bits(&self.segs)?),
-                    false => None,
-                };
-                let undecided: u64 = counts.iter().map(|c| u64::from(c[1])).sum();
-                // The undecided lines' ids: the candidate bits, copied
-                // where the result bits were read back.
-                let undecided = match undecided {
-                    0 => None,
-                    _ => {
-                        let mut enc = c.device.create_command_encoder(&Default::default());
-                        for s in self.segs.iter().filter(|s| s.n_words > 0) {
-                            enc.copy_buffer_to_buffer(
-                                &s.buffers.candidates,
-                                0,
-                                &self.readback.bits,
-                                s.bits_at,
-                                u64::from(s.n_words) * 4,
-                            );
-                        }
-                        c.queue.submit([enc.finish()]);
-                        c.map_many_async(&self.readback.maps(&self.segs, true, false)[1..])
-                            .await?;
-                        Some(self.readback.read_bits(&self.segs)?)
-                    }
-                };
-                Ok((counts, seg_lines, undecided, kernel_time))
-            })
-            .await?;
-        st.clean = false;
-        drop(st);
-        let mut raw = self.collect(corpus, q, PerSegment::new(&counts, seg_lines));
+        let job = ShiftAndJob {
+            pipes: shift_and::pipes(&self.ctx).await?,
+            automaton,
+            prms,
+            lines,
+        };
+        let (readout, _, undecided) = self.run(corpus, &job).await?;
+        let mut raw = self.collect(corpus, q, PerSegment::new(&readout.counts, readout.bits));
         let verified = match undecided {
             Some(ids) => {
                 let found = PerSegment {
@@ -244,12 +133,183 @@ impl GpuCorpus {
             raw,
             GpuSearch {
                 docs: Vec::new(),
-                kernel_time,
+                kernel_time: readout.kernel_time,
                 end_to_end: t0.elapsed(),
                 candidates: verified,
                 positions: None,
             },
         ))
+    }
+}
+
+/// A regex's automaton on `shift-and`, over every line or (tier 1) over
+/// the lines `scan` marks for `prms`' literals.
+struct ShiftAndJob {
+    pipes: Arc<ShiftAndPipes>,
+    automaton: Arc<Automaton>,
+    /// The prefilter's literals' uniform words (none: every line).
+    prms: Vec<[u32; P::WORDS]>,
+    lines: bool,
+}
+
+/// What the job made resident and wrote before recording.
+struct ShiftAndStaged {
+    resident: Arc<ResidentAutomaton>,
+    /// The literals' passes recorded with the automaton (the others ran
+    /// in submissions of their own, `stage`).
+    inline: std::ops::Range<usize>,
+    /// Whether the first inline pass clears the line bits.
+    first_clears: bool,
+    /// Each literal's parameters as `scan`'s immediate data, natively.
+    imms: Option<Vec<Vec<u8>>>,
+    /// Automata built on this corpus so far (the trace).
+    built: u64,
+}
+
+impl GpuJob for ShiftAndJob {
+    type Staged = ShiftAndStaged;
+    type Driver<'a> = Verified<'a>;
+    /// The undecided lines' ids, per segment, when there are some.
+    type Out = Option<Vec<Vec<u64>>>;
+
+    fn name(&self) -> &'static str {
+        crate::Kernel::ShiftAnd.name()
+    }
+
+    fn lines(&self) -> bool {
+        self.lines
+    }
+
+    fn stage(&self, g: &GpuCorpus, st: &mut State) -> Result<ShiftAndStaged, Error> {
+        let c = &*g.ctx.inner;
+        let imms: Option<Vec<Vec<u8>>> = c
+            .info
+            .scan_immediates
+            .then(|| self.prms.iter().map(scan::immediates).collect());
+        // Without immediates the uniform holds one literal at a time: the
+        // passes before the last run in submissions of their own, each
+        // after its write (wgpu applies a buffer write before the next
+        // submission), the first clearing the line bits; the last pass
+        // runs with the automaton.
+        let mut inline = 0..self.prms.len();
+        let mut first_clears = true;
+        if imms.is_none() && self.prms.len() > 1 {
+            let (last, before) = self.prms.split_last().expect("several");
+            for (i, prm) in before.iter().enumerate() {
+                g.write_params(prm);
+                let pass = Scan {
+                    pipeline: c.pipes.scan.get(&c.device, scan::pipeline_of(prm)),
+                    immediates: None,
+                    clear_result: i == 0,
+                    count: None,
+                    grid: c.grid(),
+                };
+                let enc = g.encode(&pass, &st.binds, false);
+                c.queue.submit([enc.finish()]);
+            }
+            g.write_params(last);
+            inline = before.len()..self.prms.len();
+            first_clears = false;
+        } else if let (Some(prm), None) = (self.prms.first(), &imms) {
+            g.write_params(prm);
+        }
+        let resident = st.automata.get(
+            c,
+            &self.pipes,
+            &self.automaton,
+            &g.segs,
+            !self.prms.is_empty(),
+            &g.rare.freq,
+        );
+        Ok(ShiftAndStaged {
+            resident,
+            inline,
+            first_clears,
+            imms,
+            built: st.automata.built,
+        })
+    }
+
+    fn driver<'a>(
+        &'a self,
+        g: &'a GpuCorpus,
+        _st: &'a State,
+        staged: &'a ShiftAndStaged,
+    ) -> Result<Verified<'a>, Error> {
+        let c = &*g.ctx.inner;
+        Ok(Verified {
+            scans: staged
+                .inline
+                .clone()
+                .enumerate()
+                .map(|(i, k)| {
+                    let prm = &self.prms[k];
+                    Scan {
+                        pipeline: c.pipes.scan.get(&c.device, scan::pipeline_of(prm)),
+                        immediates: staged.imms.as_ref().map(|v| v[k].as_slice()),
+                        // The first pass clears the line bits, the
+                        // others OR theirs in.
+                        clear_result: i == 0 && staged.first_clears,
+                        count: None,
+                        grid: c.grid(),
+                    }
+                })
+                .collect(),
+            verify: ShiftAnd::new(c, &self.pipes, &staged.resident),
+        })
+    }
+
+    async fn read<'a>(
+        &'a self,
+        _g: &GpuCorpus,
+        _driver: &Verified<'a>,
+        _readout: &Readout,
+    ) -> Result<Self::Out, Error> {
+        Ok(None)
+    }
+
+    async fn after(
+        &self,
+        g: &GpuCorpus,
+        _st: &mut State,
+        _staged: &ShiftAndStaged,
+        readout: &Readout,
+        out: &mut Self::Out,
+    ) -> Result<(), Error> {
+        let undecided: u64 = readout.counts.iter().map(|c| u64::from(c[1])).sum();
+        if undecided == 0 {
+            return Ok(());
+        }
+        // The undecided lines' ids: the candidate bits, copied where the
+        // result bits were read back.
+        let c = &*g.ctx.inner;
+        let mut enc = c.device.create_command_encoder(&Default::default());
+        for s in g.segs.iter().filter(|s| s.n_words > 0) {
+            enc.copy_buffer_to_buffer(
+                &s.buffers.candidates,
+                0,
+                &g.readback.bits,
+                s.bits_at,
+                u64::from(s.n_words) * 4,
+            );
+        }
+        c.queue.submit([enc.finish()]);
+        c.map_many_async(&g.readback.maps(&g.segs, true, false)[1..])
+            .await?;
+        *out = Some(g.readback.read_bits(&g.segs)?);
+        Ok(())
+    }
+
+    fn describe(&self, staged: &ShiftAndStaged, _out: &Self::Out) -> String {
+        format!(
+            "{} ({} automata built so far)",
+            if self.prms.is_empty() {
+                ""
+            } else {
+                " (verify)"
+            },
+            staged.built
+        )
     }
 }
 

@@ -214,6 +214,31 @@ pub(crate) trait KernelDriver {
     }
 }
 
+/// A driver chosen at run time (the single-literal kernels) is a driver.
+impl<D: KernelDriver + ?Sized> KernelDriver for Box<D> {
+    fn label(&self) -> &'static str {
+        (**self).label()
+    }
+    fn prepare(&self, enc: &mut wgpu::CommandEncoder) {
+        (**self).prepare(enc)
+    }
+    fn clear(&self, enc: &mut wgpu::CommandEncoder, seg: &ResidentSegment) {
+        (**self).clear(enc, seg)
+    }
+    fn record(&self, pass: &mut wgpu::ComputePass<'_>, run: SegmentRun<'_>) {
+        (**self).record(pass, run)
+    }
+    fn finish(&self, pass: &mut wgpu::ComputePass<'_>) {
+        (**self).finish(pass)
+    }
+    fn copy_out(&self, enc: &mut wgpu::CommandEncoder) {
+        (**self).copy_out(enc)
+    }
+    fn readback(&self) -> Option<(&wgpu::Buffer, u64)> {
+        (**self).readback()
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
