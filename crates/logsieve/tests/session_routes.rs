@@ -392,3 +392,93 @@ fn a_kept_route_is_planned_again_when_lines_are_appended() {
         }
     }
 }
+
+/// A GPU route carries the work support compiled (`Route::job`): the
+/// kernel, and the automaton or bitap chains, which the executor runs as
+/// they are. Its answers equal the CPU's; an automatic GPU route carries
+/// its job too.
+#[test]
+fn a_gpu_route_carries_the_work_support_compiled() {
+    use logsieve::support::{bitap_support, shift_and_support, GpuWork};
+    use logsieve::{QueryBuilder, Request};
+    if ctx().is_none() {
+        return;
+    }
+    let data = common::generated(4_000, 11);
+    let s = session(&data);
+    let q = |p: &str, syntax: Syntax| {
+        QueryBuilder::new()
+            .syntax(syntax)
+            .build(&[p.as_bytes().to_vec()])
+            .expect("query")
+    };
+    let cases = [
+        (q("ERROR_503", Syntax::Fixed), None, Kernel::Scan),
+        (
+            q(r"[0-9]{3} [a-z]+", Syntax::Regex),
+            Some(Kernel::ShiftAnd),
+            Kernel::ShiftAnd,
+        ),
+        (
+            q("NullPointerExeption", Syntax::Fuzzy(1)),
+            None,
+            Kernel::Bitap,
+        ),
+    ];
+    for (query, asked, kernel) in &cases {
+        let cpu = s
+            .search(
+                query,
+                &SearchOptions {
+                    backend: BackendChoice::Cpu,
+                    ..Default::default()
+                },
+            )
+            .expect("cpu");
+        assert!(cpu.total() > 0, "{kernel}: the case must match some lines");
+        for backend in [BackendChoice::Gpu, BackendChoice::Auto] {
+            let opts = SearchOptions {
+                backend,
+                gpu_kernel: *asked,
+                ..Default::default()
+            };
+            let route = s.route(&Request::Search(query), &opts).expect("route");
+            let what = format!("{kernel} {backend:?}: {}", route.reason);
+            match route.backend.kernel() {
+                Some(k)
+                    if !matches!(route.backend, logsieve::session::Backend::GpuPrefilter(_)) =>
+                {
+                    let job = route.job.as_ref().expect(&what);
+                    assert_eq!(job.kernel, k, "{what}");
+                    match (&job.work, k) {
+                        (GpuWork::Automaton(a), Kernel::ShiftAnd) => assert!(
+                            std::sync::Arc::ptr_eq(a, &shift_and_support(query).expect(&what)),
+                            "{what}: the automaton support compiled"
+                        ),
+                        (GpuWork::Bitap(b), Kernel::Bitap) => {
+                            assert_eq!(**b, bitap_support(query).expect(&what), "{what}")
+                        }
+                        (GpuWork::Literals, Kernel::Scan) => {}
+                        (w, k) => panic!("{what}: {k} with {w:?}"),
+                    }
+                }
+                _ => {
+                    assert_eq!(backend, BackendChoice::Auto, "{what}");
+                    assert!(route.job.is_none(), "{what}");
+                }
+            }
+            if backend == BackendChoice::Gpu {
+                assert_eq!(
+                    route.backend,
+                    logsieve::session::Backend::Gpu(*kernel),
+                    "{what}"
+                );
+            }
+            let got = match s.execute(&Request::Search(query), &route, &opts) {
+                Ok(logsieve::Answer::Search(r)) => r,
+                other => panic!("{what}: {other:?}"),
+            };
+            assert_eq!(got.docs[0].lines, cpu.docs[0].lines, "{what}");
+        }
+    }
+}

@@ -228,6 +228,7 @@ impl GpuCorpus {
             return Ok((vec![Vec::new(); set.patterns().len()], None));
         }
         let kernel = super::multi::MultiKernel::Bloom;
+        super::pattern_set::check_multi(set, kernel)?;
         let (up, run) = pollster::block_on(self.run_multi(corpus, set, kernel, false, true, None))?;
         let n = set.patterns().len();
         let mut lines = vec![0u64; n];

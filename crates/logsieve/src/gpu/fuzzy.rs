@@ -21,19 +21,19 @@ use crate::query::Query;
 use crate::results::Want;
 
 impl GpuCorpus {
-    /// [`GpuCorpus::search_part`] with the `bitap` kernel.
+    /// [`GpuCorpus::search_part`] with the `bitap` kernel: `b` is `q`'s
+    /// chains (support's, [`crate::support::bitap_support`]).
     pub(crate) async fn search_bitap(
         &self,
         corpus: &Corpus,
         q: &Query,
+        b: &Arc<Bitap>,
         want: Want,
     ) -> Result<(RawHits, GpuSearch), Error> {
         let t0 = Instant::now();
-        let b = crate::support::bitap_support(q)
-            .map_err(|u| Error::backend(format!("the GPU cannot run this query: {u}")))?;
         let job = BitapJob {
             pipes: bitap::pipes(&self.ctx, bitap::width_for(b.words), b.k).await?,
-            b,
+            b: b.clone(),
             lines: want == Want::Lines,
         };
         let (readout, (), ()) = self.run(corpus, &job).await?;
@@ -54,7 +54,7 @@ impl GpuCorpus {
 /// A pattern chain on `bitap`: its tables are the driver's.
 struct BitapJob {
     pipes: Arc<BitapPipes>,
-    b: Bitap,
+    b: Arc<Bitap>,
     lines: bool,
 }
 

@@ -108,6 +108,14 @@ impl std::fmt::Display for CountersHow {
     }
 }
 
+/// Errors unless `kernel` runs `q` ([`crate::support::kernel_support`]):
+/// for the entry points that no route planned.
+pub(crate) fn check_multi(q: &Query, kernel: MultiKernel) -> Result<(), Error> {
+    crate::support::kernel_support(q, Some(kernel.into()))
+        .map(|_| ())
+        .map_err(|r| Error::backend(format!("the GPU cannot run this query: {r}")))
+}
+
 /// What one multi-literal run read back.
 pub(crate) struct Run {
     /// Per segment: [matching lines, .., .., ..].
@@ -169,11 +177,7 @@ impl GpuCorpus {
         kernel: MultiKernel,
         prepared: &PreparedTables,
     ) -> Result<(), Error> {
-        if let Err(r) = crate::support::kernel_support(q, Some(kernel.into())) {
-            return Err(Error::backend(format!(
-                "the GPU cannot run this query: {r}"
-            )));
-        }
+        check_multi(q, kernel)?;
         let c = &self.ctx.inner;
         let max_binding = c
             .info
@@ -207,6 +211,7 @@ impl GpuCorpus {
         kernel: MultiKernel,
         prepared: Option<&PreparedTables>,
     ) -> Result<PerPatternCounts, Error> {
+        check_multi(q, kernel)?;
         let t0 = Instant::now();
         let (up, run) =
             pollster::block_on(self.run_multi(corpus, q, kernel, false, true, prepared))?;
@@ -359,11 +364,6 @@ impl GpuCorpus {
         per_pattern: bool,
         prepared: Option<&PreparedTables>,
     ) -> Result<(Arc<Uploaded>, Run), Error> {
-        if let Err(r) = crate::support::kernel_support(q, Some(kernel.into())) {
-            return Err(Error::backend(format!(
-                "the GPU cannot run this query: {r}"
-            )));
-        }
         let job = MultiJob {
             q,
             kernel: kernel.for_query(q),

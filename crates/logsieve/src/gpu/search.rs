@@ -26,11 +26,12 @@ use super::kernels::{params as P, plain_read, KernelDriver, SegmentRun};
 use super::rare::RarePick;
 use super::readback::{PerSegment, RawHits};
 use super::run::Readout;
-use super::GpuKernel;
+use super::{GpuKernel, MultiKernel};
 use crate::corpus::Corpus;
 use crate::error::Error;
 use crate::query::classes::ClassSet;
 use crate::query::{CaseMode, Query};
+use crate::support::{GpuPlan, GpuWork};
 use crate::{DocHits, Want};
 
 /// The result of one GPU search.
@@ -116,8 +117,8 @@ impl GpuCorpus {
         pollster::block_on(self.search_part_async(corpus, q, kernel, want))
     }
 
-    /// [`GpuCorpus::search_part`] without blocking: the job of `kernel`'s
-    /// family on the one run ([`GpuCorpus::run`]).
+    /// [`GpuCorpus::search_part`] without blocking: support's plan for
+    /// `kernel` ([`crate::support::kernel_support`]), run as it is.
     pub(crate) async fn search_part_async(
         &self,
         corpus: &Corpus,
@@ -125,39 +126,93 @@ impl GpuCorpus {
         kernel: GpuKernel,
         want: Want,
     ) -> Result<(RawHits, GpuSearch), Error> {
-        let single = match kernel {
-            GpuKernel::Stats => {
+        if kernel == GpuKernel::Stats {
+            return Err(Error::backend(
+                "the stats kernel counts columns; it does not search",
+            ));
+        }
+        let plan = crate::support::kernel_support(q, Some(kernel))
+            .map_err(|r| Error::backend(format!("the GPU cannot run this query: {r}")))?;
+        self.search_part_planned_async(corpus, q, &plan, want).await
+    }
+
+    /// [`GpuCorpus::search_max`] of a plan support made for `q` (the
+    /// route's, [`crate::session::Route::job`]): its kernel and compiled
+    /// work run as they are, nothing asked of support again.
+    pub fn search_planned(
+        &self,
+        corpus: &Corpus,
+        q: &Query,
+        plan: &GpuPlan,
+        want: Want,
+        max_count: Option<u64>,
+    ) -> Result<GpuSearch, Error> {
+        self.check_whole()?;
+        let t0 = Instant::now();
+        let (raw, mut r) =
+            pollster::block_on(self.search_part_planned_async(corpus, q, plan, want))?;
+        r.docs = raw.finish(&self.line_counts(), q.invert(), max_count);
+        r.end_to_end = t0.elapsed();
+        Ok(r)
+    }
+
+    /// [`GpuCorpus::search_planned`] over the lines this corpus holds (a
+    /// shard, or the whole corpus), before `-v` and `-m`. Blocks.
+    pub(crate) fn search_part_planned(
+        &self,
+        corpus: &Corpus,
+        q: &Query,
+        plan: &GpuPlan,
+        want: Want,
+    ) -> Result<(RawHits, GpuSearch), Error> {
+        pollster::block_on(self.search_part_planned_async(corpus, q, plan, want))
+    }
+
+    /// [`GpuCorpus::search_part_planned`] without blocking: the job of the
+    /// plan's kernel family on the one run ([`GpuCorpus::run`]).
+    pub(crate) async fn search_part_planned_async(
+        &self,
+        corpus: &Corpus,
+        q: &Query,
+        plan: &GpuPlan,
+        want: Want,
+    ) -> Result<(RawHits, GpuSearch), Error> {
+        let kernel = plan.kernel;
+        let literal = match (&plan.work, kernel) {
+            (_, GpuKernel::Stats) => {
                 return Err(Error::backend(
                     "the stats kernel counts columns; it does not search",
                 ))
             }
-            GpuKernel::ShiftAnd => return self.search_shift_and(corpus, q, want).await,
-            GpuKernel::Bitap => return self.search_bitap(corpus, q, want).await,
-            GpuKernel::Trie | GpuKernel::Ac | GpuKernel::PrefixHash | GpuKernel::Bloom => None,
-            GpuKernel::BruteLine => Some(Literal::BruteLine),
-            GpuKernel::BruteByte => Some(Literal::BruteByte),
-            GpuKernel::TwoPhase => Some(Literal::TwoPhase),
-            GpuKernel::Scan => Some(Literal::Scan),
-            GpuKernel::Signature => Some(Literal::Signature),
-        };
-        // A single-literal kernel asked for a set of literals runs a
-        // many-literal one (`Kernel::effective`).
-        let literal = match (single, GpuKernel::effective(Some(kernel), q).multi()) {
-            (Some(l), None) => l,
-            (_, mk) => {
-                let mk = mk
-                    .or(kernel.multi())
-                    .ok_or_else(|| Error::backend(format!("no GPU kernel runs {kernel}")))?;
-                return self.search_multi(corpus, q, mk, want).await;
+            (GpuWork::Automaton(a), _) => {
+                return self.search_shift_and(corpus, q, a.clone(), want).await
             }
+            (GpuWork::Bitap(b), _) => return self.search_bitap(corpus, q, b, want).await,
+            (GpuWork::Literals, GpuKernel::ShiftAnd | GpuKernel::Bitap) => {
+                return Err(Error::backend(format!(
+                    "a {kernel} plan without its compiled work"
+                )))
+            }
+            (GpuWork::Literals, GpuKernel::Trie) => {
+                return self.search_multi(corpus, q, MultiKernel::Trie, want).await
+            }
+            (GpuWork::Literals, GpuKernel::Ac) => {
+                return self.search_multi(corpus, q, MultiKernel::Ac, want).await
+            }
+            (GpuWork::Literals, GpuKernel::PrefixHash) => {
+                return self
+                    .search_multi(corpus, q, MultiKernel::PrefixHash, want)
+                    .await
+            }
+            (GpuWork::Literals, GpuKernel::Bloom) => {
+                return self.search_multi(corpus, q, MultiKernel::Bloom, want).await
+            }
+            (GpuWork::Literals, GpuKernel::BruteLine) => Literal::BruteLine,
+            (GpuWork::Literals, GpuKernel::BruteByte) => Literal::BruteByte,
+            (GpuWork::Literals, GpuKernel::TwoPhase) => Literal::TwoPhase,
+            (GpuWork::Literals, GpuKernel::Scan) => Literal::Scan,
+            (GpuWork::Literals, GpuKernel::Signature) => Literal::Signature,
         };
-        // The kernel asked for (a regex that tier 2 runs is no literal
-        // kernel's).
-        if let Err(r) = crate::support::kernel_support(q, Some(kernel)) {
-            return Err(Error::backend(format!(
-                "the GPU cannot run this query: {r}"
-            )));
-        }
         let job = LiteralJob {
             corpus,
             q,

@@ -32,14 +32,16 @@ use crate::query::Query;
 use crate::results::Want;
 
 impl GpuCorpus {
-    /// [`GpuCorpus::search_part`] with the `shift-and` kernel.
+    /// [`GpuCorpus::search_part`] with the `shift-and` kernel: `automaton`
+    /// is `q`'s (support's, [`crate::support::shift_and_support`]).
     pub(crate) async fn search_shift_and(
         &self,
         corpus: &Corpus,
         q: &Query,
+        automaton: Arc<Automaton>,
         want: Want,
     ) -> Result<(RawHits, GpuSearch), Error> {
-        self.shift_and_inner(corpus, q, None, want).await
+        self.shift_and_inner(corpus, q, automaton, None, want).await
     }
 
     /// Tier 1 verified on the GPU: `literal` (one literal, or up to
@@ -84,19 +86,20 @@ impl GpuCorpus {
                 crate::support::MAX_PATTERN
             )));
         }
-        pollster::block_on(self.shift_and_inner(corpus, q, Some(literal), want))
+        let automaton = crate::support::shift_and_support(q)
+            .map_err(|u| Error::backend(format!("the GPU cannot run this query: {u}")))?;
+        pollster::block_on(self.shift_and_inner(corpus, q, automaton, Some(literal), want))
     }
 
     async fn shift_and_inner(
         &self,
         corpus: &Corpus,
         q: &Query,
+        automaton: Arc<Automaton>,
         literal: Option<&Query>,
         want: Want,
     ) -> Result<(RawHits, GpuSearch), Error> {
         let t0 = Instant::now();
-        let automaton = crate::support::shift_and_support(q)
-            .map_err(|u| Error::backend(format!("the GPU cannot run this query: {u}")))?;
         let lines = want == Want::Lines;
         // The literals' parameters (written under the state lock, so that
         // another search cannot overwrite the uniform before the

@@ -127,7 +127,7 @@ impl Session {
                 self.search_cpu(q, opts, &route.reason, cancel, sink)?,
                 Backend::Cpu,
             ),
-            Backend::Gpu(kernel) => match self.search_gpu(q, opts, kernel, &route.reason, cancel) {
+            Backend::Gpu(kernel) => match self.search_gpu(q, opts, kernel, route, cancel) {
                 Ok((r, f)) => {
                     fused = f;
                     (r, route.backend)
@@ -220,17 +220,23 @@ impl Session {
         q: &Query,
         opts: &SearchOptions,
         kernel: Kernel,
-        reason: &str,
+        route: &Route,
         cancel: &Cancel,
     ) -> Result<(SearchResult, bool), Error> {
         let Some(g) = self.gpu() else {
             return Err(Error::backend("no GPU attached"));
         };
+        let reason = &route.reason;
         let t = Instant::now();
         let fuser = self.fusable(g, q, kernel, opts);
-        let r = match fuser {
-            Some(f) => f.count(self, g, q, opts.max_count, cancel)?,
-            None => {
+        let r = match (fuser, &route.job) {
+            (Some(f), _) => f.count(self, g, q, opts.max_count, cancel)?,
+            // The route's plan, as support compiled it.
+            (None, Some(plan)) if plan.kernel == kernel => {
+                cancel.check()?;
+                g.search_planned(&self.corpus, q, plan, opts.want, opts.max_count)?
+            }
+            (None, _) => {
                 cancel.check()?;
                 g.search_max(&self.corpus, q, kernel, opts.want, opts.max_count)?
             }
@@ -354,7 +360,7 @@ impl Session {
         _q: &Query,
         _opts: &SearchOptions,
         _kernel: Kernel,
-        _reason: &str,
+        _route: &Route,
         _cancel: &Cancel,
     ) -> Result<(SearchResult, bool), Error> {
         Err(Error::backend("built without the GPU backend"))

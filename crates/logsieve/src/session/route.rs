@@ -17,7 +17,7 @@ use crate::options::{BackendChoice, SearchOptions};
 use crate::planner::{self, Calibration, Choice, Decision, DeviceClass};
 use crate::query::{Query, QueryShape};
 use crate::results::Want;
-use crate::support::{kernel_support, stats_support, PrefilterPlan, Unsupported};
+use crate::support::{kernel_support, stats_support, GpuPlan, GpuWork, PrefilterPlan, Unsupported};
 use crate::Error;
 
 pub(crate) use super::placement::LineMap;
@@ -144,6 +144,10 @@ pub struct Route {
     /// shards, the host tier): who searches each part ([`split`]).
     /// `None`: one device holds the whole corpus.
     pub split: Option<Split>,
+    /// On a [`Backend::Gpu`] route: support's plan, its kernel and the
+    /// work it compiled (the automaton, the bitap chains), which the
+    /// executor hands to the GPU as it is.
+    pub job: Option<GpuPlan>,
 }
 
 impl Route {
@@ -155,6 +159,7 @@ impl Route {
             forced: false,
             decision,
             prefilter: None,
+            job: None,
         }
     }
 
@@ -166,27 +171,25 @@ impl Route {
 
 /// The kernel that runs `request` on the GPU when `asked` is asked for, or
 /// why it cannot run there.
-fn gpu_kernel(
-    request: &RequestKind<'_>,
-    asked: Option<Kernel>,
-) -> Result<(Kernel, Option<String>), String> {
+fn gpu_kernel(request: &RequestKind<'_>, asked: Option<Kernel>) -> Result<GpuPlan, String> {
+    let stats = GpuPlan {
+        kernel: Kernel::Stats,
+        note: None,
+        work: GpuWork::Literals,
+    };
     match request {
-        RequestKind::Search(q) => kernel_support(q, asked)
-            .map(|p| (p.kernel, p.note))
-            .map_err(|u| u.to_string()),
+        RequestKind::Search(q) => kernel_support(q, asked).map_err(|u| u.to_string()),
         RequestKind::PatternCounts(q) => {
             // Per-pattern counts always run a many-literal kernel.
             let asked = asked
                 .filter(|k| k.multi().is_some())
                 .or(Some(Kernel::Bloom));
-            kernel_support(q, asked)
-                .map(|p| (p.kernel, p.note))
-                .map_err(|u| u.to_string())
+            kernel_support(q, asked).map_err(|u| u.to_string())
         }
         RequestKind::Stats(Some(q)) => stats_support(Some(q))
-            .map(|_| (Kernel::Stats, None))
+            .map(|_| stats)
             .map_err(|u| u.to_string()),
-        RequestKind::Stats(None) => Ok((Kernel::Stats, None)),
+        RequestKind::Stats(None) => Ok(stats),
     }
 }
 
@@ -196,7 +199,7 @@ fn gpu_kernel(
 /// (`planner::tier1_literals`).
 fn tier1(
     input: &RouteInput<'_>,
-    direct: &Result<(Kernel, Option<String>), String>,
+    direct: &Result<GpuPlan, String>,
 ) -> Option<Result<planner::Tier1Literals, Unsupported>> {
     let (RequestKind::Search(q), Err(_)) = (&input.request, direct) else {
         return None;
@@ -258,10 +261,11 @@ pub fn route(input: &RouteInput<'_>) -> Result<Route, Error> {
             }
             let direct = gpu_kernel(&input.request, opts.gpu_kernel);
             let mut prefilter = None;
+            let job = direct.as_ref().ok().cloned();
             let (backend, reason) = match (&direct, tier1(input, &direct)) {
-                (Ok((kernel, note)), _) => (
-                    Backend::Gpu(*kernel),
-                    with_note("forced with --backend gpu".to_string(), note.clone()),
+                (Ok(p), _) => (
+                    Backend::Gpu(p.kernel),
+                    with_note("forced with --backend gpu".to_string(), p.note.clone()),
                 ),
                 (Err(_), Some(Ok(t))) if t.best().plan.classes.is_some() => {
                     let p = t.best().plan.clone();
@@ -316,6 +320,7 @@ pub fn route(input: &RouteInput<'_>) -> Result<Route, Error> {
                 decision: None,
                 split: None,
                 prefilter,
+                job,
             })
         }
         BackendChoice::Auto => Ok(route_auto(input)),
@@ -549,6 +554,7 @@ fn route_auto(input: &RouteInput<'_>) -> Route {
                 decision: None,
                 split: None,
                 prefilter: None,
+                job: None,
             },
             _ => Route::cpu("no search: the CPU scans the columns", None),
         };
@@ -626,14 +632,17 @@ fn route_auto(input: &RouteInput<'_>) -> Route {
             decision: Some(decision),
             split: None,
             prefilter: None,
+            // The planner priced the automaton that support compiled.
+            job: kernel_support(query, Some(Kernel::ShiftAnd)).ok(),
         },
-        (Choice::Gpu(_), Ok((kernel, note)), _) => Route {
-            backend: Backend::Gpu(kernel),
-            reason: with_note(decision.summary(), note),
+        (Choice::Gpu(_), Ok(p), _) => Route {
+            backend: Backend::Gpu(p.kernel),
+            reason: with_note(decision.summary(), p.note.clone()),
             forced: false,
             decision: Some(decision),
             split: None,
             prefilter: None,
+            job: Some(p),
         },
         (Choice::GpuPrefilter(_), _, Some(Ok(p))) => Route {
             backend: Backend::GpuPrefilter(p.kernel),
@@ -642,6 +651,7 @@ fn route_auto(input: &RouteInput<'_>) -> Route {
             decision: Some(decision),
             split: None,
             prefilter: Some(p),
+            job: None,
         },
         _ => Route::cpu(decision.summary(), Some(decision)),
     }

@@ -490,10 +490,16 @@ impl Session {
                             .search_part(&self.corpus, &p.literals, kernel, Want::Lines)?;
                     Ok(Candidates::unverified(raw)?.verify(&self.corpus, q, lines, opts.threads))
                 }
-                None => d
-                    .corpus
-                    .search_part(&self.corpus, q, kernel, opts.want)
-                    .map(|r| r.0),
+                None => match &route.job {
+                    Some(job) if job.kernel == kernel => d
+                        .corpus
+                        .search_part_planned(&self.corpus, q, job, opts.want)
+                        .map(|r| r.0),
+                    _ => d
+                        .corpus
+                        .search_part(&self.corpus, q, kernel, opts.want)
+                        .map(|r| r.0),
+                },
             },
             || self.cpu_raw(q, &cpu_lines, lines, opts.threads),
         );
