@@ -12,7 +12,7 @@ use web_time::Instant;
 use super::corpus::{GpuCorpus, State};
 use super::kernels::bitap::{self, BitapDriver, BitapPipes};
 use super::readback::{PerSegment, RawHits};
-use super::run::{GpuJob, Readout};
+use super::run::GpuJob;
 use super::search::GpuSearch;
 use crate::corpus::Corpus;
 use crate::error::Error;
@@ -87,14 +87,5 @@ impl GpuJob for BitapJob {
             &self.b,
             &g.segs,
         ))
-    }
-
-    async fn read<'a>(
-        &'a self,
-        _g: &GpuCorpus,
-        _driver: &BitapDriver<'a>,
-        _readout: &Readout,
-    ) -> Result<(), Error> {
-        Ok(())
     }
 }

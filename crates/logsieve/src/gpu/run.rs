@@ -45,8 +45,9 @@ pub(crate) trait GpuJob {
     type Driver<'a>: KernelDriver
     where
         Self: 'a;
-    /// What the job reads back beyond the [`Readout`].
-    type Out;
+    /// What the job reads back beyond the [`Readout`] (default: nothing
+    /// until [`GpuJob::read`] or [`GpuJob::after`] says otherwise).
+    type Out: Default;
 
     /// The job's kernel, in traces.
     fn name(&self) -> &'static str;
@@ -78,13 +79,15 @@ pub(crate) trait GpuJob {
     ) -> Result<Self::Driver<'a>, Error>;
 
     /// The job's own readback, while its driver lives (after the one
-    /// wait: its buffers are mapped).
+    /// wait: its buffers are mapped). Default: none.
     async fn read<'a>(
         &'a self,
-        g: &GpuCorpus,
-        driver: &Self::Driver<'a>,
-        readout: &Readout,
-    ) -> Result<Self::Out, Error>;
+        _g: &GpuCorpus,
+        _driver: &Self::Driver<'a>,
+        _readout: &Readout,
+    ) -> Result<Self::Out, Error> {
+        Ok(Self::Out::default())
+    }
 
     /// After the driver is gone, with the state writable and the lock
     /// still held: a further round trip (default: none).

@@ -82,12 +82,9 @@ impl GpuCorpus {
     }
 
     /// [`GpuCorpus::search_max`] without blocking. Natively, searches of
-    /// one corpus from several threads take turns; in a browser (one
-    /// thread) a search started while another awaits the GPU is an error.
-    // The state lock is held across the awaits on purpose: it serialises
-    // searches of this corpus (they share the parameter and readback
-    // buffers). Natively the future runs on the caller's thread under
-    // `block_on`; on wasm32 the lock is only ever tried.
+    /// one corpus from several threads take turns ([`GpuCorpus::run`]);
+    /// in a browser (one thread) a search started while another awaits
+    /// the GPU is an error.
     pub async fn search_async(
         &self,
         corpus: &Corpus,
@@ -97,11 +94,9 @@ impl GpuCorpus {
         max_count: Option<u64>,
     ) -> Result<GpuSearch, Error> {
         self.check_whole()?;
-        let t0 = Instant::now();
-        let (raw, mut r) = self.search_part_async(corpus, q, kernel, want).await?;
-        r.docs = raw.finish(&self.line_counts(), q.invert(), max_count);
-        r.end_to_end = t0.elapsed();
-        Ok(r)
+        let plan = plan_for(q, kernel)?;
+        self.search_planned_async(corpus, q, &plan, want, max_count)
+            .await
     }
 
     /// What the search finds in the lines this corpus holds (a shard, or
@@ -126,20 +121,27 @@ impl GpuCorpus {
         kernel: GpuKernel,
         want: Want,
     ) -> Result<(RawHits, GpuSearch), Error> {
-        if kernel == GpuKernel::Stats {
-            return Err(Error::backend(
-                "the stats kernel counts columns; it does not search",
-            ));
-        }
-        let plan = crate::support::kernel_support(q, Some(kernel))
-            .map_err(|r| Error::backend(format!("the GPU cannot run this query: {r}")))?;
+        let plan = plan_for(q, kernel)?;
         self.search_part_planned_async(corpus, q, &plan, want).await
     }
 
     /// [`GpuCorpus::search_max`] of a plan support made for `q` (the
     /// route's, [`crate::session::Route::job`]): its kernel and compiled
-    /// work run as they are, nothing asked of support again.
+    /// work run as they are, nothing asked of support again. Blocks
+    /// (natively only).
     pub fn search_planned(
+        &self,
+        corpus: &Corpus,
+        q: &Query,
+        plan: &GpuPlan,
+        want: Want,
+        max_count: Option<u64>,
+    ) -> Result<GpuSearch, Error> {
+        pollster::block_on(self.search_planned_async(corpus, q, plan, want, max_count))
+    }
+
+    /// [`GpuCorpus::search_planned`] without blocking.
+    pub async fn search_planned_async(
         &self,
         corpus: &Corpus,
         q: &Query,
@@ -149,8 +151,9 @@ impl GpuCorpus {
     ) -> Result<GpuSearch, Error> {
         self.check_whole()?;
         let t0 = Instant::now();
-        let (raw, mut r) =
-            pollster::block_on(self.search_part_planned_async(corpus, q, plan, want))?;
+        let (raw, mut r) = self
+            .search_part_planned_async(corpus, q, plan, want)
+            .await?;
         r.docs = raw.finish(&self.line_counts(), q.invert(), max_count);
         r.end_to_end = t0.elapsed();
         Ok(r)
@@ -431,6 +434,19 @@ impl GpuCorpus {
     }
 }
 
+/// Support's plan for `q` on `kernel` ([`crate::support::kernel_support`]),
+/// for the entry points that name a kernel; the stats kernel does not
+/// search.
+fn plan_for(q: &Query, kernel: GpuKernel) -> Result<GpuPlan, Error> {
+    if kernel == GpuKernel::Stats {
+        return Err(Error::backend(
+            "the stats kernel counts columns; it does not search",
+        ));
+    }
+    crate::support::kernel_support(q, Some(kernel))
+        .map_err(|r| Error::backend(format!("the GPU cannot run this query: {r}")))
+}
+
 /// The single-literal kernels: what differs between them on the one run
 /// is their driver.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -595,15 +611,6 @@ impl super::run::GpuJob for LiteralJob<'_> {
                 grid,
             }),
         })
-    }
-
-    async fn read<'a>(
-        &'a self,
-        _g: &GpuCorpus,
-        _driver: &Self::Driver<'a>,
-        _readout: &Readout,
-    ) -> Result<Self::Out, Error> {
-        Ok(None)
     }
 
     async fn after(

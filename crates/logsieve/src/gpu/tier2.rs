@@ -262,15 +262,6 @@ impl GpuJob for ShiftAndJob {
         })
     }
 
-    async fn read<'a>(
-        &'a self,
-        _g: &GpuCorpus,
-        _driver: &Verified<'a>,
-        _readout: &Readout,
-    ) -> Result<Self::Out, Error> {
-        Ok(None)
-    }
-
     async fn after(
         &self,
         g: &GpuCorpus,
