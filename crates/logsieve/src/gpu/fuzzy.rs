@@ -11,7 +11,7 @@ use web_time::Instant;
 
 use super::corpus::{GpuCorpus, State};
 use super::kernels::bitap::{self, BitapDriver, BitapPipes};
-use super::readback::{PerSegment, RawHits};
+use super::readback::RawHits;
 use super::run::GpuJob;
 use super::search::GpuSearch;
 use crate::corpus::Corpus;
@@ -37,17 +37,7 @@ impl GpuCorpus {
             lines: want == Want::Lines,
         };
         let (readout, (), ()) = self.run(corpus, &job).await?;
-        let raw = self.collect(corpus, q, PerSegment::new(&readout.counts, readout.bits));
-        Ok((
-            raw,
-            GpuSearch {
-                docs: Vec::new(),
-                kernel_time: readout.kernel_time,
-                end_to_end: t0.elapsed(),
-                candidates: None,
-                positions: None,
-            },
-        ))
+        Ok(self.part_answer(corpus, q, readout, t0, None, None))
     }
 }
 

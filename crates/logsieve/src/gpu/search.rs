@@ -260,24 +260,33 @@ impl GpuCorpus {
     async fn run_literal(&self, job: &LiteralJob<'_>) -> Result<(RawHits, GpuSearch), Error> {
         let t0 = Instant::now();
         let (readout, _, positions) = self.run(job.corpus, job).await?;
-        let raw = self.collect(
-            job.corpus,
-            job.q,
-            PerSegment::new(&readout.counts, readout.bits),
-        );
         let candidates = job.kernel.phased().then(|| {
             readout.counts.iter().map(|c| u64::from(c[1])).sum::<u64>() + self.cpu_segs.len() as u64
         });
-        Ok((
-            raw,
-            GpuSearch {
-                docs: Vec::new(),
-                kernel_time: readout.kernel_time,
-                end_to_end: t0.elapsed(),
-                candidates,
-                positions,
-            },
-        ))
+        Ok(self.part_answer(job.corpus, job.q, readout, t0, candidates, positions))
+    }
+
+    /// A family's answer over the lines this corpus holds from its run's
+    /// readout: the hits (with the CPU's oversized segments), and the
+    /// report timed from `t0`.
+    pub(crate) fn part_answer(
+        &self,
+        corpus: &Corpus,
+        q: &Query,
+        readout: Readout,
+        t0: Instant,
+        candidates: Option<u64>,
+        positions: Option<Vec<Vec<u64>>>,
+    ) -> (RawHits, GpuSearch) {
+        let raw = self.collect(corpus, q, PerSegment::new(&readout.counts, readout.bits));
+        let report = GpuSearch {
+            docs: Vec::new(),
+            kernel_time: readout.kernel_time,
+            end_to_end: t0.elapsed(),
+            candidates,
+            positions,
+        };
+        (raw, report)
     }
 
     /// A uniform and every segment's bind group for each class pass after

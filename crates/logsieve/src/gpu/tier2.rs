@@ -118,7 +118,7 @@ impl GpuCorpus {
             lines,
         };
         let (readout, _, undecided) = self.run(corpus, &job).await?;
-        let mut raw = self.collect(corpus, q, PerSegment::new(&readout.counts, readout.bits));
+        // The undecided lines, decided by the CPU matcher.
         let verified = match undecided {
             Some(ids) => {
                 let found = PerSegment {
@@ -127,21 +127,19 @@ impl GpuCorpus {
                 };
                 let cands = readback::collect(corpus, q, &self.segs, &[], found);
                 let n = cands.matched.iter().sum::<u64>();
-                raw.add(Candidates::unverified(cands)?.verify(corpus, q, lines, 0));
-                Some(n)
+                Some((
+                    Candidates::unverified(cands)?.verify(corpus, q, lines, 0),
+                    n,
+                ))
             }
             None => None,
         };
-        Ok((
-            raw,
-            GpuSearch {
-                docs: Vec::new(),
-                kernel_time: readout.kernel_time,
-                end_to_end: t0.elapsed(),
-                candidates: verified,
-                positions: None,
-            },
-        ))
+        let n = verified.as_ref().map(|(_, n)| *n);
+        let (mut raw, report) = self.part_answer(corpus, q, readout, t0, n, None);
+        if let Some((confirmed, _)) = verified {
+            raw.add(confirmed);
+        }
+        Ok((raw, report))
     }
 }
 
