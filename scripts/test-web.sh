@@ -35,7 +35,10 @@ if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; the
 fi
 
 scripts/build-web.sh target/web
-cargo build --release -p logsieve-cli
+# The CLI as the workspace's tests build it (a no-op after
+# `cargo test --workspace --release`): `-p logsieve-cli` alone resolves
+# other features and rebuilds DataFusion and everything above it.
+cargo test --workspace --release --no-run -q
 
 echo "== web engine unit tests (native)"
 cargo test -p logsieve-web --lib
