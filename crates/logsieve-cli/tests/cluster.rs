@@ -14,7 +14,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use logsieve::pipeline::{ColumnOptions, Columns, FieldSpec};
+use logsieve::stats::{ColumnOptions, Columns, FieldSpec};
 use logsieve::{Corpus, Document, Session};
 use logsieve_cluster::{Cluster, ClusterEngine};
 use logsieve_sql::{Answer, Local, SqlEngine, SqlLimits};

@@ -45,7 +45,7 @@ fn serve(names: &[String]) -> Served {
 /// A server over one document `name` holding `first`, with the stats
 /// columns that time its lines (what `--since`/`--until` read).
 fn serve_timed(name: &str, first: &[u8]) -> Served {
-    use logsieve::pipeline::{ColumnOptions, Columns};
+    use logsieve::stats::{ColumnOptions, Columns};
     let state = AppState::new(Limits::default(), None);
     let mut c = Corpus::new();
     c.push(Document::from_bytes(name, first.to_vec()));

@@ -1,14 +1,14 @@
 //! The library's encoders against the CLI's printers, byte for byte on the
 //! same query: `logsieve::rg_json` against `logsieve search --json`, and
-//! `pipeline::json::stats_json` against `logsieve stats --json` — the
+//! `stats::json::stats_json` against `logsieve stats --json` — the
 //! server answers with the library's, so its output is the CLI's.
 
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use logsieve::pipeline::{ColumnOptions, Columns, FieldSpec, StatsQuery};
 use logsieve::rg_json::RgJson;
+use logsieve::stats::{ColumnOptions, Columns, FieldSpec, StatsQuery};
 use logsieve::{
     BackendChoice, Corpus, Document, LoadOptions, QueryBuilder, SearchOptions, Session, Syntax,
     Want,
@@ -165,6 +165,6 @@ fn stats_json_is_the_cli_stats_json() {
             },
         )
         .unwrap();
-    let lib = logsieve::pipeline::json::stats_json(cols, &sq, &st, &["level".into()], &rep.name);
+    let lib = logsieve::stats::json::stats_json(cols, &sq, &st, &["level".into()], &rep.name);
     assert_eq!(cli, format!("{}\n", serde_json::to_string(&lib).unwrap()));
 }

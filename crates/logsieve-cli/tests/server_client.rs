@@ -211,7 +211,6 @@ fn search_flag_sets_print_the_same() {
 
 #[test]
 fn per_pattern_counts_print_the_same() {
-    // The patterns endpoint takes no paths: the whole served corpus.
     let url = url();
     let logs = logs().to_str().unwrap();
     for flags in [
@@ -287,6 +286,34 @@ fn paths_name_served_files() {
         let (l, r) = (run(&local, None), run(&remote, None));
         assert_eq!(l.code, r.code, "{flags:?}: {}", r.stderr);
         assert_eq!(l.stdout, r.stdout, "{flags:?}");
+    }
+    // Stats and per-pattern counts over the named file alone.
+    for args in [
+        &["stats", "--count-by", "level"][..],
+        &["stats", "-e", "ERROR", "--count-by", "host", "--json"],
+        &["search", "--count-per-pattern", "-e", "ERROR", "-e", "WARN"],
+        &[
+            "search",
+            "--count-per-pattern",
+            "-e",
+            "nomatch-xyz",
+            "-e",
+            "GET",
+        ],
+    ] {
+        let mut local = args.to_vec();
+        local.push(a);
+        let mut remote = local.clone();
+        remote.insert(1, &url);
+        remote.insert(1, "--server");
+        let (l, r) = (run(&local, None), run(&remote, None));
+        assert_eq!(l.code, r.code, "{args:?}: {}", r.stderr);
+        assert!(!l.stdout.is_empty(), "{args:?}");
+        assert_eq!(
+            normalize_elapsed(&l.stdout),
+            normalize_elapsed(&r.stdout),
+            "{args:?}"
+        );
     }
 }
 

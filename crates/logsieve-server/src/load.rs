@@ -5,7 +5,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use logsieve::corpus::{load_paths, LoadProgress, WalkOptions};
-use logsieve::pipeline::{ColumnOptions, Columns, FieldSpec, TimeFormat};
+use logsieve::stats::{ColumnOptions, Columns, FieldSpec, TimeFormat};
 use logsieve::{Corpus, LoadOptions, Session, Tuning};
 
 use crate::state::{AppState, Ready};
@@ -213,7 +213,7 @@ pub fn load(config: &LoadConfig, state: &AppState) -> Result<(), String> {
     // working directory must not decide it).
     let mtimes = match &config.source {
         Source::Demo { .. } => vec![None; corpus.docs().len()],
-        _ => logsieve::pipeline::file_mtimes(&corpus),
+        _ => logsieve::stats::file_mtimes(&corpus),
     };
     let cols = Columns::build(
         &corpus,
@@ -221,7 +221,7 @@ pub fn load(config: &LoadConfig, state: &AppState) -> Result<(), String> {
             time_format,
             year: config
                 .year
-                .unwrap_or_else(logsieve::pipeline::time::current_year),
+                .unwrap_or_else(logsieve::stats::time::current_year),
             doc_years: config
                 .year
                 .map_or_else(Vec::new, |y| vec![y; corpus.docs().len()]),

@@ -34,8 +34,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use logsieve::pipeline::{StatsQuery, NO_TIME};
 use logsieve::rg_json::{self, RgJson};
+use logsieve::stats::{StatsQuery, NO_TIME};
 use logsieve::watchlist::Watchlist;
 use logsieve::{Answer, Corpus, Query, Request, SearchOptions, Session, Tuning, Want};
 use serde_json::{json, Value};

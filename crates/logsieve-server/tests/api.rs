@@ -275,7 +275,7 @@ fn stats_and_patterns_answer_as_the_cpu_does() {
         .syntax(Syntax::Fixed)
         .build(&["ERROR"])
         .unwrap();
-    let mut sq = logsieve::pipeline::StatsQuery {
+    let mut sq = logsieve::stats::StatsQuery {
         search: Some(&q),
         ..Default::default()
     };
@@ -293,7 +293,7 @@ fn stats_and_patterns_answer_as_the_cpu_does() {
         )
         .unwrap();
     let names = vec!["level".to_string(), "host".to_string()];
-    let want = logsieve::pipeline::json::stats_json(cols, &sq, &st, &names, &rep.name);
+    let want = logsieve::stats::json::stats_json(cols, &sq, &st, &names, &rep.name);
     let r = srv.post(
         "/api/v1/stats",
         r#"{"patterns":["ERROR"],"syntax":"literal","since":"1h","count_by":["level","host"],"histogram":"1m","backend":"cpu"}"#,

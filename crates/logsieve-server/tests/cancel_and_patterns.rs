@@ -208,16 +208,12 @@ fn patterns_take_a_time_window_and_files() {
         (Some("1000d"), None, None),
         (Some("1s"), Some("2s"), None),
     ] {
-        let mut q = logsieve::pipeline::StatsQuery::default();
+        let mut q = logsieve::stats::StatsQuery::default();
         if let Some(s) = since {
             q.since_spec(cols, s).unwrap();
         }
         if let Some(u) = until {
-            q.until = Some(
-                logsieve::pipeline::TimeSpec::parse(u)
-                    .unwrap()
-                    .resolve(newest),
-            );
+            q.until = Some(logsieve::stats::TimeSpec::parse(u).unwrap().resolve(newest));
         }
         let mut lines: Vec<&[u8]> = Vec::new();
         for (d, doc) in oracle.corpus().docs().iter().enumerate() {

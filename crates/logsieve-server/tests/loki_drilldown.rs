@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use common::TestServer;
 use logsieve::patterns::{Miner, MinerOptions};
-use logsieve::pipeline::{ColumnOptions, Columns, FieldSpec};
+use logsieve::stats::{ColumnOptions, Columns, FieldSpec};
 use logsieve::{Corpus, Session};
 use logsieve_server::Limits;
 use serde_json::Value;

@@ -580,7 +580,7 @@ fn stamped(ms: Option<u8>, text: &str) -> String {
 
 /// A ready state over `docs` with the stats columns the server builds.
 fn state_with_columns(docs: &[(&str, &[u8])]) -> AppState {
-    use logsieve::pipeline::{ColumnOptions, Columns};
+    use logsieve::stats::{ColumnOptions, Columns};
     let state = AppState::new(Limits::default(), None);
     let mut c = Corpus::new();
     for (n, d) in docs {
@@ -799,9 +799,9 @@ fn http_tail_time_window_equals_the_search_window() {
     let first = stamped(Some(0), "first hit");
     let mut c = Corpus::new();
     c.push(Document::from_bytes("t.log", first.into_bytes()));
-    let cols = logsieve::pipeline::Columns::build(
+    let cols = logsieve::stats::Columns::build(
         &c,
-        &logsieve::pipeline::ColumnOptions {
+        &logsieve::stats::ColumnOptions {
             time_format: None,
             year: 2026,
             doc_years: vec![],
@@ -819,7 +819,7 @@ fn http_tail_time_window_equals_the_search_window() {
         },
         None,
     );
-    let iso = |ms: i64| logsieve::pipeline::format_ms(T0 + ms);
+    let iso = |ms: i64| logsieve::stats::format_ms(T0 + ms);
     let window = format!("since={}&until={}", iso(10), iso(30));
     let mut t = SseClient::open(srv.addr, &format!("pattern=hit&syntax=literal&{window}")).unwrap();
     let batches = [

@@ -19,7 +19,7 @@ a line holds (so `unnest` and a join name them).
 
 ```
 use std::sync::Arc;
-use logsieve::pipeline::{ColumnOptions, Columns, FieldSpec};
+use logsieve::stats::{ColumnOptions, Columns, FieldSpec};
 use logsieve::{Corpus, SearchOptions, Session};
 use logsieve_sql::{Local, SqlEngine, SqlLimits};
 

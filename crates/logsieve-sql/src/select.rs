@@ -7,7 +7,7 @@
 //! columns, applied to the engine's hits when an AND has both (a time
 //! window over a sorted document is a line range).
 
-use logsieve::pipeline::{Columns, NO_TIME};
+use logsieve::stats::{Columns, NO_TIME};
 use logsieve::{Query, QueryBuilder, SearchOptions, Session, Syntax};
 use rayon::prelude::*;
 

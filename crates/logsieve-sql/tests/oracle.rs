@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use logsieve::gen::{generate, GenOptions};
-use logsieve::pipeline::{ColumnOptions, Columns, FieldSpec};
+use logsieve::stats::{ColumnOptions, Columns, FieldSpec};
 use logsieve::{BackendChoice, Corpus, SearchOptions, Session, WatchlistOptions};
 use logsieve_sql::{Answer, Local, SqlEngine, SqlLimits};
 use proptest::prelude::*;

@@ -14,9 +14,9 @@ use std::rc::Rc;
 use flate2::write::MultiGzDecoder;
 use logsieve::cpu::{search_doc, CpuOptions};
 use logsieve::gpu::{GpuContext, GpuCorpus, GpuKernel};
-use logsieve::pipeline::{ColumnOptions, Columns, FieldSpec, NO_TIME};
 use logsieve::planner::{Calibration, DeviceClass, Measurement};
 use logsieve::session::route::{Backend, GpuState, Memo, MemoCounts, RequestKind, RouteInput};
+use logsieve::stats::{ColumnOptions, Columns, FieldSpec, NO_TIME};
 use logsieve::{
     BackendChoice, Corpus, DocHits, Document, Query, QueryBuilder, SearchOptions, Syntax, Want,
 };

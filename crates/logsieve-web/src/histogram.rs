@@ -1,6 +1,6 @@
 //! The histogram's time axis: the span it shows and its bucket width.
 
-use logsieve::pipeline::{Columns, NO_TIME};
+use logsieve::stats::{Columns, NO_TIME};
 
 /// The time range the histogram shows: the 0.1% and 99.9% quantiles of
 /// the lines' times (a sample of up to ~64k lines), so that one odd

@@ -160,7 +160,7 @@ impl Clock {
 
 /// Civil date (year, month, day) from days since 1970-01-01 (one
 /// implementation, shared with the timestamp parser).
-pub use crate::pipeline::time::civil_from_days;
+pub use crate::stats::time::civil_from_days;
 
 /// The reference queries over generated logs (all fixed strings): the
 /// demo's, `logsieve bench`'s and the GPU benchmarks'.

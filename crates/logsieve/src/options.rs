@@ -41,6 +41,9 @@ pub struct SearchOptions {
     /// numbers (rg counts lines only for `-n`). Other backends may still
     /// give ids.
     pub line_ids: bool,
+    /// Which documents and which time window the request is about
+    /// (everything by default); every backend answers over it alone.
+    pub scope: crate::Scope,
 }
 
 impl Default for SearchOptions {
@@ -53,6 +56,7 @@ impl Default for SearchOptions {
             explain: false,
             gpu_kernel: None,
             line_ids: true,
+            scope: crate::Scope::default(),
         }
     }
 }

@@ -17,8 +17,9 @@
 //! with atomics.
 
 use std::collections::HashMap;
+use std::ops::Range;
 
-use crate::cpu::multi::{count_doc, GroupCounts, Occurrences, PatternSet};
+use crate::cpu::multi::{count_doc, count_range, GroupCounts, Occurrences, PatternSet};
 use crate::error::Error;
 use crate::query::{CaseMode, Query, QueryBuilder, Syntax};
 use crate::results::{BackendReport, Want};
@@ -167,6 +168,32 @@ impl CpuCounter {
                 g.add(&count_doc(occ, &self.lens, d.data(), threads));
             }
         }
+        Ok(self.answer(&g, total_lines))
+    }
+
+    /// [`CpuCounter::count`] over `runs` only: (document, ascending runs
+    /// of its lines).
+    pub(crate) fn count_runs(
+        &self,
+        corpus: &crate::Corpus,
+        runs: &[(usize, Range<u64>)],
+        cancel: &crate::Cancel,
+    ) -> Result<(Vec<u64>, Vec<u64>), Error> {
+        let total_lines = runs.iter().map(|(_, r)| r.end - r.start).sum();
+        let mut g = GroupCounts::zero(self.lens.len());
+        if let Some(occ) = &self.occ {
+            for (d, r) in runs {
+                cancel.check()?;
+                let doc = &corpus.docs()[*d];
+                let b = run_bytes(doc, r);
+                g.add(&count_range(occ, &self.lens, doc.data(), b.start, b.end));
+            }
+        }
+        Ok(self.answer(&g, total_lines))
+    }
+
+    /// The query's per-pattern answer from its groups' counts.
+    fn answer(&self, g: &GroupCounts, total_lines: u64) -> (Vec<u64>, Vec<u64>) {
         let mut lines = vec![total_lines; self.n];
         let mut occs = vec![0u64; self.n];
         for (k, &i) in self.nonempty.iter().enumerate() {
@@ -174,8 +201,61 @@ impl CpuCounter {
             lines[i] = g.lines[grp];
             occs[i] = g.occurrences[grp];
         }
-        Ok((lines, occs))
+        (lines, occs)
     }
+}
+
+/// The bytes of lines `r` of `doc`.
+fn run_bytes(doc: &crate::Document, r: &Range<u64>) -> Range<usize> {
+    let st = doc.lines().starts();
+    let len = doc.data().len() as u64;
+    st[r.start as usize].min(len) as usize..st[r.end as usize].min(len) as usize
+}
+
+/// Per-pattern counts over `runs` of `corpus` (document, ascending runs
+/// of its lines): a request's scope. `counter` is a watchlist's; a
+/// literal set past [`ALONE_MAX`] builds its own, anything else searches
+/// each pattern alone over the runs.
+pub(crate) fn cpu_counts_in(
+    corpus: &crate::Corpus,
+    q: &Query,
+    counter: Option<&CpuCounter>,
+    runs: &[(usize, Range<u64>)],
+    cancel: &crate::Cancel,
+) -> Result<(Vec<u64>, Vec<u64>), Error> {
+    let built;
+    let counter = match counter {
+        Some(c) => Some(c),
+        None if one_pass(q) => {
+            built = CpuCounter::new(q);
+            built.as_ref()
+        }
+        None => None,
+    };
+    if let Some(c) = counter {
+        return c.count_runs(corpus, runs, cancel);
+    }
+    let n = q.patterns().len();
+    let mut lines = vec![0u64; n];
+    let mut occs = vec![0u64; n];
+    for (i, p) in q.patterns().iter().enumerate() {
+        let one = single(q, p, false)?;
+        for (d, r) in runs {
+            let doc = &corpus.docs()[*d];
+            let b = run_bytes(doc, r);
+            crate::cpu::for_each_match_until(&one, doc.data(), b.start, b.end, cancel, |ls, _| {
+                lines[i] += 1;
+                occs[i] += one
+                    .find_iter_line(doc.line(doc.lines().line_of(ls as u64)))
+                    .iter()
+                    .filter(|m| !m.is_empty())
+                    .count() as u64;
+                true
+            });
+            cancel.check()?;
+        }
+    }
+    Ok((lines, occs))
 }
 
 /// Per-pattern counts on the CPU; `cancel` is looked at between

@@ -12,9 +12,9 @@ mod common;
 use common::{build, copts, naive, opts, pats, Flags, Rng};
 use logsieve::corpus::Document;
 use logsieve::gpu::{GpuContext, GpuSelection, GpuTuning, UploadOptions};
-use logsieve::pipeline::{Columns, StatsQuery};
 use logsieve::rg_json::RgJson;
 use logsieve::session::Retention;
+use logsieve::stats::{Columns, StatsQuery};
 use logsieve::{BackendChoice, Corpus, Session, Syntax, Tuning, Want};
 
 /// 2026-11-25T00:00:00Z in ms.

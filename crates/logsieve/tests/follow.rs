@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use logsieve::corpus::follow::{Change, FollowOptions, Tracker};
 use logsieve::corpus::{Document, LineIndex};
-use logsieve::pipeline::{ColumnOptions, Columns, FieldSpec};
+use logsieve::stats::{ColumnOptions, Columns, FieldSpec};
 use logsieve::{Corpus, QueryBuilder, SearchOptions, Session, Syntax};
 
 fn dir(name: &str) -> PathBuf {

@@ -10,7 +10,7 @@ mod common;
 use common::{build, copts, naive, opts, pats, Flags, Rng};
 use logsieve::corpus::Document;
 use logsieve::gpu::{GpuContext, UploadOptions};
-use logsieve::pipeline::{Columns, StatsQuery};
+use logsieve::stats::{Columns, StatsQuery};
 use logsieve::{BackendChoice, Corpus, Kernel, Session, Syntax, Want};
 
 fn ctx() -> Option<GpuContext> {

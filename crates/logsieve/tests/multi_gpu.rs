@@ -13,9 +13,9 @@ use std::sync::OnceLock;
 
 use common::{build, naive, CASES};
 use logsieve::gpu::{GpuContext, GpuSelection, GpuTuning, UploadOptions};
-use logsieve::pipeline::{run_cpu, ColumnOptions, Columns, FieldSpec, StatsQuery};
 use logsieve::session::route::{layout, resident_cost};
 use logsieve::session::{Layout, LayoutPart, Place};
+use logsieve::stats::{run_cpu, ColumnOptions, Columns, FieldSpec, StatsQuery};
 use logsieve::{
     BackendChoice, Corpus, Document, Kernel, MultiKernel, QueryBuilder, SearchOptions, Session,
     Syntax, Tuning, Want,

@@ -1,7 +1,7 @@
 //! The columnar pipeline (time range → search → group-by): timestamp
 //! formats, detection on the loghub samples, inheritance, windows, fields,
 //! and the CPU path (1 and N threads) against a naive oracle. The GPU path
-//! is checked against the CPU path in `pipeline_gpu.rs`.
+//! is checked against the CPU path in `stats_gpu.rs`.
 
 // Queries are built up field by field on purpose: each step reads as the
 // flag it stands for.
@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 
-use logsieve::pipeline::{
+use logsieve::stats::{
     format_ms, run_cpu, ColumnOptions, Columns, FieldSpec, Stats, StatsQuery, TimeFormat,
     TimeRules, NO_TIME,
 };
@@ -247,7 +247,7 @@ fn yearless_lines_take_the_year_of_the_newest_dated_line() {
 fn appended_yearless_lines_keep_the_loaded_lines_year() {
     // REGRESSION: under `serve --follow`, a file written 2026-11-24 had its
     // `Dec 10` lines in 2025 and appended `Dec 10` lines in 2026.
-    let mtime = logsieve::pipeline::time::days_from_civil(2026, 11, 24) * 86_400_000;
+    let mtime = logsieve::stats::time::days_from_civil(2026, 11, 24) * 86_400_000;
     let mut c = doc_of(&["Dec 10 06:55:46 LabSZ sshd[1]: a"]);
     let opts = ColumnOptions {
         doc_mtimes: vec![Some(mtime)],
@@ -463,9 +463,9 @@ fn oracle(corpus: &Corpus, cols: &Columns, q: &StatsQuery, pat: Option<(&str, bo
             }
         }
     }
-    let mut g: Vec<logsieve::pipeline::Group> = groups
+    let mut g: Vec<logsieve::stats::Group> = groups
         .into_iter()
-        .map(|(key, count)| logsieve::pipeline::Group { key, count })
+        .map(|(key, count)| logsieve::stats::Group { key, count })
         .collect();
     g.sort_by(|a, b| {
         b.count.cmp(&a.count).then_with(|| {
@@ -484,18 +484,18 @@ fn oracle(corpus: &Corpus, cols: &Columns, q: &StatsQuery, pat: Option<(&str, bo
                 let counts = (0..n)
                     .map(|k| buckets.get(&(start / b + k)).copied().unwrap_or(0))
                     .collect();
-                logsieve::pipeline::Histogram {
+                logsieve::stats::Histogram {
                     start,
                     bucket: b,
                     counts,
                 }
             }
-            (Some(lo), _) => logsieve::pipeline::Histogram {
+            (Some(lo), _) => logsieve::stats::Histogram {
                 start: lo.div_euclid(b) * b,
                 bucket: b,
                 counts: vec![],
             },
-            _ => logsieve::pipeline::Histogram {
+            _ => logsieve::stats::Histogram {
                 start: 0,
                 bucket: b,
                 counts: vec![],
@@ -585,7 +585,7 @@ fn unsorted_input_windows_and_fields() {
     assert_eq!(s.groups[0].key, vec![None]);
     assert_eq!(s.groups[0].count, 9);
 
-    let t = |s: &str| logsieve::pipeline::TimeSpec::parse(s).unwrap().resolve(0);
+    let t = |s: &str| logsieve::stats::TimeSpec::parse(s).unwrap().resolve(0);
     let newest = cols.newest().unwrap();
     assert_eq!(format_ms(newest), "2026-11-20T10:45:00.000Z");
     let windows: Vec<(Option<i64>, Option<i64>, &str)> = vec![

@@ -6,8 +6,8 @@
 #![cfg(feature = "gpu")]
 
 use logsieve::gpu::{GpuContext, GpuCorpus, UploadOptions};
-use logsieve::pipeline::gpu::GpuColumns;
-use logsieve::pipeline::{run_cpu, ColumnOptions, Columns, FieldSpec, StatsQuery};
+use logsieve::stats::gpu::GpuColumns;
+use logsieve::stats::{run_cpu, ColumnOptions, Columns, FieldSpec, StatsQuery};
 use logsieve::{Corpus, Document, Query, QueryBuilder, Syntax};
 
 fn gpu() -> Option<GpuContext> {
@@ -197,7 +197,7 @@ fn gpu_columns_reject_what_they_cannot_run() {
     session.attach_gpu_with(&ctx, Default::default()).unwrap();
     session.set_columns(build(session.corpus(), vec![FieldSpec::host()]));
     let cpu =
-        logsieve::pipeline::run_cpu(session.corpus(), session.columns().unwrap(), &q2, 1).unwrap();
+        logsieve::stats::run_cpu(session.corpus(), session.columns().unwrap(), &q2, 1).unwrap();
     let forced = logsieve::SearchOptions {
         backend: logsieve::BackendChoice::Gpu,
         ..Default::default()

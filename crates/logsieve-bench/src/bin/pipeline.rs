@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 
 use logsieve::gen::{generate, GenOptions};
 use logsieve::gpu::{GpuContext, GpuCorpus};
-use logsieve::pipeline::gpu::GpuColumns;
-use logsieve::pipeline::{run_cpu, ColumnOptions, Columns, FieldSpec, Stats, StatsQuery};
+use logsieve::stats::gpu::GpuColumns;
+use logsieve::stats::{run_cpu, ColumnOptions, Columns, FieldSpec, Stats, StatsQuery};
 use logsieve::{Corpus, QueryBuilder, Syntax};
 
 struct Args {

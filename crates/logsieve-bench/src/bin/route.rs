@@ -12,7 +12,7 @@
 use std::time::{Duration, Instant};
 
 use logsieve::gen::{generate, GenOptions};
-use logsieve::pipeline::{ColumnOptions, Columns, FieldSpec, StatsQuery};
+use logsieve::stats::{ColumnOptions, Columns, FieldSpec, StatsQuery};
 use logsieve::{BackendChoice, Corpus, QueryBuilder, SearchOptions, Session, Syntax, Tuning, Want};
 
 fn median(mut v: Vec<Duration>) -> f64 {

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use std::path::Path;
 
 use logsieve::patterns::{count_steps, Miner, MinerOptions};
-use logsieve::pipeline::{self, ColumnOptions, Columns, NO_TIME};
+use logsieve::stats::{self, ColumnOptions, Columns, NO_TIME};
 use serde_json::json;
 
 use crate::exit::{err, EXIT_ERROR, EXIT_MATCH, EXIT_NO_MATCH};
@@ -54,7 +54,7 @@ pub fn run(a: &PatternsArgs) -> i32 {
     let cols = Columns::build(
         &corpus,
         &ColumnOptions {
-            year: pipeline::time::current_year(),
+            year: stats::time::current_year(),
             doc_mtimes: corpus
                 .docs()
                 .iter()

@@ -328,11 +328,11 @@ fn remote_search(a: &SearchArgs, plan: &Plan, url: &str) -> Result<i32, String> 
     }
     let backend = remote::backend_name(a.engine.backend);
     if a.per_pattern.active() {
-        if !files.is_empty() {
-            return Err("--server: per-pattern counts are over the whole served corpus (the API takes no paths)".into());
-        }
         let mut req = remote::query_fields(&plan.query, true, false)?;
         req.insert("backend".into(), backend.into());
+        if !files.is_empty() {
+            req.insert("files".into(), files.clone().into());
+        }
         let t0 = Instant::now();
         let v: Value = serde_json::from_slice(&server.post("patterns", &Value::Object(req))?.body)
             .map_err(|e| format!("the server's answer is not JSON: {e}"))?;

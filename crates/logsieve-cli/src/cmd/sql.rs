@@ -9,7 +9,7 @@
 use std::io::{self, BufRead, IsTerminal, Write};
 use std::sync::Arc;
 
-use logsieve::pipeline::{self, ColumnOptions, Columns, FieldSpec, TimeFormat};
+use logsieve::stats::{self, ColumnOptions, Columns, FieldSpec, TimeFormat};
 use logsieve::{SearchOptions, Session, Tuning, WatchlistOptions};
 use logsieve_cluster::{Cluster, ClusterEngine};
 use logsieve_sql::format::{self, Format};
@@ -118,9 +118,9 @@ pub(crate) fn session(
         &corpus,
         &ColumnOptions {
             time_format,
-            year: year.unwrap_or_else(pipeline::time::current_year),
+            year: year.unwrap_or_else(stats::time::current_year),
             doc_years: year.map_or_else(Vec::new, |y| vec![y; corpus.docs().len()]),
-            doc_mtimes: pipeline::file_mtimes(&corpus),
+            doc_mtimes: stats::file_mtimes(&corpus),
             fields,
         },
     );

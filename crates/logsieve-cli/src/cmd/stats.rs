@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use logsieve::pipeline::{self, ColumnOptions, Columns, FieldSpec, StatsQuery, TimeFormat};
+use logsieve::stats::{self, ColumnOptions, Columns, FieldSpec, StatsQuery, TimeFormat};
 use logsieve::{
     Answer, Query, QueryBuilder, Request, SearchOptions, Session, Syntax, Tuning, Want,
 };
@@ -84,11 +84,17 @@ fn remote(
 ) -> Result<i32, String> {
     use serde_json::Value;
     let pipe = &a.pipeline;
-    if !a.paths.is_empty() {
-        return Err(
-            "--server: stats are over the whole served corpus (the API takes no paths)".into(),
-        );
-    }
+    // Paths name served files (as the server loaded them): stats over
+    // those alone.
+    let files: Vec<String> = a
+        .paths
+        .iter()
+        .map(|p| {
+            p.to_str()
+                .map(str::to_string)
+                .ok_or_else(|| format!("{}: not UTF-8, cannot be sent", p.display()))
+        })
+        .collect::<Result<_, _>>()?;
     // The server's columns were built by its own --field/--time-format/--year.
     let fixed = [
         (!pipe.field.is_empty(), "--field"),
@@ -115,6 +121,9 @@ fn remote(
         "backend".into(),
         crate::remote::backend_name(a.engine.backend).into(),
     );
+    if !files.is_empty() {
+        req.insert("files".into(), files.into());
+    }
     let server = crate::remote::Server::parse(url)?;
     let mut auto_name = None;
     let bucket = match &pipe.histogram {
@@ -130,7 +139,7 @@ fn remote(
             // The span is the server's: a count over the same window (no
             // search) says where it lies, then the histogram is asked for.
             let mut probe = serde_json::Map::new();
-            for k in ["since", "until", "backend"] {
+            for k in ["since", "until", "backend", "files"] {
                 if let Some(v) = req.get(k) {
                     probe.insert(k.into(), v.clone());
                 }
@@ -165,7 +174,7 @@ fn remote(
             .map(|a| a.as_slice())
             .unwrap_or_default()
             .iter()
-            .map(|g| pipeline::Group {
+            .map(|g| stats::Group {
                 key: pipe
                     .count_by
                     .iter()
@@ -179,7 +188,7 @@ fn remote(
                 .as_array()
                 .map(|a| a.as_slice())
                 .unwrap_or_default();
-            pipeline::Histogram {
+            stats::Histogram {
                 start: buckets
                     .first()
                     .and_then(|b| b["start_ms"].as_i64())
@@ -191,7 +200,7 @@ fn remote(
                     .collect(),
             }
         });
-        let stats = pipeline::Stats {
+        let stats = stats::Stats {
             selected,
             groups,
             histogram,
@@ -287,7 +296,7 @@ fn parse_bucket(s: &str) -> Result<Bucket, String> {
     if s.trim().eq_ignore_ascii_case("auto") {
         return Ok(Bucket::Auto);
     }
-    match pipeline::time::parse_duration(s.trim()) {
+    match stats::time::parse_duration(s.trim()) {
         Some(ms) if ms > 0 => Ok(Bucket::Ms(ms)),
         _ => Err(format!(
             "--histogram {s:?}: expected a positive duration (30s, 1m, 15m, 1h, 1d) or auto"
@@ -369,7 +378,7 @@ fn execute(job: Job) -> i32 {
     let since = match pipe
         .since
         .as_deref()
-        .map(pipeline::TimeSpec::parse)
+        .map(stats::TimeSpec::parse)
         .transpose()
     {
         Ok(s) => s,
@@ -381,7 +390,7 @@ fn execute(job: Job) -> i32 {
     let until = match pipe
         .until
         .as_deref()
-        .map(pipeline::TimeSpec::parse)
+        .map(stats::TimeSpec::parse)
         .transpose()
     {
         Ok(s) => s,
@@ -462,7 +471,7 @@ fn execute(job: Job) -> i32 {
         session.corpus(),
         &ColumnOptions {
             time_format,
-            year: pipe.year.unwrap_or_else(pipeline::time::current_year),
+            year: pipe.year.unwrap_or_else(stats::time::current_year),
             doc_years: years,
             doc_mtimes: mtimes,
             fields,

@@ -163,7 +163,7 @@ pub struct ServeArgs {
 /// `--keep-warm`: a duration such as `2ms` or `1s`, above zero and at
 /// most a minute.
 pub(crate) fn parse_keep_warm(s: &str) -> Result<std::time::Duration, String> {
-    logsieve::pipeline::time::parse_duration(s.trim())
+    logsieve::stats::time::parse_duration(s.trim())
         .filter(|&ms| ms > 0 && ms <= 60_000)
         .map(|ms| std::time::Duration::from_millis(ms as u64))
         .ok_or_else(|| format!("{s:?}: expected a duration from 1ms to 1m, such as 2ms"))
@@ -171,7 +171,7 @@ pub(crate) fn parse_keep_warm(s: &str) -> Result<std::time::Duration, String> {
 
 /// `--retain`: a duration such as `7d` or `1h30m`, in ms.
 fn parse_retain(s: &str) -> Result<i64, String> {
-    logsieve::pipeline::time::parse_duration(s.trim())
+    logsieve::stats::time::parse_duration(s.trim())
         .filter(|&ms| ms > 0)
         .ok_or_else(|| format!("{s:?}: expected a duration such as 7d, 12h or 1h30m"))
 }

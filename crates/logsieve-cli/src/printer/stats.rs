@@ -3,7 +3,7 @@
 
 use std::io::{self, Write};
 
-use logsieve::pipeline::{format_ms, Columns, Stats, StatsQuery};
+use logsieve::stats::{format_ms, Columns, Stats, StatsQuery};
 
 fn show(v: &Option<Vec<u8>>) -> String {
     match v {
@@ -125,7 +125,7 @@ pub fn print_json<W: Write>(
     backend: &str,
 ) -> io::Result<()> {
     // The library's encoder, which the server uses too: one shape.
-    let v = logsieve::pipeline::json::stats_json(cols, q, s, names, backend);
+    let v = logsieve::stats::json::stats_json(cols, q, s, names, backend);
     serde_json::to_writer(&mut *out, &v)?;
     writeln!(out)
 }

@@ -76,7 +76,7 @@ impl FollowHealth {
             last_evict_prepare_ms: f.last_evict_prepare_ms,
             last_evict_lock_ms: f.last_evict_lock_ms,
             held_bytes: f.held_bytes,
-            oldest: f.oldest_ms.map(logsieve::pipeline::format_ms),
+            oldest: f.oldest_ms.map(logsieve::stats::format_ms),
             oldest_ms: f.oldest_ms,
         }
     }

@@ -14,9 +14,9 @@ use axum::extract::State;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use logsieve::pipeline::{json::stats_json, StatsQuery, TimeSpec};
 use logsieve::rg_json::{self, RgJson};
 use logsieve::session::Route;
+use logsieve::stats::{json::stats_json, StatsQuery, TimeSpec};
 use logsieve::{
     Answer, BackendChoice, Cancel, Query, QueryBuilder, Request, SearchOptions, SearchResult,
     Syntax, Want,

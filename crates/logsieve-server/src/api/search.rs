@@ -43,26 +43,17 @@ fn run_search(
         )?,
     };
     let docs = select_files(ready, req.files.as_deref())?;
-    let since = window(ready, req.since.as_deref(), "since")?;
-    let until = window(ready, req.until.as_deref(), "until")?;
-    let windowed = since.is_some() || until.is_some();
     let counting = matches!(req.output, OutputKind::Count | OutputKind::FilesWithMatches);
-    let max_count = match req.output {
-        OutputKind::FilesWithMatches => Some(req.max_count.map_or(1, |m| m.min(1))),
-        _ => req.max_count,
-    };
     let opts = SearchOptions {
         backend: req.backend.choice(),
         threads,
-        // A window selects lines by their times: line ids are needed.
-        want: if counting && !windowed {
-            Want::Count
-        } else {
-            Want::Lines
+        want: if counting { Want::Count } else { Want::Lines },
+        max_count: match req.output {
+            OutputKind::FilesWithMatches => Some(req.max_count.map_or(1, |m| m.min(1))),
+            _ => req.max_count,
         },
-        // Under a window, -m applies to the lines in the window.
-        max_count: if windowed { None } else { max_count },
         explain: req.explain,
+        scope: scope(ready, &docs, &req.since, &req.until)?,
         ..Default::default()
     };
     let request = Request::Search(&query);
@@ -70,7 +61,7 @@ fn run_search(
         .session
         .route(&request, &opts)
         .map_err(ApiError::from_lib)?;
-    let mut result = match ready
+    let result = match ready
         .session
         .execute_with(&request, &route, &opts, cancel)
         .map_err(ApiError::from_lib)?
@@ -84,35 +75,27 @@ fn run_search(
             ))
         }
     };
-    if windowed {
-        let cols = ready.session.columns();
-        let q = StatsQuery {
-            since,
-            until,
-            ..Default::default()
-        };
-        for (d, hits) in result.docs.iter_mut().enumerate() {
-            let times = cols.map(|c| &c.docs()[d].times[..]).unwrap_or(&[]);
-            hits.lines
-                .retain(|&l| times.get(l as usize).is_some_and(|&t| q.in_window(t)));
-            if let Some(m) = max_count {
-                hits.lines.truncate(m.min(usize::MAX as u64) as usize);
-            }
-            hits.count = hits.lines.len() as u64;
-        }
-    }
-    // Files not asked for count as not searched.
-    for (d, hits) in result.docs.iter_mut().enumerate() {
-        if docs.binary_search(&d).is_err() {
-            hits.count = 0;
-            hits.lines.clear();
-        }
-    }
     Ok(Searched {
         query,
         result,
         route,
         docs,
+    })
+}
+
+/// The library's scope of a request: `docs` ([`select_files`]) and the
+/// window of `since`/`until`, or 400.
+pub(super) fn scope(
+    ready: &Ready,
+    docs: &[usize],
+    since: &Option<String>,
+    until: &Option<String>,
+) -> Result<logsieve::Scope, ApiError> {
+    let all = docs.len() == ready.session.corpus().docs().len();
+    Ok(logsieve::Scope {
+        docs: (!all).then(|| docs.to_vec()),
+        since: window(ready, since.as_deref(), "since")?,
+        until: window(ready, until.as_deref(), "until")?,
     })
 }
 

@@ -72,7 +72,7 @@ fn run_stats(
     q.count_by(served, &names)
         .map_err(|e| ApiError::bad_request("unknown_field", e.to_string()))?;
     if let Some(h) = &req.histogram {
-        match logsieve::pipeline::time::parse_duration(h.trim()) {
+        match logsieve::stats::time::parse_duration(h.trim()) {
             Some(ms) if ms > 0 => q.histogram = Some(ms),
             _ => {
                 return Err(ApiError::bad_request(
@@ -122,7 +122,7 @@ fn run_stats(
 /// lines. Counted on the CPU: no GPU holds the copy. O(the kept bytes).
 fn file_subset(
     ready: &Ready,
-    cols: &logsieve::pipeline::Columns,
+    cols: &logsieve::stats::Columns,
     docs: &[usize],
 ) -> Option<logsieve::Session> {
     let corpus = ready.session.corpus();

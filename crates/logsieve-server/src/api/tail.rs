@@ -18,7 +18,7 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use super::*;
 use crate::loki::params::Params;
 use crate::tail::{Stopped, Tail, TailSpec};
-use logsieve::pipeline::format_ms;
+use logsieve::stats::format_ms;
 
 /// A tail's query: the query fields of `POST /api/v1/search`. As a GET,
 /// the same names as URL parameters (`pattern` or `patterns` and `files`

@@ -270,7 +270,7 @@ fn mine_templates(
             let t = dt
                 .get(l as usize)
                 .copied()
-                .unwrap_or(logsieve::pipeline::NO_TIME);
+                .unwrap_or(logsieve::stats::NO_TIME);
             if !q.in_window(t) {
                 continue;
             }
@@ -286,7 +286,7 @@ fn mine_templates(
     let timed: Vec<i64> = times
         .iter()
         .copied()
-        .filter(|&t| t != logsieve::pipeline::NO_TIME)
+        .filter(|&t| t != logsieve::stats::NO_TIME)
         .collect();
     let (lo, hi) = (
         timed.iter().copied().min().unwrap_or(0),

@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, HashMap};
 use logsieve::logql::{
     AggOp, BinOp, FilterOp, LogExpr, MatchOp, Matcher, MetricExpr, ParserStage, RangeFn,
 };
-use logsieve::pipeline::NO_TIME;
+use logsieve::stats::NO_TIME;
 use logsieve::{Answer, Query, QueryBuilder, Request, SearchOptions, Syntax, Want};
 
 use super::LokiError;

@@ -229,7 +229,7 @@ fn stamps(state: &AppState, hits: &[Hit]) -> Vec<i64> {
             cols.and_then(|c| c.docs().get(h.doc))
                 .and_then(|d| d.times.get(line? as usize))
                 .copied()
-                .filter(|&t| t != logsieve::pipeline::NO_TIME)
+                .filter(|&t| t != logsieve::stats::NO_TIME)
                 .map_or(now, |t| t.saturating_mul(1_000_000))
         })
         .collect()

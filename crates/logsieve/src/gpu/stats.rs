@@ -1,4 +1,4 @@
-//! The stats pipeline's (`pipeline/gpu.rs`) window into the
+//! The stats pipeline's (`stats/gpu.rs`) window into the
 //! resident corpus: the per-segment line-result bit sets, and the `scan`
 //! driver run without a pop-count or a readback, so that the pipeline's
 //! own kernel can AND the bits with its time filter and count in the same

@@ -21,7 +21,7 @@
 use super::Session;
 use crate::corpus::{Corpus, Document};
 use crate::error::Error;
-use crate::pipeline::NO_TIME;
+use crate::stats::NO_TIME;
 
 /// How much to keep.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -10,10 +10,10 @@ use crate::error::Error;
 use crate::kernel::Kernel;
 use crate::options::{BackendChoice, SearchOptions};
 use crate::pattern_counts::{cpu_counts, one_pass, PatternCounts};
-use crate::pipeline::{self, Stats, StatsQuery};
 use crate::planner;
 use crate::query::Query;
 use crate::results::{BackendReport, HitSink, NoSink};
+use crate::stats::{self, Stats, StatsQuery};
 use crate::watchlist::Watchlist;
 
 impl Session {
@@ -78,6 +78,12 @@ impl Session {
         cancel.check()?;
         let t = self.traced().then(Instant::now);
         let answer = match *request {
+            Request::Search(q) if !opts.scope.is_all() => self
+                .execute_search(q, route, &Self::scoped_options(opts), cancel, &mut NoSink)
+                .map(|mut r| {
+                    self.keep_in_scope(opts, &mut r.docs);
+                    Answer::Search(r)
+                }),
             Request::Search(q) => self
                 .execute_search(q, route, opts, cancel, sink)
                 .map(Answer::Search),
@@ -410,6 +416,26 @@ impl Session {
             Some(w) => w.patterns().clone(),
             None => q.patterns().into(),
         };
+        if !opts.scope.is_all() {
+            let runs = self.scope_runs(&opts.scope);
+            let (lines, occurrences) = crate::pattern_counts::cpu_counts_in(
+                &self.corpus,
+                q,
+                w.map(|w| w.cpu()),
+                &runs,
+                cancel,
+            )?;
+            return Ok(PatternCounts {
+                patterns: patterns(),
+                lines,
+                occurrences,
+                backend: BackendReport {
+                    name: "cpu/scope".to_string(),
+                    reason: route.reason.clone(),
+                    elapsed: t.elapsed(),
+                },
+            });
+        }
         let cpu = |reason: &str| -> Result<PatternCounts, Error> {
             let (how, (lines, occurrences)) = match w {
                 Some(w) => (
@@ -519,6 +545,16 @@ impl Session {
         route: &Route,
         opts: &SearchOptions,
     ) -> Result<(Stats, BackendReport), Error> {
+        if !opts.scope.is_all() {
+            let t = Instant::now();
+            let s = self.scoped_stats(q, &opts.scope)?;
+            let report = BackendReport {
+                name: "cpu/pipeline".to_string(),
+                reason: route.reason.clone(),
+                elapsed: t.elapsed(),
+            };
+            return Ok((s, report));
+        }
         let Some(cols) = &self.columns else {
             return Err(Error::query(
                 "stats: the session has no columns (Session::set_columns)",
@@ -526,7 +562,7 @@ impl Session {
         };
         let cpu = |reason: String| -> Result<(Stats, BackendReport), Error> {
             let t = Instant::now();
-            let s = pipeline::run_cpu(&self.corpus, cols, q, opts.threads)?;
+            let s = stats::run_cpu(&self.corpus, cols, q, opts.threads)?;
             Ok((
                 s,
                 BackendReport {
@@ -606,7 +642,7 @@ impl Session {
     #[cfg(feature = "gpu")]
     fn stats_gpu(
         &self,
-        cols: &crate::pipeline::Columns,
+        cols: &crate::stats::Columns,
         q: &StatsQuery<'_>,
         route: &super::Route,
     ) -> Result<Result<(Stats, BackendReport), String>, Error> {
@@ -640,7 +676,7 @@ impl Session {
     #[cfg(not(feature = "gpu"))]
     fn stats_gpu(
         &self,
-        _cols: &crate::pipeline::Columns,
+        _cols: &crate::stats::Columns,
         _q: &StatsQuery<'_>,
         _route: &super::Route,
     ) -> Result<Result<(Stats, BackendReport), String>, Error> {

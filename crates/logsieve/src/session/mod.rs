@@ -12,6 +12,8 @@
 //! and [`Session::stats`] do both steps.
 
 mod append;
+#[cfg(feature = "gpu")]
+mod collect;
 mod evict;
 mod exec;
 mod flight;
@@ -19,6 +21,7 @@ mod flight;
 mod fuse;
 mod placement;
 pub mod route;
+mod scope;
 #[cfg(feature = "gpu")]
 mod shards;
 
@@ -29,10 +32,10 @@ use crate::corpus::Corpus;
 use crate::error::Error;
 use crate::options::{SearchOptions, Tuning};
 use crate::pattern_counts::PatternCounts;
-use crate::pipeline::{Columns, Stats, StatsQuery};
 use crate::planner::{self, Calibration, DeviceClass};
 use crate::query::Query;
 use crate::results::{BackendReport, DocHits};
+use crate::stats::{Columns, Stats, StatsQuery};
 use crate::watchlist::{Watchlist, WatchlistOptions};
 
 pub use evict::{Evicted, Eviction, Retention};
@@ -41,6 +44,7 @@ pub use fuse::FusionProfile;
 pub use route::{
     Backend, GpuState, Layout, LayoutPart, MemoCounts, Place, RequestKind, Route, RouteInput, Split,
 };
+pub use scope::Scope;
 
 /// The answer to one query.
 #[derive(Clone, Debug)]
@@ -259,6 +263,22 @@ impl Session {
     /// The one routing decision for `request` on the session as it is
     /// now (a GPU counts only when attached).
     pub fn route(&self, request: &Request<'_>, opts: &SearchOptions) -> Result<Route, Error> {
+        // A scope: a search is routed as it runs (line ids under a
+        // window); counts over it are the CPU's (`scope.rs`).
+        let scoped;
+        let opts = match (opts.scope.is_all(), request) {
+            (true, _) => opts,
+            (false, Request::Search(_)) => {
+                scoped = Self::scoped_options(opts);
+                &scoped
+            }
+            (false, _) => {
+                return Ok(Route::cpu(
+                    "a scope (files or a time window): its lines counted on the CPU",
+                    None,
+                ))
+            }
+        };
         // Timed only when traced (`Instant::now` panics in a browser).
         let t = self.traced().then(std::time::Instant::now);
         let cal = self.calibration();

@@ -151,7 +151,7 @@ pub struct Route {
 }
 
 impl Route {
-    fn cpu(reason: impl Into<String>, decision: Option<Arc<Decision>>) -> Route {
+    pub(crate) fn cpu(reason: impl Into<String>, decision: Option<Arc<Decision>>) -> Route {
         Route {
             backend: Backend::Cpu,
             reason: reason.into(),

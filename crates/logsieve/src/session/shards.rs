@@ -3,8 +3,9 @@
 //! attached), each device holding its shard as a [`GpuCorpus`] of those
 //! lines only, the rest in host memory. A request fans out — one thread
 //! per device, the CPU's parts on the caller's thread meanwhile — and
-//! the parts merge in corpus order through the one merge
-//! ([`RawHits::finish`]; per-pattern counts and stats add up). A device
+//! the parts go into one answer through its collector
+//! ([`Collect`]: hits in corpus order, then [`RawHits::finish`] applies
+//! `-v` and `-m` once; per-pattern counts and stats add up). A device
 //! that fails mid-request is not trusted again: its shard is searched on
 //! the CPU, and the report says so.
 
@@ -12,6 +13,7 @@ use std::ops::Range;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use super::collect::{Collect, PatternTally};
 use super::route::{self, DeviceState, Layout, LayoutPart, LineMap, Place, Route, Split};
 use super::{SearchResult, Session};
 use crate::corpus::Corpus;
@@ -22,15 +24,27 @@ use crate::gpu::{GpuContext, GpuCorpus, Placement, UploadOptions};
 use crate::kernel::Kernel;
 use crate::options::SearchOptions;
 use crate::pattern_counts::PatternCounts;
-use crate::pipeline::gpu::GpuColumns;
-use crate::pipeline::{Columns, Stats, StatsQuery};
 use crate::planner::Calibration;
 use crate::query::{CaseMode, Query};
 use crate::results::{BackendReport, Want};
+use crate::stats::gpu::GpuColumns;
+use crate::stats::{Columns, Stats, StatsQuery};
 
 /// The CPU's part is cut into pieces of about this many bytes, at line
 /// boundaries, for rayon (the CPU engine's `MIN_CHUNK`).
 const CPU_PIECE: u64 = 4 << 20;
+
+/// One request's answer over a split, and how it was found.
+struct Gathered<T> {
+    answer: T,
+    /// Devices that searched a shard.
+    devices: usize,
+    /// Whether the CPU searched some lines (the host tier's, or a failed
+    /// device's shard).
+    on_cpu: bool,
+    /// The route's reason, with a note per failed device.
+    reason: String,
+}
 
 /// One GPU of the session.
 pub(crate) struct Device {
@@ -374,23 +388,53 @@ impl Session {
     /// What device `k` failing with `e` means: an error on a forced route
     /// when the device is not lost (a query the GPU refuses); otherwise
     /// a note, and the CPU searches its lines.
-    fn device_failed(
-        &self,
-        k: usize,
-        e: Error,
-        route: &Route,
-        notes: &mut Vec<String>,
-    ) -> Result<(), Error> {
+    fn device_failed(&self, k: usize, e: Error, route: &Route) -> Result<String, Error> {
         let dev = &self.devices[k];
         dev.note_failure(&e);
         if route.forced && !dev.gone() {
             return Err(e);
         }
-        notes.push(format!(
+        Ok(format!(
             "device {k} ({}) failed mid-request ({e}); its shard searched on the CPU",
             dev.corpus.context().info().name
-        ));
-        Ok(())
+        ))
+    }
+
+    /// Runs one request over `split`: `device` on each device's shard
+    /// (one thread each), `cpu` on the host's lines meanwhile and again on
+    /// the shard of a device that fails; every part goes into one answer
+    /// through its [`Collect`]. The reason is the route's with a note per
+    /// failed device.
+    fn gather<T: Collect + wgpu::WasmNotSend>(
+        &self,
+        split: &Split,
+        route: &Route,
+        device: impl Fn(&Device) -> Result<T, Error> + wgpu::WasmNotSync,
+        cpu: impl Fn(&[Range<u64>]) -> Result<T, Error>,
+    ) -> Result<Gathered<T>, Error> {
+        let (devs, cpu_lines) = Self::fan_out(split);
+        let (results, host) = self.run_devices(&devs, device, || cpu(&cpu_lines));
+        let mut answer = host?;
+        let mut reason = route.reason.clone();
+        let mut on_cpu = !cpu_lines.is_empty();
+        for (&k, r) in devs.iter().zip(results) {
+            let part = match r {
+                Ok(part) => part,
+                Err(e) => {
+                    reason.push_str("; ");
+                    reason.push_str(&self.device_failed(k, e, route)?);
+                    on_cpu = true;
+                    cpu(&Self::lines_of(split, k))?
+                }
+            };
+            answer = answer.collect(part);
+        }
+        Ok(Gathered {
+            answer,
+            devices: devs.len(),
+            on_cpu,
+            reason,
+        })
     }
 
     /// The CPU's matches in corpus-wide lines `parts`, before `-v` and
@@ -423,17 +467,16 @@ impl Session {
             h.add_cpu(corpus, q, *d, r.clone());
             h
         };
-        let add = |mut a: RawHits, b: RawHits| {
-            a.add(b);
-            a
-        };
         if crate::cpu::resolve_threads(threads) > 1 && pieces.len() > 1 {
             pieces
                 .par_iter()
                 .map(one)
-                .reduce(|| RawHits::empty(nd, lines), add)
+                .reduce(|| RawHits::empty(nd, lines), RawHits::collect)
         } else {
-            pieces.iter().map(one).fold(RawHits::empty(nd, lines), add)
+            pieces
+                .iter()
+                .map(one)
+                .fold(RawHits::empty(nd, lines), RawHits::collect)
         }
     }
 
@@ -442,9 +485,9 @@ impl Session {
         self.corpus.docs().iter().map(|d| d.lines().len()).collect()
     }
 
-    fn report_name(&self, what: &str, devs: usize, cpu: bool, threads: usize) -> String {
-        let mut n = format!("{what} x{devs} GPUs");
-        if cpu {
+    fn report_name<T>(&self, what: &str, g: &Gathered<T>, threads: usize) -> String {
+        let mut n = format!("{what} x{} GPUs", g.devices);
+        if g.on_cpu {
             n.push_str(&format!(" + cpu x{}", crate::cpu::resolve_threads(threads)));
         }
         n
@@ -466,13 +509,13 @@ impl Session {
     ) -> Result<SearchResult, Error> {
         let t = Instant::now();
         let lines = opts.want == Want::Lines;
-        let (devs, cpu_lines) = Self::fan_out(split);
         let plan = match tier1 {
             true => Some(super::exec::route_prefilter(q, opts, kernel, route)?),
             false => None,
         };
-        let (results, mut raw) = self.run_devices(
-            &devs,
+        let g = self.gather(
+            split,
+            route,
             |d| match &plan {
                 Some(p) if p.verify == crate::support::Verifier::Gpu => d
                     .corpus
@@ -501,40 +544,18 @@ impl Session {
                         .map(|r| r.0),
                 },
             },
-            || self.cpu_raw(q, &cpu_lines, lines, opts.threads),
-        );
-        let mut notes = Vec::new();
-        let mut on_cpu = !cpu_lines.is_empty();
-        for (&k, r) in devs.iter().zip(results) {
-            match r {
-                Ok(h) => raw.add(h),
-                Err(e) => {
-                    self.device_failed(k, e, route, &mut notes)?;
-                    raw.add(self.cpu_raw(q, &Self::lines_of(split, k), lines, opts.threads));
-                    on_cpu = true;
-                }
-            }
-        }
-        let docs = raw.finish(&self.line_counts(), q.invert(), opts.max_count);
-        let mut reason = route.reason.clone();
-        for n in notes {
-            reason.push_str("; ");
-            reason.push_str(&n);
-        }
+            |parts| Ok(self.cpu_raw(q, parts, lines, opts.threads)),
+        )?;
+        let verify = if tier1 { "+verify" } else { "" };
+        let name = self.report_name(&format!("gpu/{}{verify}", kernel.name()), &g, opts.threads);
+        let docs = g
+            .answer
+            .finish(&self.line_counts(), q.invert(), opts.max_count);
         Ok(SearchResult {
             docs,
             backend: BackendReport {
-                name: self.report_name(
-                    &format!(
-                        "gpu/{}{}",
-                        kernel.name(),
-                        if tier1 { "+verify" } else { "" }
-                    ),
-                    devs.len(),
-                    on_cpu,
-                    opts.threads,
-                ),
-                reason,
+                name,
+                reason: g.reason,
                 elapsed: t.elapsed(),
             },
             plan: None,
@@ -544,7 +565,7 @@ impl Session {
     /// The CPU's per-pattern counts (lines, occurrences) over corpus-wide
     /// lines `parts`: the exact one-pass counter the GPU path uses for its
     /// oversized lines.
-    fn cpu_pattern_counts(&self, q: &Query, parts: &[Range<u64>]) -> (Vec<u64>, Vec<u64>) {
+    fn cpu_pattern_counts(&self, q: &Query, parts: &[Range<u64>]) -> PatternTally {
         let n = q.patterns().len();
         // No lines for the host (the usual split: every shard on a GPU):
         // zeros, without building the counter. Building it for a
@@ -552,10 +573,10 @@ impl Session {
         // per-pattern answer on the H100 (docs/bench/h100-2026-11-25-merged-2.md
         // §4) against 1.4 ms for the GPU's count.
         if parts.iter().all(|r| r.is_empty()) {
-            return (vec![0; n], vec![0; n]);
+            return PatternTally::zero(n);
         }
         let Some(lits) = q.literals() else {
-            return (vec![0; n], vec![0; n]);
+            return PatternTally::zero(n);
         };
         let set = PatternSet::new(lits, q.case() == CaseMode::Ascii);
         let lens: Vec<usize> = set.uniq.iter().map(|p| p.len()).collect();
@@ -574,13 +595,13 @@ impl Session {
                 ));
             }
         }
-        (
-            group_of.iter().map(|&k| c.lines[k as usize]).collect(),
-            group_of
+        PatternTally {
+            lines: group_of.iter().map(|&k| c.lines[k as usize]).collect(),
+            occurrences: group_of
                 .iter()
                 .map(|&k| c.occurrences[k as usize])
                 .collect(),
-        )
+        }
     }
 
     /// Per-pattern counts over the split: every part's counts add up.
@@ -599,47 +620,24 @@ impl Session {
                 "per-pattern counts run a many-literal kernel, not {kernel}"
             )));
         };
-        let (devs, cpu_lines) = Self::fan_out(split);
-        let (results, (mut lines, mut occs)) = self.run_devices(
-            &devs,
+        let g = self.gather(
+            split,
+            route,
             |d| {
                 d.corpus
                     .count_per_pattern_part(&self.corpus, q, mk, w.map(|w| w.gpu()))
+                    .map(PatternTally::from)
             },
-            || self.cpu_pattern_counts(q, &cpu_lines),
-        );
-        let add = |a: &mut Vec<u64>, b: &[u64]| a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
-        let mut notes = Vec::new();
-        let mut on_cpu = !cpu_lines.is_empty();
-        for (&k, r) in devs.iter().zip(results) {
-            let (l, o) = match r {
-                Ok(x) => x,
-                Err(e) => {
-                    self.device_failed(k, e, route, &mut notes)?;
-                    on_cpu = true;
-                    self.cpu_pattern_counts(q, &Self::lines_of(split, k))
-                }
-            };
-            add(&mut lines, &l);
-            add(&mut occs, &o);
-        }
-        let mut reason = route.reason.clone();
-        for n in notes {
-            reason.push_str("; ");
-            reason.push_str(&n);
-        }
+            |parts| Ok(self.cpu_pattern_counts(q, parts)),
+        )?;
+        let name = self.report_name(&format!("gpu/{}", kernel.name()), &g, opts.threads);
         Ok(PatternCounts {
             patterns: q.patterns().into(),
-            lines,
-            occurrences: occs,
+            lines: g.answer.lines,
+            occurrences: g.answer.occurrences,
             backend: BackendReport {
-                name: self.report_name(
-                    &format!("gpu/{}", kernel.name()),
-                    devs.len(),
-                    on_cpu,
-                    opts.threads,
-                ),
-                reason,
+                name,
+                reason: g.reason,
                 elapsed: t.elapsed(),
             },
         })
@@ -655,50 +653,26 @@ impl Session {
         route: &Route,
         t: Instant,
     ) -> Result<(Stats, BackendReport), Error> {
-        let (devs, cpu_lines) = Self::fan_out(split);
         let map = LineMap::new(&self.corpus);
         let doc_lines = |parts: &[Range<u64>]| -> Vec<(usize, Range<u64>)> {
             parts.iter().flat_map(|r| map.doc_lines(r)).collect()
         };
-        let cpu_parts = doc_lines(&cpu_lines);
-        let (results, cpu) = self.run_devices(
-            &devs,
+        let g = self.gather(
+            split,
+            route,
             |d| {
                 let gc = d.columns(&self.corpus, cols)?;
                 gc.run_part(&d.corpus, &self.corpus, cols, q)
                     .map(|r| r.stats)
             },
-            || crate::pipeline::run_cpu_lines(&self.corpus, cols, q, &cpu_parts),
-        );
-        let mut stats = cpu?;
-        let mut notes = Vec::new();
-        let mut on_cpu = !cpu_lines.is_empty();
-        for (&k, r) in devs.iter().zip(results) {
-            let s = match r {
-                Ok(s) => s,
-                Err(e) => {
-                    self.device_failed(k, e, route, &mut notes)?;
-                    on_cpu = true;
-                    crate::pipeline::run_cpu_lines(
-                        &self.corpus,
-                        cols,
-                        q,
-                        &doc_lines(&Self::lines_of(split, k)),
-                    )?
-                }
-            };
-            stats = stats.merge(s);
-        }
-        let mut reason = route.reason.clone();
-        for n in notes {
-            reason.push_str("; ");
-            reason.push_str(&n);
-        }
+            |parts| crate::stats::run_cpu_lines(&self.corpus, cols, q, &doc_lines(parts)),
+        )?;
+        let name = self.report_name("gpu/pipeline", &g, 0);
         Ok((
-            stats,
+            g.answer,
             BackendReport {
-                name: self.report_name("gpu/pipeline", devs.len(), on_cpu, 0),
-                reason,
+                name,
+                reason: g.reason,
                 elapsed: t.elapsed(),
             },
         ))

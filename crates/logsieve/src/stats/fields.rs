@@ -252,7 +252,7 @@ pub fn host_of(line: &[u8], stamp: Option<Stamp>) -> Option<&[u8]> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pipeline::time::TimeRules;
+    use crate::stats::time::TimeRules;
 
     fn stamp(line: &[u8]) -> Option<Stamp> {
         let r = TimeRules::detect(std::iter::once(line), None, 2020);

@@ -1,4 +1,4 @@
-//! The columnar pipeline: time range → search → group-by.
+//! Stats over logs, a columnar pipeline: time range → search → group-by.
 //!
 //! At load, [`Columns::build`] parses every line's timestamp and extracts
 //! its fields into dictionary-encoded columns (one `u32` code per line and
@@ -15,7 +15,7 @@
 //! # Example
 //!
 //! ```
-//! use logsieve::pipeline::{ColumnOptions, Columns, FieldSpec, StatsQuery};
+//! use logsieve::stats::{ColumnOptions, Columns, FieldSpec, StatsQuery};
 //! use logsieve::{Corpus, QueryBuilder, Syntax};
 //!
 //! let log = b"2026-11-20T10:00:00Z web-01 INFO ok from 192.168.1.7\n\
@@ -29,7 +29,7 @@
 //! sq.search = Some(&q);
 //! sq.since_spec(&cols, "10m").unwrap();           // 10 minutes before 10:20
 //! sq.count_by(&cols, &["host"]).unwrap();
-//! let stats = logsieve::pipeline::run_cpu(&corpus, &cols, &sq, 1).unwrap();
+//! let stats = logsieve::stats::run_cpu(&corpus, &cols, &sq, 1).unwrap();
 //! assert_eq!(stats.selected, 1);                   // only the 10:20 line
 //! assert_eq!(stats.groups[0].key, vec![Some(b"web-01".to_vec())]);
 //! ```

@@ -115,7 +115,7 @@ pub(crate) fn walk(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pipeline::time::{days_from_civil, year_of_ms};
+    use crate::stats::time::{days_from_civil, year_of_ms};
 
     /// A year-less stamp (month, day) in `year`, in ms.
     fn md(year: i32, m: u32, d: u32) -> i64 {

@@ -1273,11 +1273,11 @@ impl Rng {
 }
 
 /// The level and host columns, as `serve` builds them by default.
-pub fn copts() -> logsieve::pipeline::ColumnOptions {
-    logsieve::pipeline::ColumnOptions {
+pub fn copts() -> logsieve::stats::ColumnOptions {
+    logsieve::stats::ColumnOptions {
         fields: ["level", "host"]
             .iter()
-            .filter_map(|n| logsieve::pipeline::FieldSpec::builtin(n))
+            .filter_map(|n| logsieve::stats::FieldSpec::builtin(n))
             .collect(),
         ..Default::default()
     }
