@@ -18,7 +18,7 @@ use axum::extract::{Path, State};
 use axum::response::Response;
 use libfuzzer_sys::fuzz_target;
 use logsieve::gen::{generate, GenOptions};
-use logsieve::pipeline::{ColumnOptions, Columns, FieldSpec};
+use logsieve::stats::{ColumnOptions, Columns, FieldSpec};
 use logsieve::{Corpus, Session};
 use logsieve_server::{api, AppState, Limits, Ready};
 

@@ -1,11 +1,11 @@
-//! Field extraction (`--count-by`, pipeline/fields.rs): a field spec (the
+//! Field extraction (`--count-by`, stats/fields.rs): a field spec (the
 //! first line: a built-in name, `name=regex`, ...) parsed, then extracted
 //! from every other line with and without a detected timestamp: no panic,
 //! and an extracted value is a piece of its line.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use logsieve::pipeline::fields::{host_of, level_of, FieldSpec};
-use logsieve::pipeline::time::TimeRules;
+use logsieve::stats::fields::{host_of, level_of, FieldSpec};
+use logsieve::stats::time::TimeRules;
 
 fuzz_target!(|data: &[u8]| {
     let mut lines = data.split(|&b| b == b'\n');

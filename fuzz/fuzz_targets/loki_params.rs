@@ -23,7 +23,7 @@ use axum::http::{header, Method, Request};
 use axum::Router;
 use libfuzzer_sys::fuzz_target;
 use logsieve::gen::{generate, GenOptions};
-use logsieve::pipeline::{ColumnOptions, Columns, FieldSpec};
+use logsieve::stats::{ColumnOptions, Columns, FieldSpec};
 use logsieve::{Corpus, Session};
 use logsieve_server::{loki, AppState, Limits, Ready};
 use tower::ServiceExt;

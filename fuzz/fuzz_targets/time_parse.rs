@@ -1,10 +1,10 @@
 //! Timestamp detection and parsing, `--since/--until` expressions and
-//! durations (pipeline/time.rs): never a panic, and stamps are sane.
+//! durations (stats/time.rs): never a panic, and stamps are sane.
 //!
 //! Input: the first line is a `--since` expression, the rest are log lines.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use logsieve::pipeline::time::{parse_duration, TimeRules, TimeSpec};
+use logsieve::stats::time::{parse_duration, TimeRules, TimeSpec};
 
 fuzz_target!(|data: &[u8]| {
     let mut lines = data.split(|&b| b == b'\n');
