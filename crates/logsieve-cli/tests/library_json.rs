@@ -165,6 +165,7 @@ fn stats_json_is_the_cli_stats_json() {
             },
         )
         .unwrap();
-    let lib = logsieve::stats::json::stats_json(cols, &sq, &st, &["level".into()], &rep.name);
+    let lib =
+        logsieve::stats::json::stats_json(cols.span(None), &sq, &st, &["level".into()], &rep.name);
     assert_eq!(cli, format!("{}\n", serde_json::to_string(&lib).unwrap()));
 }

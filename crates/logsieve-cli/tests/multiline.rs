@@ -105,17 +105,12 @@ fn multiline_on_random_files_matches_rg() {
         return;
     }
     let d = tmp();
-    // A small xorshift: the same 40 files every run.
-    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    // The library's generator: the same 40 files every run.
+    let mut rng = logsieve::gen::SplitMix64(7);
     for i in 0..40 {
         let len = 1 + (i * 7) % 60;
         let text: Vec<u8> = (0..len)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                b"ab\n\nc"[(x % 5) as usize]
-            })
+            .map(|_| b"ab\n\nc"[rng.below(5) as usize])
             .collect();
         let name = format!("r{i}.txt");
         write(d.path(), &name, &text);

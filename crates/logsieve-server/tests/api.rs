@@ -293,7 +293,7 @@ fn stats_and_patterns_answer_as_the_cpu_does() {
         )
         .unwrap();
     let names = vec!["level".to_string(), "host".to_string()];
-    let want = logsieve::stats::json::stats_json(cols, &sq, &st, &names, &rep.name);
+    let want = logsieve::stats::json::stats_json(cols.span(None), &sq, &st, &names, &rep.name);
     let r = srv.post(
         "/api/v1/stats",
         r#"{"patterns":["ERROR"],"syntax":"literal","since":"1h","count_by":["level","host"],"histogram":"1m","backend":"cpu"}"#,

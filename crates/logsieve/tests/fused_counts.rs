@@ -13,16 +13,7 @@ use logsieve::{BackendChoice, Corpus, Kernel, SearchOptions, Session, Syntax, Wa
 use proptest::prelude::*;
 
 fn ctx() -> Option<GpuContext> {
-    match GpuContext::shared() {
-        Ok(c) => Some(c),
-        Err(e) => {
-            if std::env::var("LOGSIEVE_REQUIRE_GPU").as_deref() == Ok("1") {
-                panic!("LOGSIEVE_REQUIRE_GPU=1 but no GPU: {e}");
-            }
-            eprintln!("\n!!!!!!!! NO GPU ADAPTER: fused count tests SKIPPED ({e}) !!!!!!!!\n");
-            None
-        }
-    }
+    logsieve::gpu::or_skip("fused count tests", GpuContext::shared())
 }
 
 fn gpu_session(ctx: &GpuContext, data: Vec<u8>, max_segment: u64) -> Session {

@@ -375,15 +375,11 @@ fn several_devices_and_a_host_tier() {
         gpus: GpuSelection::Count(2),
         ..Default::default()
     };
-    let ctxs = match GpuContext::open_selected(&tuning) {
-        Ok(v) => v,
-        Err(e) => {
-            assert!(
-                std::env::var("LOGSIEVE_REQUIRE_GPU").as_deref() != Ok("1"),
-                "no GPU: {e}"
-            );
-            return;
-        }
+    let Some(ctxs) = logsieve::gpu::or_skip(
+        "the two-device split test",
+        GpuContext::open_selected(&tuning),
+    ) else {
+        return;
     };
     let data = common::generated(600, 11);
     let lines = data.iter().filter(|&&b| b == b'\n').count() as u64;

@@ -9,24 +9,21 @@
 mod common;
 
 use common::{naive, naive_find_iter, naive_lines, Flags};
+use logsieve::gen::SplitMix64;
 use logsieve::{
     BackendChoice, Corpus, PatternCounts, PatternNamer, Query, QueryBuilder, SearchOptions,
     Session, Syntax, Want,
 };
 
-/// SplitMix64: deterministic test data without a dependency.
-struct Rng(u64);
+/// Deterministic test data: the library's generator, drawn as indices.
+struct Rng(SplitMix64);
 
 impl Rng {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
     fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
+        self.0.below(n.max(1) as u64) as usize
     }
 }
 
@@ -222,7 +219,7 @@ fn cpu_opts(threads: usize) -> SearchOptions {
 
 #[test]
 fn random_sets_cpu() {
-    let mut rng = Rng(7);
+    let mut rng = Rng(SplitMix64(7));
     // Small sets (aho-corasick, 1-byte patterns) and large ones (the
     // hashed-prefix table: >= 100 patterns of >= 4 bytes).
     for (round, &(n, min_len)) in [(3, 1), (12, 1), (40, 2), (150, 4), (400, 6), (120, 8)]
@@ -298,7 +295,7 @@ fn per_pattern_counts_for_regex_and_word_queries() {
 #[test]
 fn hundred_thousand_patterns_on_the_cpu() {
     // IOC-list shape: 100k hashes, 30 of which occur.
-    let mut rng = Rng(11);
+    let mut rng = Rng(SplitMix64(11));
     let hex = |rng: &mut Rng| -> Vec<u8> {
         format!("{:016x}{:016x}", rng.next(), rng.next()).into_bytes()
     };
@@ -367,7 +364,7 @@ mod gpu {
     #[test]
     fn random_sets_every_kernel() {
         let Some(ctx) = ctx() else { return };
-        let mut rng = Rng(99);
+        let mut rng = Rng(SplitMix64(99));
         // Sets with a pattern shorter than 4 bytes run ac under the name
         // bloom; the rest run bloom itself with keys of L = 4..8 bytes.
         let rounds = [
@@ -617,7 +614,7 @@ fn gpu_large_set_uses_wide_trie_offsets() {
         return;
     };
     // 20k hashes: the trie outgrows 16-bit offsets.
-    let mut rng = Rng(5);
+    let mut rng = Rng(SplitMix64(5));
     let hex = |rng: &mut Rng| -> Vec<u8> {
         format!("{:016x}{:08x}", rng.next(), rng.next() as u32).into_bytes()
     };

@@ -236,3 +236,29 @@ fn scoped_stats_count_the_scopes_lines() {
         }
     }
 }
+
+/// `Columns::span` of a document subset: the oldest and newest time of the
+/// subset's stamped lines, against a pass over every kept line's time
+/// (sorted documents, one out of order, and one without times).
+#[test]
+fn the_span_of_named_documents_is_that_of_their_lines() {
+    let mut c = corpus();
+    c.push(Document::from_bytes(
+        "shuffled.log",
+        b"2026-11-24T10:05:00Z b\n2026-11-24T09:00:00Z a\nno time\n2026-11-24T11:00:00Z c\n"
+            .to_vec(),
+    ));
+    let cols = Columns::build(&c, &copts());
+    let n = c.docs().len();
+    assert_eq!(cols.span(None), (cols.oldest(), cols.newest()));
+    for mask in 0u32..(1 << n) {
+        let docs: Vec<usize> = (0..n).filter(|d| mask >> d & 1 == 1).collect();
+        let times: Vec<i64> = docs
+            .iter()
+            .flat_map(|&d| cols.docs()[d].times.iter().copied())
+            .filter(|&t| t != NO_TIME)
+            .collect();
+        let want = (times.iter().min().copied(), times.iter().max().copied());
+        assert_eq!(cols.span(Some(&docs)), want, "documents {docs:?}");
+    }
+}

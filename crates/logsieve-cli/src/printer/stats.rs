@@ -125,7 +125,7 @@ pub fn print_json<W: Write>(
     backend: &str,
 ) -> io::Result<()> {
     // The library's encoder, which the server uses too: one shape.
-    let v = logsieve::stats::json::stats_json(cols, q, s, names, backend);
+    let v = logsieve::stats::json::stats_json(cols.span(None), q, s, names, backend);
     serde_json::to_writer(&mut *out, &v)?;
     writeln!(out)
 }

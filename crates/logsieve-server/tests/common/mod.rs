@@ -268,18 +268,7 @@ fn zero_summary_bytes_printed(s: String) -> String {
         .collect()
 }
 
-/// xorshift64: the writers' random bursts (`follow.rs`, `retain.rs`).
-pub struct Rng(pub u64);
-
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-}
+/// The writers' random bursts (`follow.rs`, `retain.rs`): the library's
+/// generator, the one every test and benchmark draws from.
+#[allow(unused_imports)]
+pub use logsieve::gen::SplitMix64 as Rng;

@@ -243,11 +243,9 @@ mod tests {
     /// nothing (the truncation tests need several blocks).
     fn log(n: usize) -> Vec<u8> {
         let mut v = Vec::new();
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rng = crate::gen::SplitMix64(7);
         for i in 0..n {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = rng.next_u64();
             writeln!(
                 v,
                 "2026-11-24T10:{:02}:00Z host{} line {i} id={x:016x}",

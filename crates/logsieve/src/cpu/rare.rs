@@ -5,11 +5,15 @@
 
 use crate::query::{CaseMode, Query, QueryKind};
 
+mod prefixed;
 mod scan;
+mod windows;
 
+use prefixed::Prefixed;
 use scan::pair_find_by;
 #[cfg(test)]
 use scan::{pair_find_with, Simd};
+use windows::Windows;
 
 /// Documents under this size are searched by the query's own finder:
 /// sampling costs more than it saves.
@@ -107,291 +111,6 @@ fn literal_at(hay: &[u8], p: usize, needle: &[u8], fold: bool) -> bool {
         h.eq_ignore_ascii_case(needle)
     } else {
         h == needle
-    }
-}
-
-/// A few literals found by one three-byte window of each, the window seen
-/// least in the document's sample, searched together by Teddy
-/// (aho-corasick's packed searcher) and each hit compared with the
-/// literals holding that window.
-///
-/// aho-corasick gives Teddy a fingerprint of the literals' first
-/// `min(4, shortest)` bytes. On the build machine's Xeon (2026-11-26, one
-/// thread, 194 MB in memory) a fingerprint of 4 ran at 2.1 GB/s
-/// (`ERROR_503`, `NullPointerException`, `queue depth`: 72-92 ms; 33 ms
-/// by the windows `R_5`, `Nul`, `e d`, 7 hits in the 64 KiB sample), and
-/// prefixes that are common cost a verification each (three 10-byte
-/// strings cut at random from the log: 150 ms, 37 by their windows).
-/// Windows of 2 bytes were as fast when rare (30 ms) but hit 5-10x more
-/// often on other sets (`rex` and its case variants, the 3-byte set of
-/// `-i nullpointerexception`: 59 ms, 33 with 3 bytes).
-struct Windows<'n> {
-    literals: &'n [Vec<u8>],
-    teddy: aho_corasick::packed::Searcher,
-    /// Per window (the searcher's pattern id): each literal that holds it,
-    /// and where.
-    holders: Vec<Vec<(usize, usize)>>,
-}
-
-/// The bytes of a window.
-const WINDOW: usize = 3;
-/// The most literals searched by their windows. Past a few, their
-/// windows are seldom all rare, and Teddy's 8 buckets (16 fat) hold more
-/// than one window each.
-const WINDOW_MAX_SET: usize = 16;
-/// The windows are taken when their hits in the sample are under one in
-/// this many sampled bytes: each hit costs a compare and a restart.
-/// Ten-byte strings cut at random from the 194 MB log (build machine, one
-/// thread, in memory, 2026-11-26), windows against aho-corasick: 3
-/// strings, 13 hits, 37 ms against 150; 4, 43 hits, 40 against 52; 8, 61
-/// hits, 42 against 54; 12 and 16, 334 and 364 hits, 51-52 against 55-59
-/// (not taken).
-const WINDOW_SHARE: usize = 256;
-
-/// A sampled window's slot in [`Windows::plan`]'s count table (65,536
-/// slots: a rare window shares its count with few others).
-fn window_slot(w: &[u8]) -> usize {
-    let v = u32::from(w[0]) << 16 | u32::from(w[1]) << 8 | u32::from(w[2]);
-    (v.wrapping_mul(0x9E37_79B1) >> 16) as usize
-}
-
-impl<'n> Windows<'n> {
-    /// The windows of `literals` in `sample`, or `None` when some literal
-    /// is shorter than a window, holds a line end (a window hit could then
-    /// stand for a literal starting lines before it), or the windows are
-    /// not rare enough.
-    fn plan(literals: &'n [Vec<u8>], sample: &[u8]) -> Option<Windows<'n>> {
-        if literals.len() < 2
-            || literals.len() > WINDOW_MAX_SET
-            || literals
-                .iter()
-                .any(|l| l.len() < WINDOW || l.contains(&b'\n'))
-        {
-            return None;
-        }
-        let mut seen = vec![0u16; 1 << 16];
-        for w in sample.windows(WINDOW) {
-            let c = &mut seen[window_slot(w)];
-            *c = c.saturating_add(1);
-        }
-        let offsets: Vec<usize> = literals
-            .iter()
-            .map(|lit| {
-                (0..=lit.len() - WINDOW)
-                    .min_by_key(|&i| (seen[window_slot(&lit[i..])], i))
-                    .expect("a literal longer than a window")
-            })
-            .collect();
-        let w = Windows::at(literals, &offsets)?;
-        let hits: usize = w
-            .teddy_windows()
-            .map(|x| usize::from(seen[window_slot(&x)]))
-            .sum();
-        (hits * WINDOW_SHARE <= sample.len()).then_some(w)
-    }
-
-    /// The windows `literals[k][offsets[k]..offsets[k] + WINDOW]`.
-    fn at(literals: &'n [Vec<u8>], offsets: &[usize]) -> Option<Windows<'n>> {
-        let mut windows: Vec<[u8; WINDOW]> = Vec::new();
-        let mut holders: Vec<Vec<(usize, usize)>> = Vec::new();
-        for (k, (lit, &off)) in literals.iter().zip(offsets).enumerate() {
-            let w: [u8; WINDOW] = lit[off..off + WINDOW].try_into().expect("a window's bytes");
-            match windows.iter().position(|x| *x == w) {
-                Some(i) => holders[i].push((k, off)),
-                None => {
-                    windows.push(w);
-                    holders.push(vec![(k, off)]);
-                }
-            }
-        }
-        let teddy = aho_corasick::packed::Config::new()
-            .builder()
-            .extend(&windows)
-            .build()?;
-        Some(Windows {
-            literals,
-            teddy,
-            holders,
-        })
-    }
-
-    /// Each distinct window, by the searcher's pattern id.
-    fn teddy_windows(&self) -> impl Iterator<Item = [u8; WINDOW]> + '_ {
-        self.holders.iter().map(|h| {
-            let (k, off) = h[0];
-            self.literals[k][off..off + WINDOW]
-                .try_into()
-                .expect("a window's bytes")
-        })
-    }
-
-    /// The start of the first literal occurrence found in `hay[at..end]`.
-    /// A later literal may start before it, but only on its line: no
-    /// literal holds a line end, and both cover the window's hit.
-    #[inline]
-    fn find(&self, hay: &[u8], at: usize, end: usize) -> Option<usize> {
-        let mut from = at;
-        while from < end {
-            let m = self
-                .teddy
-                .find_in(&hay[..end], aho_corasick::Span::from(from..end))?;
-            let hit = m.start();
-            for &(k, off) in &self.holders[m.pattern().as_usize()] {
-                let lit = &self.literals[k];
-                if hit >= at + off
-                    && hit - off + lit.len() <= end
-                    && hay[hit - off..].starts_with(lit)
-                {
-                    return Some(hit - off);
-                }
-            }
-            from = hit + 1;
-        }
-        None
-    }
-}
-
-/// Many literals that share a prefix (request ids pasted as `req=...`, an
-/// IOC list of `user=...`), found by the prefix's bytes with the pair scan,
-/// then by the bytes after the prefix: up to 8 of them as a key, looked up
-/// in a 65,536-bit table of the literals' keys (a false hit is one load
-/// and a bit test), and a key that is set compared with the literals that
-/// hold it. aho-corasick with its rare-byte prefilter stops at each `q` of
-/// `req=` (1M lines in the 194 MB log) and runs its automaton from there:
-/// 100 ids took 41 ms in memory, 29 this way (build machine, one thread,
-/// 2026-11-26).
-struct Prefixed<'n> {
-    literals: &'n [Vec<u8>],
-    /// The common prefix's length.
-    prefix: usize,
-    /// The key's length: bytes after the prefix, 1 to 8.
-    key_len: usize,
-    /// The prefix's pair and third byte (`scan::pair_scan_avx2`).
-    bytes: [(usize, u8, u8); 3],
-    /// One bit per key hash ([`Prefixed::slot`]).
-    table: Vec<u64>,
-    /// The literals (indices) holding each key.
-    by_key: std::collections::HashMap<u64, Vec<usize>>,
-}
-
-/// The sampled pair hits of a prefix are under one in this many bytes: a
-/// hit costs a key lookup in the scan's block (~4 ns), not a restart.
-/// `req=`'s pair (one a line, 1 in ~190 bytes) passes.
-const PREFIX_SHARE: usize = 64;
-
-impl<'n> Prefixed<'n> {
-    /// The literals' common prefix and key lengths, when they share a
-    /// prefix of 2 bytes or more (no line end in it) and each goes on
-    /// past it.
-    fn shape(literals: &[Vec<u8>]) -> Option<(usize, usize)> {
-        let first = literals.first()?;
-        let prefix = literals.iter().fold(first.len(), |n, l| {
-            n.min(l.iter().zip(first).take_while(|(a, b)| a == b).count())
-        });
-        let shortest = literals.iter().map(Vec::len).min()?;
-        let ok = literals.len() >= 2
-            && prefix >= 2
-            && shortest > prefix
-            && !first[..prefix].contains(&b'\n');
-        ok.then(|| (prefix, (shortest - prefix).min(8)))
-    }
-
-    /// The finder when the prefix's least seen pair in the sample is under
-    /// one in [`PREFIX_SHARE`] bytes.
-    fn plan(literals: &'n [Vec<u8>], sample: &[u8]) -> Option<Prefixed<'n>> {
-        let (prefix, key_len) = Prefixed::shape(literals)?;
-        let p = &literals[0][..prefix];
-        let mut best = (usize::MAX, 0, 1);
-        for i in 0..prefix {
-            for j in i + 1..prefix {
-                if p[i] != p[j] {
-                    let h = pair_hits(sample, p, i, j, false);
-                    if h < best.0 {
-                        best = (h, i, j);
-                    }
-                }
-            }
-        }
-        let (hits, i1, i2) = best;
-        let scored = sample.len().min(PAIR_SAMPLE);
-        if hits == usize::MAX || hits * PREFIX_SHARE > scored {
-            return None;
-        }
-        Some(Prefixed::with_pair(literals, prefix, key_len, i1, i2))
-    }
-
-    /// The finder by the prefix's bytes `i1` and `i2` (and a third).
-    fn with_pair(
-        literals: &'n [Vec<u8>],
-        prefix: usize,
-        key_len: usize,
-        i1: usize,
-        i2: usize,
-    ) -> Prefixed<'n> {
-        let p = &literals[0][..prefix];
-        let i3 = (0..prefix).find(|&i| i != i1 && i != i2).unwrap_or(i1);
-        let mut table = vec![0u64; 1024];
-        let mut by_key: std::collections::HashMap<u64, Vec<usize>> = Default::default();
-        for (k, lit) in literals.iter().enumerate() {
-            let key = key_of(&lit[prefix..prefix + key_len]);
-            let s = Prefixed::slot(key);
-            table[s >> 6] |= 1 << (s & 63);
-            by_key.entry(key).or_default().push(k);
-        }
-        Prefixed {
-            literals,
-            prefix,
-            key_len,
-            bytes: [(i1, p[i1], 0), (i2, p[i2], 0), (i3, p[i3], 0)],
-            table,
-            by_key,
-        }
-    }
-
-    /// The key's bytes in a little-endian load of 8.
-    #[inline]
-    fn mask(&self) -> u64 {
-        u64::MAX >> (8 * (8 - self.key_len))
-    }
-
-    /// A key's bit in the table.
-    #[inline]
-    fn slot(key: u64) -> usize {
-        (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 48) as usize
-    }
-
-    /// A literal starting at `c` (its prefix's pair and third byte seen
-    /// there): the rest of the prefix, the key's bit, then the literals
-    /// with that key.
-    #[inline]
-    fn at(&self, hay: &[u8], c: usize) -> bool {
-        let k = c + self.prefix;
-        let key = match hay.get(k..k + 8) {
-            // One load, the bytes past the key masked off.
-            Some(b) => u64::from_le_bytes(b.try_into().expect("8 bytes")) & self.mask(),
-            None => match hay.get(k..k + self.key_len) {
-                Some(b) => key_of(b),
-                None => return false,
-            },
-        };
-        let s = Prefixed::slot(key);
-        if self.table[s >> 6] >> (s & 63) & 1 == 0 {
-            return false;
-        }
-        let head = &self.literals[0][..self.prefix];
-        hay[c..].starts_with(head)
-            && self
-                .by_key
-                .get(&key)
-                .is_some_and(|ks| ks.iter().any(|&i| hay[c..].starts_with(&self.literals[i])))
-    }
-
-    /// The first literal occurrence in `hay[at..end]`.
-    #[inline]
-    fn find(&self, hay: &[u8], at: usize, end: usize) -> Option<usize> {
-        let hay = &hay[..end];
-        let n = self.prefix + self.key_len;
-        pair_find_by::<false>(hay, at, n, self.bytes, |c| self.at(hay, c))
     }
 }
 
@@ -723,19 +442,12 @@ mod tests {
     /// samples of every length around its 255-byte blocks and its cut.
     #[test]
     fn pair_hits_counts_every_position() {
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rng = crate::gen::SplitMix64(7);
         let needle = b"aBba\n";
         for len in [
             0, 1, 4, 5, 6, 254, 255, 256, 259, 510, 511, 600, 8191, 8192, 9000,
         ] {
-            let sample: Vec<u8> = (0..len)
-                .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    b"abAB\n"[(x % 5) as usize]
-                })
-                .collect();
+            let sample: Vec<u8> = (0..len).map(|_| b"abAB\n"[rng.below(5) as usize]).collect();
             let cut = &sample[..sample.len().min(PAIR_SAMPLE)];
             let n = needle.len();
             for fold in [false, true] {

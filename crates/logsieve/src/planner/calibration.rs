@@ -111,11 +111,7 @@ impl Calibration {
                 // H100, where a run takes 3.4 ms): it starts from the
                 // planner's default and averages in, or that one run kept
                 // auto off the GPU (docs/bench/h100-2026-11-24-regex.md).
-                let first = match kernel {
-                    Kernel::ShiftAnd => self.best_kernel().1 / 8.0,
-                    Kernel::Bitap => super::bitap_default_gbps(self),
-                    _ => g,
-                };
+                let first = super::unit_default_gbps(self, *kernel).unwrap_or(g);
                 let e = self.gpu_gbps.entry(*kernel).or_insert(first);
                 *e = ema(*e, g);
             }

@@ -129,7 +129,9 @@ pub fn tier1_gpu_ms(
     let scan = bytes / (kernel_gbps(plan, c) * 1e9) * 1e3;
     let n = share * lines;
     match plan.verify {
-        Verifier::Gpu => scan + share * bytes / (super::shift_and_gbps(c, q) * 1e9) * 1e3,
+        Verifier::Gpu => {
+            scan + share * bytes / (super::tier2_gbps(c, Kernel::ShiftAnd, q) * 1e9) * 1e3
+        }
         Verifier::Cpu => {
             scan + lines / 8.0 / 10e9 * 1e3 + n * 2e-6 + n * VERIFY_MS_PER_LINE / threads.max(1.0)
         }

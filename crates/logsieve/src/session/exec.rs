@@ -386,12 +386,10 @@ impl Session {
                 threads: crate::cpu::resolve_threads(opts.threads),
             },
         };
-        // Bitap's speed is kept per state-word update
-        // (`planner::bitap_units`): a run counts its bytes times its units.
-        // So is shift-and's (`planner::shift_and_units`).
+        // A run counts its bytes times its units (`planner::units`: tier
+        // 2's kernels are calibrated per unit).
         let units = match ran {
-            Backend::Gpu(Kernel::Bitap) => planner::bitap_units(q).unwrap_or(1.0),
-            Backend::Gpu(Kernel::ShiftAnd) => planner::shift_and_units(q),
+            Backend::Gpu(k) => planner::units(k, q),
             _ => 1.0,
         };
         self.record(&planner::Measurement {

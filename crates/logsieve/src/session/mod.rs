@@ -299,13 +299,9 @@ impl Session {
             (Backend::Gpu(k @ (crate::Kernel::ShiftAnd | crate::Kernel::Bitap)), Some(q)) => {
                 let mut c = cal.clone();
                 c.cpu_gbps *= q.matcher.speed();
-                // Bitap's calibration is per state-word update
-                // (`planner::bitap_units`): the split weighs bytes.
-                if let (crate::Kernel::Bitap, Some(u)) = (k, planner::bitap_units(q)) {
-                    let g = c.gpu_gbps.get(&k).copied();
-                    let g = g.unwrap_or_else(|| planner::bitap_default_gbps(&c));
-                    c.gpu_gbps.insert(k, g / u);
-                }
+                // Tier 2's calibration is per unit (`planner::units`): the
+                // split weighs bytes.
+                c.gpu_gbps.insert(k, planner::tier2_gbps(&cal, k, q));
                 self.with_split(r, &c, opts)
             }
             _ => self.with_split(r, &cal, opts),

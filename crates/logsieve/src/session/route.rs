@@ -455,16 +455,15 @@ impl MemoKey {
 /// (2026-11-29: the literal-scan column's count moved the throughput
 /// past the slack between most auto routes of `ERROR_5\d\d`, which were
 /// planned again, 38 of 90 memoised). Tier 2's kernels are calibrated
-/// per state-word update (`planner::shift_and_units`,
-/// `planner::bitap_units`), and priced at a multiple of the bytes: their
+/// per unit (`planner::units`), and priced at a multiple of the bytes: their
 /// throughputs are compared as they are.
 fn near(a: &Calibration, b: &Calibration, bytes: u64) -> bool {
     let close = |x: f64, y: f64| {
         x == y || (x > 0.0 && y > 0.0 && (x / y).max(y / x) <= Memo::CALIBRATION_SLACK)
     };
-    let weighed = |c: &Calibration, k: Kernel, gbps: f64| match k {
-        Kernel::ShiftAnd | Kernel::Bitap => gbps,
-        _ => c.gpu_latency_ms + bytes as f64 / (gbps.max(1e-9) * 1e6),
+    let weighed = |c: &Calibration, k: Kernel, gbps: f64| match planner::per_unit(k) {
+        true => gbps,
+        false => c.gpu_latency_ms + bytes as f64 / (gbps.max(1e-9) * 1e6),
     };
     close(a.cpu_gbps, b.cpu_gbps)
         && close(a.gpu_latency_ms, b.gpu_latency_ms)

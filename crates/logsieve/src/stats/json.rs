@@ -3,16 +3,17 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{format_ms, Columns, Stats, StatsQuery};
+use super::{format_ms, Stats, StatsQuery};
 
-/// `selected`, the window (`since`, `until`) and the corpus's `oldest` and
-/// `newest` times as `{"ms", "utc"}` (or null), with `count_by` the
+/// `selected`, the window (`since`, `until`) and the `oldest` and `newest`
+/// times of the lines asked about (`span`: [`super::Columns::span`]) as
+/// `{"ms", "utc"}` (or null), with `count_by` the
 /// `count_by` names and `groups` (`{"key": {name: value|null}, "count"}`),
 /// `histogram` (`{"bucket_ms", "buckets": [{"start_ms", "start", "count"}]}`)
 /// when asked for, and the `backend` that ran. `names` are the count-by
 /// field names, in `q.count_by`'s order.
 pub fn stats_json(
-    cols: &Columns,
+    span: (Option<i64>, Option<i64>),
     q: &StatsQuery,
     s: &Stats,
     names: &[String],
@@ -37,8 +38,8 @@ pub fn stats_json(
     obj.insert("selected".into(), json!(s.selected));
     obj.insert("since".into(), t(q.since));
     obj.insert("until".into(), t(q.until));
-    obj.insert("oldest".into(), t(cols.oldest()));
-    obj.insert("newest".into(), t(cols.newest()));
+    obj.insert("oldest".into(), t(span.0));
+    obj.insert("newest".into(), t(span.1));
     if !names.is_empty() {
         obj.insert("count_by".into(), json!(names));
         obj.insert("groups".into(), Value::Array(groups));

@@ -341,6 +341,43 @@ impl Columns {
     pub fn newest(&self) -> Option<i64> {
         self.newest
     }
+
+    /// The oldest and newest times of documents `docs` (by index; `None`:
+    /// the whole corpus, [`Columns::oldest`] and [`Columns::newest`]), for
+    /// an answer scoped to some files. A sorted document costs its two
+    /// ends, another a pass over its times.
+    pub fn span(&self, docs: Option<&[usize]>) -> (Option<i64>, Option<i64>) {
+        let Some(docs) = docs else {
+            return (self.oldest, self.newest);
+        };
+        let (mut oldest, mut newest) = (None::<i64>, None::<i64>);
+        let mut add = |t: i64| {
+            oldest = Some(oldest.map_or(t, |o| o.min(t)));
+            newest = Some(newest.map_or(t, |o| o.max(t)));
+        };
+        for d in self
+            .docs
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| docs.contains(i))
+        {
+            let times = &d.1.times;
+            if d.1.sorted {
+                // NO_TIME is i64::MIN: the unstamped lines lead.
+                let first = times.partition_point(|&t| t == NO_TIME);
+                if let (Some(&a), Some(&b)) = (times.get(first), times.last()) {
+                    add(a);
+                    add(b);
+                }
+            } else {
+                times
+                    .iter()
+                    .filter(|&&t| t != NO_TIME)
+                    .for_each(|&t| add(t));
+            }
+        }
+        (oldest, newest)
+    }
 }
 
 /// Whether `times` never decrease, and when they do their running maximum
