@@ -7,7 +7,8 @@
 //!
 //! The reference tables of `logsieve bench` and `logsieve demo` are the
 //! command's own (`crates/logsieve-cli/src/tables/`): nothing depends on
-//! this crate but its binaries and the soak test.
+//! this crate but its binaries and its soak test (`tests/soak.rs`, which
+//! runs the `logsieve` binary the workspace's tests build).
 //!
 //! * [`soak`]: the load soak of `logsieve serve` (the `serve-soak` binary).
 //! * [`http`]: the HTTP/1.1 client of the soak and `serve-load`.

@@ -18,7 +18,8 @@ use logsieve::planner::{Calibration, DeviceClass, Measurement};
 use logsieve::session::route::{Backend, GpuState, Memo, MemoCounts, RequestKind, RouteInput};
 use logsieve::stats::{ColumnOptions, Columns, FieldSpec, NO_TIME};
 use logsieve::{
-    BackendChoice, Corpus, DocHits, Document, Query, QueryBuilder, SearchOptions, Syntax, Want,
+    BackendChoice, Corpus, DocHits, Document, Query, QueryBuilder, Scope, SearchOptions, Syntax,
+    Want,
 };
 use serde_json::{json, Value};
 
@@ -553,16 +554,17 @@ impl WebEngine {
             self.gpu_ctx = None;
         }
         if let Some((since, until)) = o.range {
-            // The histogram's time range: keep the lines stamped inside it
-            // (an unstamped line inherits the time before it, as in the
-            // pipeline). O(hits).
+            // The histogram's time range: the lines stamped inside it (an
+            // unstamped line inherits the time before it, as in the
+            // pipeline), kept by the library's scope rule. O(hits).
+            let scope = Scope {
+                docs: None,
+                since: Some(since),
+                until: Some(until),
+            };
             let cols = self.columns();
             for (d, h) in cols.docs().iter().zip(o.docs.iter_mut()) {
-                h.lines.retain(|&l| {
-                    let t = d.times.get(l as usize).copied().unwrap_or(NO_TIME);
-                    t != NO_TIME && t >= since && t < until
-                });
-                h.count = h.lines.len() as u64;
+                scope.keep_window(&d.times, h, u64::MAX);
                 h.starts.clear();
             }
         }

@@ -82,14 +82,15 @@ fn run_stats(
             }
         }
     }
-    // A file subset: counted by a session of its own (the field indices
-    // are the served ones: its columns keep the fields in order).
-    let sub = file_subset(ready, served, &docs);
-    let session = sub.as_ref().unwrap_or(&ready.session);
-    let cols = session.columns().ok_or_else(no_columns)?;
+    // A file subset is the request's scope (the library counts its lines
+    // alone); the window is the stats query's own.
+    let scope = search::scope(ready, &docs, &None, &None)?;
+    let span = served.span(scope.docs.as_deref());
+    let session = &ready.session;
     let opts = SearchOptions {
         backend: req.backend.choice(),
         want: Want::Count,
+        scope,
         ..Default::default()
     };
     let request = Request::Stats(&q);
@@ -108,42 +109,7 @@ fn run_stats(
         }
     };
     Ok((
-        stats_json(cols.span(None), &q, &s, &req.count_by, &report.name),
+        stats_json(span, &q, &s, &req.count_by, &report.name),
         report.name,
     ))
-}
-
-/// The served documents `docs` (in corpus order) as a session of their
-/// own, for stats over them alone, or `None` when `docs` is every
-/// document. The other documents stay in it, empty, so that document
-/// indices are the served ones; its columns are the served columns
-/// without the other documents' lines, so a kept line keeps the time and
-/// values it was served with, and `oldest`/`newest` are those of the kept
-/// lines. Counted on the CPU: no GPU holds the copy. O(the kept bytes).
-fn file_subset(
-    ready: &Ready,
-    cols: &logsieve::stats::Columns,
-    docs: &[usize],
-) -> Option<logsieve::Session> {
-    let corpus = ready.session.corpus();
-    if docs.len() == corpus.docs().len() {
-        return None;
-    }
-    let mut kept = logsieve::Corpus::new();
-    let mut cuts = Vec::with_capacity(corpus.docs().len());
-    for (d, doc) in corpus.docs().iter().enumerate() {
-        let keep = docs.binary_search(&d).is_ok();
-        let data = if keep {
-            doc.data().to_vec()
-        } else {
-            Vec::new()
-        };
-        kept.push(logsieve::Document::from_bytes(doc.name(), data));
-        cuts.push(if keep { 0 } else { u64::MAX });
-    }
-    // No corpus given: a document cut whole needs no count of its stamped
-    // lines (it has no line left to count them over).
-    let mut session = logsieve::Session::with_tuning(kept, ready.session.tuning().clone());
-    session.set_columns(cols.without_prefix(&logsieve::Corpus::new(), &cuts));
-    Some(session)
 }

@@ -41,6 +41,34 @@ impl Scope {
         self.docs.as_ref().is_none_or(|ds| ds.contains(&d))
     }
 
+    /// Keeps the lines of `h` (line ids, with their starts when it has
+    /// one per line) whose time in `times` (the document's stats column)
+    /// is inside the window, the first `cap` of them, and counts them. A
+    /// line with no time is outside a window. Without a window only the
+    /// cap applies. O(hits).
+    pub fn keep_window(&self, times: &[i64], h: &mut DocHits, cap: u64) {
+        let w = self.window();
+        let windowed = self.windowed();
+        let keep: Vec<bool> = h
+            .lines
+            .iter()
+            .map(|&l| !windowed || times.get(l as usize).is_some_and(|&t| w.in_window(t)))
+            .collect();
+        let cap = cap.min(usize::MAX as u64) as usize;
+        let pick = |v: &mut Vec<u64>| {
+            let mut k = keep.iter();
+            v.retain(|_| *k.next().unwrap_or(&false));
+            v.truncate(cap);
+        };
+        if h.starts.len() == h.lines.len() {
+            pick(&mut h.starts);
+        } else {
+            h.starts.clear();
+        }
+        pick(&mut h.lines);
+        h.count = h.lines.len() as u64;
+    }
+
     /// The window as the stats pipeline's, whose test it shares.
     fn window(&self) -> StatsQuery<'static> {
         StatsQuery {
@@ -116,7 +144,6 @@ impl Session {
     /// `-m` per document.
     pub(super) fn keep_in_scope(&self, opts: &crate::SearchOptions, docs: &mut [DocHits]) {
         let scope = &opts.scope;
-        let w = scope.window();
         for (d, h) in docs.iter_mut().enumerate() {
             if !scope.has_doc(d) {
                 *h = DocHits::default();
@@ -125,27 +152,8 @@ impl Session {
             if !scope.windowed() {
                 continue;
             }
-            let times = self.times_of(d);
-            let keep: Vec<bool> = h
-                .lines
-                .iter()
-                .map(|&l| times.get(l as usize).is_some_and(|&t| w.in_window(t)))
-                .collect();
-            let cap = opts
-                .max_count
-                .map_or(usize::MAX, |m| m.min(usize::MAX as u64) as usize);
-            let pick = |v: &mut Vec<u64>| {
-                let mut k = keep.iter();
-                v.retain(|_| *k.next().unwrap_or(&false));
-                v.truncate(cap);
-            };
-            if h.starts.len() == h.lines.len() {
-                pick(&mut h.starts);
-            } else {
-                h.starts.clear();
-            }
-            pick(&mut h.lines);
-            h.count = h.lines.len() as u64;
+            let cap = opts.max_count.unwrap_or(u64::MAX);
+            scope.keep_window(self.times_of(d), h, cap);
             if opts.want == Want::Count {
                 h.lines.clear();
                 h.starts.clear();
@@ -154,7 +162,8 @@ impl Session {
     }
 
     /// Stats over the lines of `scope`: its documents, and the stricter of
-    /// its window and the query's.
+    /// its window and the query's; the histogram over the span of its
+    /// documents' times.
     pub(super) fn scoped_stats(&self, q: &StatsQuery<'_>, scope: &Scope) -> Result<Stats, Error> {
         let Some(cols) = self.columns() else {
             return Err(Error::query(
@@ -176,6 +185,7 @@ impl Session {
             .filter(|&(d, _)| scope.has_doc(d))
             .map(|(d, doc)| (d, 0..doc.lines().len()))
             .collect();
-        crate::stats::run_cpu_lines(&self.corpus, cols, &q, &parts)
+        let span = cols.span(scope.docs.as_deref());
+        crate::stats::run_cpu_lines(span, &self.corpus, cols, &q, &parts)
     }
 }

@@ -665,7 +665,15 @@ impl Session {
                 gc.run_part(&d.corpus, &self.corpus, cols, q)
                     .map(|r| r.stats)
             },
-            |parts| crate::stats::run_cpu_lines(&self.corpus, cols, q, &doc_lines(parts)),
+            |parts| {
+                crate::stats::run_cpu_lines(
+                    cols.span(None),
+                    &self.corpus,
+                    cols,
+                    q,
+                    &doc_lines(parts),
+                )
+            },
         )?;
         let name = self.report_name("gpu/pipeline", &g, 0);
         Ok((

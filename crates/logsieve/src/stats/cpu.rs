@@ -159,17 +159,19 @@ pub fn run_cpu(
 }
 
 /// [`run_cpu`] over some lines only, `parts` (document, lines), on one
-/// thread each part: the host tier of a corpus whose other lines are on
-/// GPUs. The counts add up with the other parts' ([`Stats::merge`]).
-#[cfg_attr(not(feature = "gpu"), allow(dead_code))]
+/// thread each part, with the histogram laid over `span` ([`Plan::over`]):
+/// the host tier of a corpus whose other lines are on GPUs (`span` the
+/// corpus's: the counts add up with the other parts', [`Stats::merge`]),
+/// or a request's scope (`span` that of the scope's documents).
 pub(crate) fn run_cpu_lines(
+    span: (Option<i64>, Option<i64>),
     corpus: &Corpus,
     cols: &Columns,
     q: &StatsQuery,
     parts: &[(usize, Range<u64>)],
 ) -> Result<Stats, Error> {
     check_shape(corpus, cols)?;
-    let plan = Plan::new(cols, q)?;
+    let plan = Plan::over(span, cols, q)?;
     let acc = parts
         .par_iter()
         .map(|(di, r)| {

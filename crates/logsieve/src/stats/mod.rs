@@ -518,6 +518,17 @@ pub(crate) const DENSE_KEYS: u64 = 1 << 22;
 
 impl Plan {
     pub(crate) fn new(cols: &Columns, q: &StatsQuery) -> Result<Plan, Error> {
+        Plan::over(cols.span(None), cols, q)
+    }
+
+    /// [`Plan::new`] for the lines whose oldest and newest times are
+    /// `span` ([`Columns::span`]): the histogram's buckets run from the
+    /// window's start (or `span`'s oldest) to its end (or `span`'s newest).
+    pub(crate) fn over(
+        span: (Option<i64>, Option<i64>),
+        cols: &Columns,
+        q: &StatsQuery,
+    ) -> Result<Plan, Error> {
         for &f in &q.count_by {
             if f >= cols.fields().len() {
                 return Err(Error::query(format!(
@@ -539,8 +550,8 @@ impl Plan {
                 return Err(Error::query("the histogram bucket must be positive"));
             }
             Some(b) => {
-                let lo = q.since.or(cols.oldest());
-                let hi = q.until.or(cols.newest().map(|n| n.saturating_add(1)));
+                let lo = q.since.or(span.0);
+                let hi = q.until.or(span.1.map(|n| n.saturating_add(1)));
                 match (lo, hi) {
                     (Some(lo), Some(hi)) if hi > lo => {
                         let start = lo.div_euclid(b) * b;

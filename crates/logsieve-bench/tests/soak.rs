@@ -1,5 +1,6 @@
 //! The short load soak in CI (the 64-client, 10-minute run is
-//! `scripts/soak.sh`): the built `logsieve serve --demo` on 127.0.0.1:0,
+//! `scripts/soak.sh`): `logsieve serve --demo` on 127.0.0.1:0 (the binary
+//! `cargo test --workspace` builds beside this test, or `LOGSIEVE_BIN`),
 //! 6 clients for 8 s of every query kind (counts, streamed lines,
 //! per-pattern counts, stats, regex, fuzzy, watchlists, hang-ups, 400,
 //! 422, 413), Loki's `query_range` (log and metric queries), `/api/v1/tail`
@@ -8,15 +9,36 @@
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use logsieve_bench::soak::{run, SoakConfig};
 
+/// The `logsieve` binary: `LOGSIEVE_BIN`, else the one in this test's
+/// target directory (`target/<profile>/logsieve`, which `cargo test
+/// --workspace` builds with the CLI's tests). This crate is a leaf: it
+/// cannot name the CLI's binary through Cargo without depending on it.
+fn logsieve_bin() -> PathBuf {
+    if let Some(p) = std::env::var_os("LOGSIEVE_BIN") {
+        return PathBuf::from(p);
+    }
+    let exe = std::env::current_exe().unwrap();
+    // target/<profile>/deps/soak-HASH
+    let dir = exe.parent().and_then(|d| d.parent()).unwrap();
+    let bin = dir.join(format!("logsieve{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        bin.is_file(),
+        "{} is missing: run the workspace's tests (cargo test --workspace --release) or set LOGSIEVE_BIN",
+        bin.display()
+    );
+    bin
+}
+
 #[test]
 fn a_short_soak_answers_every_kind_right_and_memory_stays_flat() {
     let lines = 20_000u64;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_logsieve"))
+    let mut child = Command::new(logsieve_bin())
         .args(["serve", "--demo", "--lines", &lines.to_string()])
         .args(["--listen", "127.0.0.1:0", "--gpu", "off"])
         .env("LOGSIEVE_TEST_APPEND", "1")
