@@ -9,15 +9,15 @@
 mod common;
 #[path = "../../logsieve/tests/common/mod.rs"]
 #[allow(unused_imports)]
-mod oracle;
+mod library;
 
 use std::collections::BTreeMap;
 
 use common::TestServer;
+use library::{Flags, NaiveMatcher};
 use logsieve::logql::{parse, Expr, FilterOp, LogExpr, MatchOp};
 use logsieve::{Session, Syntax};
 use logsieve_server::Limits;
-use oracle::{Flags, NaiveMatcher};
 use serde_json::Value;
 
 type Labels = BTreeMap<String, String>;
@@ -48,7 +48,7 @@ fn lines(s: &Session) -> Vec<Line> {
     let mut out = Vec::new();
     for (d, doc) in s.corpus().docs().iter().enumerate() {
         let text = doc.data();
-        for (l, raw) in oracle::naive_lines(text).into_iter().enumerate() {
+        for (l, raw) in library::naive_lines(text).into_iter().enumerate() {
             let mut labels = Labels::new();
             labels.insert("filename".into(), doc.name().into());
             for (f, dict) in cols.fields().iter().enumerate() {

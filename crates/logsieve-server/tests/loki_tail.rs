@@ -13,17 +13,17 @@
 mod common;
 #[path = "../../logsieve/tests/common/mod.rs"]
 #[allow(unused_imports)]
-mod oracle;
+mod library;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
 use common::TestServer;
+use library::Flags;
 use logsieve::Syntax;
 use logsieve_server::append::append;
 use logsieve_server::Limits;
-use oracle::Flags;
 use serde_json::Value;
 
 /// An open tail: text messages read as they come.
@@ -175,7 +175,7 @@ fn loki_tail_replays_then_follows_appended_lines() {
     // Chained filters over both files, from now on.
     let q2 = enc(r#"{filename=~"a.log|b.log"} |~ "user=u\\d+" != "INFO""#);
     let mut ws2 = Ws::open(srv.addr, &format!("query={q2}&delay_for=0")).unwrap();
-    let more = oracle::generated(300, 11);
+    let more = library::generated(300, 11);
     let cut = more[..more.len() / 2]
         .iter()
         .rposition(|&b| b == b'\n')
@@ -186,7 +186,7 @@ fn loki_tail_replays_then_follows_appended_lines() {
     let lines_of = |data: &[u8], pats: &[&str], syn: Syntax, f: &str| -> Vec<String> {
         let text = String::from_utf8_lossy(data).into_owned();
         let all: Vec<&str> = text.lines().collect();
-        oracle::naive(data, &oracle::pats(pats), syn, Flags::parse(f))
+        library::naive(data, &library::pats(pats), syn, Flags::parse(f))
             .into_iter()
             .map(|i| all[i as usize].to_string())
             .collect()

@@ -15,7 +15,7 @@
 mod common;
 #[path = "../../logsieve/tests/common/mod.rs"]
 #[allow(unused_imports)]
-mod oracle;
+mod library;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -23,11 +23,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::TestServer;
+use library::{Flags, CASES};
 use logsieve::{Corpus, Document, Session, Syntax, Tuning};
 use logsieve_server::append::append;
 use logsieve_server::tail::{Hit, Tail, TailSpec};
 use logsieve_server::{AppState, Limits, Ready};
-use oracle::{Flags, CASES};
 use serde_json::Value;
 
 fn rt() -> tokio::runtime::Runtime {
@@ -104,7 +104,7 @@ fn tail_equals_the_table_of_cases() {
         if corpus.last() != Some(&b'\n') {
             corpus.push(b'\n');
         }
-        let Ok(q) = oracle::build(&case.patterns(), case.syntax, case.flags()) else {
+        let Ok(q) = library::build(&case.patterns(), case.syntax, case.flags()) else {
             continue;
         };
         let state = state_over(&[("case.log", FIRST)]);
@@ -146,7 +146,7 @@ fn tail_equals_the_table_of_cases() {
 #[test]
 fn tails_equal_the_oracle_over_appended_batches() {
     let rt = rt();
-    let initial = oracle::generated(50, 1);
+    let initial = library::generated(50, 1);
     let state = state_over(&[("a.log", &initial), ("b.log", &initial)]);
     let queries: &[(&[&str], Syntax, &str, Option<&str>)] = &[
         (&["ERROR"], Syntax::Fixed, "", None),
@@ -159,12 +159,12 @@ fn tails_equal_the_oracle_over_appended_batches() {
         (&["eror"], Syntax::Fuzzy(1), "", None),
         (&["user=u1"], Syntax::Regex, "iv", Some("a.log")),
     ];
-    let more = oracle::generated(400, 7);
+    let more = library::generated(400, 7);
     let parts = batches(&more, 9);
     let mut tails: Vec<Tail> = queries
         .iter()
         .map(|(p, syn, f, files)| {
-            let q = oracle::build(&oracle::pats(p), *syn, Flags::parse(f)).unwrap();
+            let q = library::build(&library::pats(p), *syn, Flags::parse(f)).unwrap();
             Tail::start(
                 &state,
                 TailSpec {
@@ -192,7 +192,7 @@ fn tails_equal_the_oracle_over_appended_batches() {
             if files.is_some_and(|f| f != *name) {
                 continue;
             }
-            for l in oracle::naive(&appended[k], &oracle::pats(p), *syn, Flags::parse(f)) {
+            for l in library::naive(&appended[k], &library::pats(p), *syn, Flags::parse(f)) {
                 want.push((name.to_string(), first + l + 1));
             }
         }
@@ -221,7 +221,7 @@ fn tails_equal_the_oracle_over_appended_batches() {
 fn a_lagging_tail_catches_up_from_the_session() {
     let rt = rt();
     let state = state_over(&[("a.log", b"start\n"), ("b.log", b"start\n")]);
-    let q = oracle::build(&oracle::pats(&["hit"]), Syntax::Fixed, Flags::default()).unwrap();
+    let q = library::build(&library::pats(&["hit"]), Syntax::Fixed, Flags::default()).unwrap();
     let spec = TailSpec {
         query: Arc::new(q),
         watchlist: None,
@@ -534,9 +534,9 @@ fn watchlist_tail_names_each_pattern_searched_alone() {
         // Each pattern searched alone, by the oracle.
         let alone: Vec<u64> = (0..pats.len())
             .filter(|&i| {
-                !oracle::naive(
+                !library::naive(
                     format!("{line}\n").as_bytes(),
-                    &oracle::pats(&[pats[i]]),
+                    &library::pats(&[pats[i]]),
                     Syntax::Fixed,
                     Flags::parse("i"),
                 )
@@ -665,7 +665,7 @@ fn check_window_case(rt: &tokio::runtime::Runtime, case: &WindowCase) {
     let (pat, syntax, flags) = queries[case.query];
     let first = stamped(Some(0), "first line hit");
     let state = state_with_columns(&[("t.log", first.as_bytes())]);
-    let q = oracle::build(&oracle::pats(&[pat]), syntax, Flags::parse(flags)).unwrap();
+    let q = library::build(&library::pats(&[pat]), syntax, Flags::parse(flags)).unwrap();
     let since = case.since.map(|s| T0 + s as i64);
     let until = case.until.map(|u| T0 + u as i64);
     let mut tail = Tail::start(
@@ -702,9 +702,9 @@ fn check_window_case(rt: &tokio::runtime::Runtime, case: &WindowCase) {
             for i in w[0]..w[1] {
                 let in_window =
                     since.is_none_or(|s| times[i] >= s) && until.is_none_or(|u| times[i] < u);
-                let hit = !oracle::naive(
+                let hit = !library::naive(
                     lines[i].as_bytes(),
-                    &oracle::pats(&[pat]),
+                    &library::pats(&[pat]),
                     syntax,
                     Flags::parse(flags),
                 )
@@ -941,7 +941,7 @@ fn http_tail_time_window_equals_the_search_window() {
 fn a_lagging_tail_across_an_eviction() {
     let rt = rt();
     let state = state_over(&[("a.log", b"start\n")]);
-    let q = oracle::build(&oracle::pats(&["hit"]), Syntax::Fixed, Flags::default()).unwrap();
+    let q = library::build(&library::pats(&["hit"]), Syntax::Fixed, Flags::default()).unwrap();
     let mut slow = Tail::start(
         &state,
         TailSpec {

@@ -21,8 +21,12 @@ mod cases;
 pub mod gpu;
 mod oracle;
 mod strategies;
+// Each test binary uses a different subset of these.
+#[allow(unused_imports)]
 pub use cases::*;
+#[allow(unused_imports)]
 pub use oracle::*;
+#[allow(unused_imports)]
 pub use strategies::*;
 
 /// `-i`, `-w`, `-x`, `-v`, written as a string of those letters ("iw").
@@ -73,6 +77,7 @@ pub fn pats<P: AsRef<[u8]>>(ps: &[P]) -> Vec<Vec<u8>> {
 
 /// The random batches of `gpu_append.rs` and `evict.rs`: the library's
 /// generator.
+#[allow(unused_imports)]
 pub use logsieve::gen::SplitMix64 as Rng;
 
 /// The level and host columns, as `serve` builds them by default.
