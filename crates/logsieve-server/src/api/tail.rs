@@ -20,39 +20,15 @@ use crate::loki::params::Params;
 use crate::tail::{Stopped, Tail, TailSpec};
 use logsieve::stats::format_ms;
 
-/// A tail's query: the query fields of `POST /api/v1/search`. As a GET,
-/// the same names as URL parameters (`pattern` or `patterns` and `files`
-/// or `file` repeated; booleans `true`/`false`/`1`/`0`).
+with_query_fields! {
+/// A tail's query: the query fields of `POST /api/v1/search` (with a
+/// `watchlist`, each hit carries `data.patterns`, the list's patterns the
+/// line holds; `invert`: new lines that do not match). As a GET, the same
+/// names as URL parameters (`pattern` or `patterns` and `files` or `file`
+/// repeated; booleans `true`/`false`/`1`/`0`).
 #[derive(Deserialize, ToSchema, Clone, Debug, Default)]
 #[serde(deny_unknown_fields)]
 pub struct TailRequest {
-    /// Patterns; a line is selected when any matches. Required unless
-    /// `watchlist` is given.
-    #[serde(default)]
-    pub patterns: Vec<String>,
-    /// A watchlist's name instead of `patterns`: each hit then carries
-    /// `data.patterns`, the list's patterns the line holds.
-    #[serde(default)]
-    pub watchlist: Option<String>,
-    /// How the patterns are read (default `regex`).
-    #[serde(default)]
-    pub syntax: SyntaxName,
-    /// Edits allowed with `syntax: fuzzy` (0..=3, default 1).
-    #[schema(maximum = 3)]
-    #[serde(default)]
-    pub fuzzy_k: Option<u8>,
-    /// `-i`.
-    #[serde(default)]
-    pub ignore_case: bool,
-    /// `-w`.
-    #[serde(default)]
-    pub word: bool,
-    /// `-x`.
-    #[serde(default)]
-    pub line: bool,
-    /// `-v`: new lines that do not match.
-    #[serde(default)]
-    pub invert: bool,
     /// Only these served files (by name; an unknown name is a 400).
     #[serde(default)]
     pub files: Option<Vec<String>>,
@@ -74,6 +50,7 @@ pub struct TailRequest {
     )]
     #[serde(default)]
     pub until: Option<String>,
+}
 }
 
 impl TailRequest {

@@ -58,37 +58,53 @@ impl BackendName {
     }
 }
 
+/// A request type whose first fields are the query's, as `POST
+/// /api/v1/search` names them (`patterns` or `watchlist`, `syntax`,
+/// `fuzzy_k`, `ignore_case`, `word`, `line`, `invert`): written once for
+/// the search and the tail, which take the same query.
+macro_rules! with_query_fields {
+    ($(#[$m:meta])* pub struct $name:ident { $($rest:tt)* }) => {
+        $(#[$m])*
+        pub struct $name {
+            /// Patterns; a line is selected when any matches (`-e`,
+            /// repeatable). Required unless `watchlist` is given.
+            #[serde(default)]
+            pub patterns: Vec<String>,
+            /// A watchlist's name instead of `patterns` (its patterns and
+            /// `-i`; `syntax`, `ignore_case`, `word`, `line`, `invert` not
+            /// set).
+            #[serde(default)]
+            pub watchlist: Option<String>,
+            /// How the patterns are read (default `regex`).
+            #[serde(default)]
+            pub syntax: SyntaxName,
+            /// Edits allowed with `syntax: fuzzy` (0..=3, default 1).
+            #[schema(maximum = 3)]
+            #[serde(default)]
+            pub fuzzy_k: Option<u8>,
+            /// `-i`.
+            #[serde(default)]
+            pub ignore_case: bool,
+            /// `-w`: whole words.
+            #[serde(default)]
+            pub word: bool,
+            /// `-x`: whole lines.
+            #[serde(default)]
+            pub line: bool,
+            /// `-v`: select lines that do not match.
+            #[serde(default)]
+            pub invert: bool,
+            $($rest)*
+        }
+    };
+}
+pub(crate) use with_query_fields;
+
+with_query_fields! {
 /// `POST /api/v1/search`.
 #[derive(Deserialize, ToSchema, Clone, Debug)]
 #[serde(deny_unknown_fields)]
 pub struct SearchRequest {
-    /// Patterns; a line is selected when any matches (`-e`, repeatable).
-    /// Required unless `watchlist` is given.
-    #[serde(default)]
-    pub patterns: Vec<String>,
-    /// A watchlist's name instead of `patterns` (its patterns and `-i`;
-    /// `syntax`, `ignore_case`, `word`, `line`, `invert` not set).
-    #[serde(default)]
-    pub watchlist: Option<String>,
-    /// How the patterns are read (default `regex`).
-    #[serde(default)]
-    pub syntax: SyntaxName,
-    /// Edits allowed with `syntax: fuzzy` (0..=3, default 1).
-    #[schema(maximum = 3)]
-    #[serde(default)]
-    pub fuzzy_k: Option<u8>,
-    /// `-i`.
-    #[serde(default)]
-    pub ignore_case: bool,
-    /// `-w`: whole words.
-    #[serde(default)]
-    pub word: bool,
-    /// `-x`: whole lines.
-    #[serde(default)]
-    pub line: bool,
-    /// `-v`: select lines that do not match.
-    #[serde(default)]
-    pub invert: bool,
     /// `lines` (default), `count`, `only_matching`, `files_with_matches`.
     #[serde(default)]
     pub output: OutputKind,
@@ -133,6 +149,7 @@ pub struct SearchRequest {
     /// Where the page starts: a previous answer's `x-logsieve-next-cursor`.
     #[serde(default)]
     pub cursor: Option<String>,
+}
 }
 
 /// Which backend ran, and why.
