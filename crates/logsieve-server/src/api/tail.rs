@@ -23,12 +23,15 @@ use logsieve::stats::format_ms;
 with_query_fields! {
 /// A tail's query: the query fields of `POST /api/v1/search` (with a
 /// `watchlist`, each hit carries `data.patterns`, the list's patterns the
-/// line holds; `invert`: new lines that do not match). As a GET, the same
-/// names as URL parameters (`pattern` or `patterns` and `files` or `file`
-/// repeated; booleans `true`/`false`/`1`/`0`).
+/// line holds). As a GET, the same names as URL parameters (`pattern` or
+/// `patterns` and `files` or `file` repeated; booleans
+/// `true`/`false`/`1`/`0`).
 #[derive(Deserialize, ToSchema, Clone, Debug, Default)]
 #[serde(deny_unknown_fields)]
 pub struct TailRequest {
+    /// `-v`: new lines that do not match.
+    #[serde(default)]
+    pub invert: bool,
     /// Only these served files (by name; an unknown name is a 400).
     #[serde(default)]
     pub files: Option<Vec<String>>,

@@ -60,8 +60,8 @@ impl BackendName {
 
 /// A request type whose first fields are the query's, as `POST
 /// /api/v1/search` names them (`patterns` or `watchlist`, `syntax`,
-/// `fuzzy_k`, `ignore_case`, `word`, `line`, `invert`): written once for
-/// the search and the tail, which take the same query.
+/// `fuzzy_k`, `ignore_case`, `word`, `line`): written once for the
+/// search, the tail and the per-pattern counts.
 macro_rules! with_query_fields {
     ($(#[$m:meta])* pub struct $name:ident { $($rest:tt)* }) => {
         $(#[$m])*
@@ -71,8 +71,8 @@ macro_rules! with_query_fields {
             #[serde(default)]
             pub patterns: Vec<String>,
             /// A watchlist's name instead of `patterns` (its patterns and
-            /// `-i`; `syntax`, `ignore_case`, `word`, `line`, `invert` not
-            /// set).
+            /// `-i`, as compiled when it was defined; the other query
+            /// fields not set).
             #[serde(default)]
             pub watchlist: Option<String>,
             /// How the patterns are read (default `regex`).
@@ -91,9 +91,6 @@ macro_rules! with_query_fields {
             /// `-x`: whole lines.
             #[serde(default)]
             pub line: bool,
-            /// `-v`: select lines that do not match.
-            #[serde(default)]
-            pub invert: bool,
             $($rest)*
         }
     };
@@ -105,6 +102,9 @@ with_query_fields! {
 #[derive(Deserialize, ToSchema, Clone, Debug)]
 #[serde(deny_unknown_fields)]
 pub struct SearchRequest {
+    /// `-v`: select lines that do not match.
+    #[serde(default)]
+    pub invert: bool,
     /// `lines` (default), `count`, `only_matching`, `files_with_matches`.
     #[serde(default)]
     pub output: OutputKind,
@@ -270,34 +270,12 @@ pub struct StatsRequest {
     pub backend: BackendName,
 }
 
-/// `POST /api/v1/patterns`: per-pattern lines and occurrences.
+with_query_fields! {
+/// `POST /api/v1/patterns`: per-pattern lines and occurrences (the
+/// patterns an IOC list).
 #[derive(Deserialize, ToSchema, Clone, Debug)]
 #[serde(deny_unknown_fields)]
 pub struct PatternsRequest {
-    /// The patterns (an IOC list). Required unless `watchlist` is given.
-    #[serde(default)]
-    pub patterns: Vec<String>,
-    /// A watchlist's name instead of `patterns`: counted with what was
-    /// compiled when it was defined (`syntax`, `ignore_case`, `word`,
-    /// `line` not set).
-    #[serde(default)]
-    pub watchlist: Option<String>,
-    /// How the patterns are read (default `regex`).
-    #[serde(default)]
-    pub syntax: SyntaxName,
-    /// Edits allowed with `syntax: fuzzy`.
-    #[schema(maximum = 3)]
-    #[serde(default)]
-    pub fuzzy_k: Option<u8>,
-    /// `-i`.
-    #[serde(default)]
-    pub ignore_case: bool,
-    /// `-w`.
-    #[serde(default)]
-    pub word: bool,
-    /// `-x`.
-    #[serde(default)]
-    pub line: bool,
     /// Only patterns that occur (`--patterns-matched`).
     #[serde(default)]
     pub only_matched: bool,
@@ -321,6 +299,7 @@ pub struct PatternsRequest {
     /// `auto` (default), `cpu`, `gpu`.
     #[serde(default)]
     pub backend: BackendName,
+}
 }
 
 /// One pattern's counts.
