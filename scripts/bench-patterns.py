@@ -3,9 +3,11 @@
 
     python3 scripts/bench-patterns.py BIN LOGFILE [DRAIN3_SECONDS] [LOGHUB_DIR TRUTH_DIR]
 
-- logsieve: `BIN serve LOGFILE --gpu on` (the corpus resident), then
-  `POST /api/v1/patterns/templates` with 1 m steps: the first ask, the
-  median of 10 hot asks, the median of 3 asks after 1.5 s idle; and
+- logsieve: `BIN serve LOGFILE --gpu on` (the corpus resident, lines
+  grouped by shape on the GPU) and `--gpu off` (grouped on every core),
+  each `POST /api/v1/patterns/templates` with 1 m steps: the first ask,
+  the median of 10 hot asks, the median of 3 asks after 1.5 s idle (the
+  two answers must be identical); and
   `BIN patterns LOGFILE --json` as one process (read, mine, print).
 - drain3 (Python, the reference Drain implementation; depth 4,
   similarity 0.4 as logsieve's defaults; no masking) over the same lines,
@@ -95,35 +97,53 @@ def post(conn, body):
     return json.loads(out), dt
 
 
-srv = subprocess.Popen([BIN, "serve", LOG, "--gpu", "on", "--listen", f"127.0.0.1:{PORT}"],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-try:
-    t0 = time.perf_counter()
-    while True:
-        try:
-            c = http.client.HTTPConnection("127.0.0.1", PORT)
-            c.request("GET", "/api/v1/health")
-            h = json.loads(c.getresponse().read())
-            if h.get("status") == "ready":
-                break
-        except OSError:
-            pass
-        if time.perf_counter() - t0 > 300:
-            raise SystemExit("serve did not get ready")
-        time.sleep(0.1)
-    print(f"serve ready in {time.perf_counter() - t0:.2f} s: {h.get('lines')} lines, backend {h.get('backend')}\n")
-    conn = http.client.HTTPConnection("127.0.0.1", PORT)
-    body = {"step": "1m", "limit": 100}
-    first, t_first = post(conn, body)
-    hot = [post(conn, body)[1] for _ in range(10)]
-    idle = []
-    for _ in range(3):
-        time.sleep(1.5)
-        idle.append(post(conn, body)[1])
-    ours = first.get("total", len(first.get("templates", [])))
-finally:
-    srv.terminate()
-    srv.wait()
+def serve_and_ask(gpu):
+    """`serve LOG --gpu GPU`: ready time, first / hot / idle asks, the answer,
+    and the GPU grouping's trace lines (LOGSIEVE_TRACE_QUERIES=1)."""
+    env = dict(os.environ, LOGSIEVE_TRACE_QUERIES="1")
+    srv = subprocess.Popen([BIN, "serve", LOG, "--gpu", gpu, "--listen", f"127.0.0.1:{PORT}"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        t0 = time.perf_counter()
+        while True:
+            try:
+                c = http.client.HTTPConnection("127.0.0.1", PORT)
+                c.request("GET", "/api/v1/health")
+                h = json.loads(c.getresponse().read())
+                if h.get("status") == "ready":
+                    break
+            except OSError:
+                pass
+            if time.perf_counter() - t0 > 300:
+                raise SystemExit("serve did not get ready")
+            time.sleep(0.1)
+        print(f"serve --gpu {gpu} ready in {time.perf_counter() - t0:.2f} s: {h.get('lines')} lines, backend {h.get('backend')}\n")
+        conn = http.client.HTTPConnection("127.0.0.1", PORT)
+        body = {"step": "1m", "limit": 100}
+        first, t_first = post(conn, body)
+        hot = [post(conn, body)[1] for _ in range(10)]
+        idle = []
+        for _ in range(3):
+            time.sleep(1.5)
+            idle.append(post(conn, body)[1])
+    finally:
+        srv.terminate()
+        _, err = srv.communicate()
+    trace = [l for l in err.splitlines() if "shape grouping" in l]
+    return first, t_first, hot, idle, trace
+
+
+rows = {}
+for gpu in ("on", "off"):
+    rows[gpu] = serve_and_ask(gpu)
+first = rows["on"][0]
+if rows["off"][0] != first:
+    raise SystemExit("templates differ between --gpu on and --gpu off")
+print("templates: --gpu on and --gpu off answers identical\n")
+for l in rows["on"][4][-3:]:
+    print(f"    {l}")
+print()
+ours = first.get("total", len(first.get("templates", [])))
 
 t = time.perf_counter()
 cli = subprocess.run([BIN, "patterns", LOG, "--json"], capture_output=True, check=True)
@@ -143,9 +163,11 @@ t_drain = time.perf_counter() - t
 
 print("| miner | lines | templates | time | lines/s |")
 print("|---|---|---|---|---|")
-print(f"| logsieve, `serve` resident, `POST /api/v1/patterns/templates` (1 m steps): first / hot / idle | {len(lines)} | {ours} | "
-      f"{t_first:.1f} / {statistics.median(hot):.1f} / {statistics.median(idle):.1f} ms | "
-      f"{len(lines) / statistics.median(hot) * 1000:,.0f} (hot) |")
+for gpu, what in (("on", "groups on the GPU"), ("off", "`--gpu off`, groups on every core")):
+    _, t_first, hot, idle, _ = rows[gpu]
+    print(f"| logsieve, `serve` resident, {what}, `POST /api/v1/patterns/templates` (1 m steps): first / hot / idle | {len(lines)} | {ours} | "
+          f"{t_first:.1f} / {statistics.median(hot):.1f} / {statistics.median(idle):.1f} ms | "
+          f"{len(lines) / statistics.median(hot) * 1000:,.0f} (hot) |")
 print(f"| logsieve, `patterns --json` one process (read, mine, print) | {len(lines)} | {cli_total} | {t_cli:.1f} ms | "
       f"{len(lines) / t_cli * 1000:,.0f} |")
 cut = "" if done == len(lines) else f" (stopped at {DRAIN_S:.0f} s)"

@@ -5,6 +5,8 @@
 use axum::extract::RawQuery;
 use axum::http::Method;
 use logsieve::patterns::{count_steps, Miner, MinerOptions};
+use logsieve::BackendChoice;
+use rayon::prelude::*;
 
 use super::*;
 use crate::loki::params::Params;
@@ -227,11 +229,11 @@ pub async fn templates(
         let cancel = Cancel::new();
         let _guard = cancel.on_drop();
         let t0 = Instant::now();
-        let (resp, _held) = run_blocking(&state, &cancel, held, move |c| {
+        let ((resp, backend), _held) = run_blocking(&state, &cancel, held, move |c| {
             mine_templates(&ready, &req, opts, limit, step, c)
         })
         .await?;
-        state.0.metrics.query("templates", "cpu", t0.elapsed());
+        state.0.metrics.query("templates", backend, t0.elapsed());
         Ok::<_, ApiError>(Json(resp).into_response())
     }
     .await;
@@ -245,7 +247,7 @@ fn mine_templates(
     limit: u32,
     step: Option<i64>,
     cancel: &Cancel,
-) -> Result<TemplatesResponse, ApiError> {
+) -> Result<(TemplatesResponse, &'static str), ApiError> {
     let docs = search::select_files(ready, req.files.as_deref())?;
     let q = StatsQuery {
         since: window(ready, req.since.as_deref(), "since")?,
@@ -254,35 +256,44 @@ fn mine_templates(
     };
     let corpus = ready.session.corpus();
     let cols = ready.session.columns();
-    let mut miner = Miner::new(opts);
-    let (mut assignment, mut times) = (Vec::new(), Vec::new());
-    let mut block: Vec<&[u8]> = Vec::new();
-    // Lines are mined a block at a time (each block grouped by shape on
-    // every core), across files.
-    const BLOCK: usize = 1 << 22;
+    // The lines in the window, and their times, on every core.
+    let mut picked: Vec<(usize, Vec<u64>)> = Vec::with_capacity(docs.len());
+    let mut times: Vec<i64> = Vec::new();
     for d in docs {
-        let doc = &corpus.docs()[d];
+        cancel.check().map_err(ApiError::from_lib)?;
         let dt = cols.map(|c| &c.docs()[d].times[..]).unwrap_or(&[]);
-        for l in 0..doc.lines().len() {
-            if l % 65_536 == 0 {
-                cancel.check().map_err(ApiError::from_lib)?;
-            }
-            let t = dt
-                .get(l as usize)
+        let time = |l: u64| {
+            dt.get(l as usize)
                 .copied()
-                .unwrap_or(logsieve::stats::NO_TIME);
-            if !q.in_window(t) {
-                continue;
-            }
-            block.push(doc.line(l));
-            times.push(t);
-            if block.len() == BLOCK {
-                miner.add_many(&block, &mut assignment);
-                block.clear();
-            }
-        }
+                .unwrap_or(logsieve::stats::NO_TIME)
+        };
+        let lines: Vec<u64> = (0..corpus.docs()[d].lines().len())
+            .into_par_iter()
+            .filter(|&l| q.in_window(time(l)))
+            .collect();
+        times.par_extend(lines.par_iter().map(|&l| time(l)));
+        picked.push((d, lines));
     }
-    miner.add_many(&block, &mut assignment);
+    cancel.check().map_err(ApiError::from_lib)?;
+    let grouped = ready
+        .session
+        .group_shapes(&picked, BackendChoice::Auto)
+        .map_err(ApiError::from_lib)?;
+    // Picked line `i`: the run holding it, by the runs' first indices.
+    let mut at = Vec::with_capacity(picked.len());
+    let mut n = 0usize;
+    for (_, ls) in &picked {
+        at.push(n);
+        n += ls.len();
+    }
+    let line = |i: usize| {
+        let r = at.partition_point(|&a| a <= i) - 1;
+        let (d, ls) = &picked[r];
+        corpus.docs()[*d].line(ls[i - at[r]])
+    };
+    let mut miner = Miner::new(opts);
+    let mut assignment = Vec::with_capacity(n);
+    miner.add_grouped(&grouped.shapes, line, &mut assignment);
     let timed: Vec<i64> = times
         .iter()
         .copied()
@@ -329,10 +340,11 @@ fn mine_templates(
                 .collect(),
         })
         .collect();
-    Ok(TemplatesResponse {
+    let resp = TemplatesResponse {
         lines: assignment.len() as u64,
         total,
         step_ms,
         templates,
-    })
+    };
+    Ok((resp, grouped.backend))
 }

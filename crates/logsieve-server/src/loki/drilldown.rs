@@ -657,12 +657,24 @@ pub fn pattern_series(
     let corpus = ready.session.corpus();
     let mut miner = Miner::new(MinerOptions::default());
     let mut counts: BTreeMap<(u32, String), BTreeMap<i64, u64>> = BTreeMap::new();
-    let lines: Vec<&[u8]> = entries
-        .iter()
-        .map(|e| corpus.docs()[e.doc].line(e.line))
-        .collect();
+    // The entries as runs of one document's lines, in time order.
+    let mut runs: Vec<(usize, Vec<u64>)> = Vec::new();
+    for e in &entries {
+        match runs.last_mut() {
+            Some((d, ls)) if *d == e.doc => ls.push(e.line),
+            _ => runs.push((e.doc, vec![e.line])),
+        }
+    }
+    let grouped = ready
+        .session
+        .group_shapes(&runs, logsieve::BackendChoice::Auto)
+        .map_err(LokiError::lib)?;
     let mut ids = Vec::new();
-    miner.add_many(&lines, &mut ids);
+    miner.add_grouped(
+        &grouped.shapes,
+        |i| corpus.docs()[entries[i].doc].line(entries[i].line),
+        &mut ids,
+    );
     for (e, &id) in entries.iter().zip(&ids) {
         let level = sel.streams[e.stream]
             .get(eval::DETECTED_LEVEL)

@@ -1,4 +1,5 @@
-//! The stats pipeline's (`stats/gpu.rs`) window into the
+//! The stats pipeline's (`stats/gpu.rs`) and the shape kernels'
+//! (`patterns/gpu.rs`) window into the
 //! resident corpus: the per-segment line-result bit sets, and the `scan`
 //! driver run without a pop-count or a readback, so that the pipeline's
 //! own kernel can AND the bits with its time filter and count in the same
@@ -21,6 +22,10 @@ pub(crate) struct SegView {
     /// Its matching-line bit set (before `-v`), one bit per line, set by
     /// the search kernel.
     pub(crate) result: wgpu::Buffer,
+    /// Its bytes (`common.wgsl`'s `data`) and line starts plus the end
+    /// (`starts`): what the shape kernels read (`patterns/gpu.rs`).
+    pub(crate) data: wgpu::Buffer,
+    pub(crate) starts: wgpu::Buffer,
 }
 
 impl GpuCorpus {
@@ -32,6 +37,8 @@ impl GpuCorpus {
                 doc: s.doc,
                 lines: s.lines.clone(),
                 result: s.buffers.result_bits.clone(),
+                data: s.buffers.data.clone(),
+                starts: s.buffers.starts.clone(),
             })
             .collect()
     }

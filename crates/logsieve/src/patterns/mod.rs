@@ -36,8 +36,13 @@
 //! assert_eq!(m.count(a), 2);
 //! ```
 
+#[cfg(feature = "gpu")]
+pub(crate) mod gpu;
 pub mod shape;
 pub mod tokens;
+
+#[cfg(feature = "gpu")]
+pub use gpu::Refused;
 
 use std::collections::HashMap;
 
@@ -162,10 +167,24 @@ impl Miner {
     }
 
     fn add_shapes(&mut self, lines: &[&[u8]], shapes: &shape::Shapes, out: &mut Vec<u32>) {
+        self.add_grouped(shapes, |i| lines[i], out);
+    }
+
+    /// Adds lines grouped already ([`shape::group`], or
+    /// [`crate::Session::group_shapes`] on the GPU): each group once, in
+    /// order, as [`Miner::add_group`] adds it, `first(i)` giving line `i`
+    /// of those grouped (only groups' first lines are asked for); appends
+    /// each line's template to `out`.
+    pub fn add_grouped<'a>(
+        &mut self,
+        shapes: &shape::Shapes,
+        first: impl Fn(usize) -> &'a [u8],
+        out: &mut Vec<u32>,
+    ) {
         let ids: Vec<u32> = shapes
             .groups
             .iter()
-            .map(|g| self.add_group(lines[g.first], &g.varies, g.count))
+            .map(|g| self.add_group(first(g.first), &g.varies, g.count))
             .collect();
         out.extend(shapes.of_line.iter().map(|&g| ids[g as usize]));
     }

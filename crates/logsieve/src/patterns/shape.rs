@@ -237,8 +237,22 @@ struct Part {
     of_line: Vec<u32>,
 }
 
+/// The token count of `line` (without its `\r`) and its tokens with a
+/// digit, in order, as (start, end, token number): what a group's
+/// `varies` is indexed by, for the GPU's marks (`gpu.rs`), which number
+/// the digit tokens.
+#[cfg_attr(not(feature = "gpu"), allow(dead_code))]
+pub(crate) fn digit_tokens(line: &[u8]) -> (u32, Vec<[u32; 3]>) {
+    let mut r = Read::default();
+    r.line(line);
+    (
+        r.tokens,
+        r.digits.iter().map(|d| [d.start, d.end, d.token]).collect(),
+    )
+}
+
 /// `line` without a trailing `\r` (as the miner reads it).
-fn bare(line: &[u8]) -> &[u8] {
+pub(crate) fn bare(line: &[u8]) -> &[u8] {
     line.strip_suffix(b"\r").unwrap_or(line)
 }
 

@@ -22,6 +22,7 @@ mod fuse;
 mod placement;
 pub mod route;
 mod scope;
+mod shapes;
 #[cfg(feature = "gpu")]
 mod shards;
 
@@ -45,6 +46,7 @@ pub use route::{
     Backend, GpuState, Layout, LayoutPart, MemoCounts, Place, RequestKind, Route, RouteInput, Split,
 };
 pub use scope::Scope;
+pub use shapes::Grouped;
 
 /// The answer to one query.
 #[derive(Clone, Debug)]

@@ -55,6 +55,9 @@ pub(crate) struct Device {
     pub(crate) columns: Mutex<Option<Arc<GpuColumns>>>,
     /// Why it is no longer used (it failed mid-request).
     pub(crate) lost: Mutex<Option<String>>,
+    /// The shape kernels of the template miner, compiled on first use
+    /// (`shapes.rs`).
+    pub(crate) shapes: std::sync::OnceLock<crate::patterns::gpu::ShapeKernels>,
 }
 
 impl Device {
@@ -63,6 +66,7 @@ impl Device {
             corpus,
             columns: Mutex::new(None),
             lost: Mutex::new(None),
+            shapes: std::sync::OnceLock::new(),
         }
     }
 
@@ -105,14 +109,14 @@ impl Device {
     }
 
     /// Marks it lost after `e`, if its device is.
-    fn note_failure(&self, e: &Error) {
+    pub(super) fn note_failure(&self, e: &Error) {
         if self.corpus.context().is_lost() {
             *self.lost.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.to_string());
         }
     }
 
     /// It failed for good: its device is lost, or a panic marked it.
-    fn gone(&self) -> bool {
+    pub(super) fn gone(&self) -> bool {
         self.corpus.context().is_lost()
             || self
                 .lost
