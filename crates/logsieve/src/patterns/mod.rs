@@ -36,12 +36,13 @@
 //! assert_eq!(m.count(a), 2);
 //! ```
 
-#[cfg(feature = "gpu")]
+// Natively only: the grouping runs on every core around the GPU's passes.
+#[cfg(all(feature = "gpu", not(target_arch = "wasm32")))]
 pub(crate) mod gpu;
 pub mod shape;
 pub mod tokens;
 
-#[cfg(feature = "gpu")]
+#[cfg(all(feature = "gpu", not(target_arch = "wasm32")))]
 pub use gpu::Refused;
 
 use std::collections::HashMap;

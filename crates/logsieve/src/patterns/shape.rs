@@ -241,7 +241,10 @@ struct Part {
 /// digit, in order, as (start, end, token number): what a group's
 /// `varies` is indexed by, for the GPU's marks (`gpu.rs`), which number
 /// the digit tokens.
-#[cfg_attr(not(feature = "gpu"), allow(dead_code))]
+#[cfg_attr(
+    not(all(feature = "gpu", not(target_arch = "wasm32"))),
+    allow(dead_code)
+)]
 pub(crate) fn digit_tokens(line: &[u8]) -> (u32, Vec<[u32; 3]>) {
     let mut r = Read::default();
     r.line(line);

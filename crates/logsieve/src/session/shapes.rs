@@ -65,7 +65,7 @@ impl Session {
     }
 
     /// The GPU's groups; `Ok(Err(why))` where it leaves them to the CPU.
-    #[cfg(feature = "gpu")]
+    #[cfg(all(feature = "gpu", not(target_arch = "wasm32")))]
     fn group_shapes_on_gpu(
         &self,
         picked: &[(usize, Vec<u64>)],
@@ -90,11 +90,11 @@ impl Session {
         }
     }
 
-    #[cfg(not(feature = "gpu"))]
+    #[cfg(not(all(feature = "gpu", not(target_arch = "wasm32"))))]
     fn group_shapes_on_gpu(
         &self,
         _: &[(usize, Vec<u64>)],
     ) -> Result<Result<Shapes, String>, String> {
-        Ok(Err("built without GPU support".into()))
+        Ok(Err("built without native GPU support".into()))
     }
 }

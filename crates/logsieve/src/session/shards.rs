@@ -56,7 +56,8 @@ pub(crate) struct Device {
     /// Why it is no longer used (it failed mid-request).
     pub(crate) lost: Mutex<Option<String>>,
     /// The shape kernels of the template miner, compiled on first use
-    /// (`shapes.rs`).
+    /// (`shapes.rs`; natively only).
+    #[cfg(not(target_arch = "wasm32"))]
     pub(crate) shapes: std::sync::OnceLock<crate::patterns::gpu::ShapeKernels>,
 }
 
@@ -66,6 +67,7 @@ impl Device {
             corpus,
             columns: Mutex::new(None),
             lost: Mutex::new(None),
+            #[cfg(not(target_arch = "wasm32"))]
             shapes: std::sync::OnceLock::new(),
         }
     }
