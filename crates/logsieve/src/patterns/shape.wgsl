@@ -131,8 +131,12 @@ fn shape_key(@builtin(global_invocation_id) gid3: vec3<u32>) {
         var ndig = 0u;
         var intok = false;
         var dig = false;
-        for (var p = r.x; p < r.y; p++) {
-            let c = byte_at(p);
+        // The line's end (p == r.y) ends its last token as a space would.
+        for (var p = r.x; p <= r.y; p++) {
+            var c = 32u;
+            if p < r.y {
+                c = byte_at(p);
+            }
             let k = class_of(c);
             if k == CONT || k == DIGIT {
                 if !intok {
@@ -154,19 +158,13 @@ fn shape_key(@builtin(global_invocation_id) gid3: vec3<u32>) {
                 tokens += 1u;
                 intok = false;
             }
+            if p == r.y {
+                break;
+            }
             if k == DELIM {
                 tokens += 1u;
             }
             h = mixh(h, 0x100u + c);
-        }
-        if intok {
-            if dig {
-                h = mixh(h, 0x20000u + tokens);
-                ndig += 1u;
-            } else {
-                h = mixh(mixh(h, t.x), t.y);
-            }
-            tokens += 1u;
         }
         h = mixh(mixh(h, 0x10000u + tokens), ndig);
         keys[2u * line] = fmix(h.x);
