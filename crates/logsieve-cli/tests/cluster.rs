@@ -71,18 +71,26 @@ impl Drop for Worker {
 /// `cluster worker --shard-of I/N --replicas R` over the shards, on
 /// `listen` (port 0: any).
 fn worker(i: usize, n: usize, r: usize, listen: &str, extra: &[&str]) -> Worker {
+    let mut args: Vec<String> = vec![
+        "--listen".into(),
+        listen.into(),
+        "--shard-of".into(),
+        format!("{i}/{n}"),
+        "--replicas".into(),
+        r.to_string(),
+    ];
+    args.extend(extra.iter().map(|a| a.to_string()));
+    args.extend(names().iter().map(|a| a.to_string()));
+    start(logs(), &args)
+}
+
+/// `cluster worker ARGS` in `dir`, with the table's fields and year.
+fn start(dir: &Path, args: &[String]) -> Worker {
     let mut cmd = Command::new(bin());
-    cmd.current_dir(logs())
+    cmd.current_dir(dir)
         .args(["cluster", "worker", "--gpu", "off", "--year", "2026"])
-        .args(["--field", FIELD, "--listen", listen])
-        .args([
-            "--shard-of",
-            &format!("{i}/{n}"),
-            "--replicas",
-            &r.to_string(),
-        ])
-        .args(extra)
-        .args(names())
+        .args(["--field", FIELD])
+        .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::null());
     let mut child = cmd.spawn().unwrap();
@@ -121,31 +129,33 @@ fn rt() -> tokio::runtime::Runtime {
 /// One node over the same files, pushdown off: the oracle.
 fn oracle() -> &'static SqlEngine {
     static ORACLE: OnceLock<SqlEngine> = OnceLock::new();
-    ORACLE.get_or_init(|| {
-        let mut corpus = Corpus::new();
-        for n in names() {
-            corpus.push(Document::from_bytes(
-                n,
-                std::fs::read(logs().join(n)).unwrap(),
-            ));
-        }
-        let cols = Columns::build(
-            &corpus,
-            &ColumnOptions {
-                fields: FieldSpec::with_builtins(&[FIELD.to_string()]).unwrap(),
-                year: 2026,
-                ..Default::default()
-            },
-        );
-        let mut s = Session::new(corpus);
-        s.set_columns(cols);
-        let limits = SqlLimits {
-            partitions: 3,
-            pushdown: false,
-            ..SqlLimits::local()
-        };
-        SqlEngine::new(Local::new(s), Default::default(), limits).unwrap()
-    })
+    ORACLE.get_or_init(|| oracle_of(logs(), &names()))
+}
+
+/// One node over the files `names` of `dir` as they are now, pushdown
+/// off.
+fn oracle_of<S: AsRef<str>>(dir: &Path, names: &[S]) -> SqlEngine {
+    let mut corpus = Corpus::new();
+    for n in names {
+        let n = n.as_ref();
+        corpus.push(Document::from_bytes(n, std::fs::read(dir.join(n)).unwrap()));
+    }
+    let cols = Columns::build(
+        &corpus,
+        &ColumnOptions {
+            fields: FieldSpec::with_builtins(&[FIELD.to_string()]).unwrap(),
+            year: 2026,
+            ..Default::default()
+        },
+    );
+    let mut s = Session::new(corpus);
+    s.set_columns(cols);
+    let limits = SqlLimits {
+        partitions: 3,
+        pushdown: false,
+        ..SqlLimits::local()
+    };
+    SqlEngine::new(Local::new(s), Default::default(), limits).unwrap()
 }
 
 fn csv(a: &Answer, sort: bool) -> String {
@@ -172,15 +182,25 @@ fn table() -> Vec<&'static str> {
 
 /// Every query of the table on `engine` against the oracle.
 fn check_table(rt: &tokio::runtime::Runtime, engine: &ClusterEngine, what: &str) {
+    check_against(rt, engine, oracle(), what)
+}
+
+/// Every query of the table on `engine` against `oracle`.
+fn check_against(
+    rt: &tokio::runtime::Runtime,
+    engine: &ClusterEngine,
+    oracle: &SqlEngine,
+    what: &str,
+) {
     for q in table() {
         let a = rt
             .block_on(engine.query(q))
             .unwrap_or_else(|e| panic!("{what}: {q}: {e}"));
-        let b = rt.block_on(oracle().query(q)).unwrap();
+        let b = rt.block_on(oracle.query(q)).unwrap();
         if q.contains("LIMIT") && !q.contains("ORDER BY") {
             assert_eq!(a.rows, b.rows, "{what}: {q}");
             let unlimited = q.split(" LIMIT").next().unwrap();
-            let all = csv(&rt.block_on(oracle().query(unlimited)).unwrap(), true);
+            let all = csv(&rt.block_on(oracle.query(unlimited)).unwrap(), true);
             for row in csv(&a, true).lines().filter(|l| !l.starts_with("file")) {
                 assert!(all.lines().any(|l| l == row), "{what}: {q}: {row}");
             }
@@ -494,4 +514,101 @@ fn bad_requests_are_refused_with_a_message_and_exit_2() {
     let _ = b.wait();
     assert_eq!(code, Some(2));
     assert!(e.contains("fields"), "{e}");
+}
+
+/// Lines of a file as a fresh load counts them (a last line without its
+/// newline is one).
+fn lines_of(data: &[u8]) -> u64 {
+    let n = data.iter().filter(|&&b| b == b'\n').count() as u64;
+    n + u64::from(data.last().is_some_and(|&b| b != b'\n'))
+}
+
+/// The worker's shards once they hold what `dir`'s files hold now (by
+/// name and lines), within 20 s.
+fn settled(rt: &tokio::runtime::Runtime, c: &Cluster, dir: &Path, files: usize) -> Vec<String> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let (_, s) = rt.block_on(c.statuses()).remove(0);
+        let s = s.unwrap();
+        let held: Vec<(String, u64)> = s.shards.iter().map(|x| (x.name.clone(), x.lines)).collect();
+        let want: Vec<(String, u64)> = held
+            .iter()
+            .map(|(n, _)| (n.clone(), lines_of(&std::fs::read(dir.join(n)).unwrap())))
+            .collect();
+        if held.len() == files && held == want {
+            assert!(s.following, "the status says it follows");
+            return held.into_iter().map(|(n, _)| n).collect();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the worker holds {held:?}, the files {want:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_following_worker_answers_appended_lines_and_new_files_as_one_node_over_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let gen = |lines, seed| {
+        logsieve::gen::generate(&logsieve::gen::GenOptions {
+            lines,
+            seed,
+            ..Default::default()
+        })
+    };
+    std::fs::write(dir.path().join("a.log"), gen(1200, 4)).unwrap();
+    std::fs::write(dir.path().join("edge.log"), queries::EDGE).unwrap();
+    let follow = ["--follow", "--follow-poll", "--follow-interval", "0.05"];
+    let mut args: Vec<String> = follow.iter().map(|a| a.to_string()).collect();
+    args.extend(["--follow-idle", "0.2", "--listen", "127.0.0.1:0", "."].map(String::from));
+    let w = start(dir.path(), &args);
+    let rt = rt();
+    let engine = connect(&rt, std::slice::from_ref(&w));
+    let names = settled(&rt, engine.cluster(), dir.path(), 2);
+    check_against(
+        &rt,
+        &engine,
+        &oracle_of(dir.path(), &names),
+        "followed, as loaded",
+    );
+    // Lines appended to one file, a new file beside it, then a line
+    // written in two parts (held back until its newline).
+    {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(dir.path().join("a.log"))
+            .unwrap();
+        f.write_all(&gen(800, 5)).unwrap();
+        std::fs::write(dir.path().join("b.log"), gen(600, 6)).unwrap();
+        f.write_all(b"2026-11-20T09:00:00Z web-01 ERROR half of a ")
+            .unwrap();
+        f.flush().unwrap();
+        std::thread::sleep(Duration::from_millis(60));
+        f.write_all(b"line user=u7\n").unwrap();
+    }
+    let names = settled(&rt, engine.cluster(), dir.path(), 3);
+    check_against(
+        &rt,
+        &engine,
+        &oracle_of(dir.path(), &names),
+        "followed, grown",
+    );
+    let q = "SELECT count(*) AS n FROM logs WHERE line LIKE '%ERROR half of a line%'";
+    let a = rt.block_on(engine.query(q)).unwrap();
+    assert_eq!(
+        csv(&a, false),
+        "n\n1\n",
+        "the line written in two parts, whole"
+    );
+    // Files come and go under --follow: no fixed share of them.
+    let out = Command::new(bin())
+        .current_dir(dir.path())
+        .args(["cluster", "worker", "--follow", "--shard-of", "0/2", "."])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(e.contains("--shard-of"), "{e}");
 }

@@ -53,6 +53,9 @@ pub struct Placement {
     pub groups: Vec<(Url, Vec<String>)>,
     /// The table's field columns.
     pub fields: Vec<String>,
+    /// A live worker follows its files: its shards may be new by the
+    /// next query, so the next query places anew.
+    pub following: bool,
 }
 
 impl Cluster {
@@ -172,19 +175,22 @@ impl Cluster {
             .collect();
         groups.sort_by_key(|(u, _)| self.rank(u));
         *self.live.lock() = live.clone();
+        let following = live.iter().any(|u| known[u].following);
         let p = Arc::new(Placement {
             live,
             groups,
             fields,
+            following,
         });
         *self.placed.lock() = Some((Instant::now(), p.clone()));
         Ok(p)
     }
 
-    /// The placement, reused within [`PLACEMENT_TTL`].
+    /// The placement, reused within [`PLACEMENT_TTL`] unless a worker
+    /// follows its files (a file added since would be left out).
     pub async fn placement(&self) -> Result<Arc<Placement>, String> {
         if let Some((at, p)) = self.placed.lock().as_ref() {
-            if at.elapsed() < PLACEMENT_TTL {
+            if !p.following && at.elapsed() < PLACEMENT_TTL {
                 return Ok(p.clone());
             }
         }

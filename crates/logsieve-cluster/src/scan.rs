@@ -13,7 +13,7 @@
 //! hold. Only the stage above the scan's rows (partial aggregates, the
 //! projection, a limit) crosses the network.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::sync::Arc;
 
@@ -33,10 +33,14 @@ use datafusion_distributed::{
 };
 use datafusion_proto::bytes::Serializeable;
 use datafusion_proto::physical_plan::{PhysicalExtensionCodec, PhysicalProtoConverterExtension};
+use logsieve::{SearchOptions, Session};
 use logsieve_sql::table::{LogScanExec, LogsTable, Shape};
-use parking_lot::Mutex;
+use logsieve_sql::Local;
+use parking_lot::{Mutex, RwLock};
 use serde::{Deserialize, Serialize};
 use url::Url;
+
+use crate::status::ShardInfo;
 
 /// What a worker is told to scan (the wire form of a variant).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -65,8 +69,46 @@ pub struct ScanSpec {
 pub struct Held {
     /// The `logs` table over the worker's resident session.
     pub table: LogsTable,
+    /// That session (a follower may append to it and add files).
+    pub session: Arc<RwLock<Session>>,
     /// Scans run per shard (the status's `scans`).
     pub scans: Mutex<BTreeMap<String, u64>>,
+}
+
+impl Held {
+    /// The `logs` table over `session`; each engine search runs with
+    /// `opts`.
+    pub fn new(session: Arc<RwLock<Session>>, opts: SearchOptions) -> Result<Held, String> {
+        let table = LogsTable::new(Local::over(session.clone()), opts, true)?;
+        Ok(Held {
+            table,
+            session,
+            scans: Mutex::new(BTreeMap::new()),
+        })
+    }
+
+    /// The shards as held now, by name (a followed file rotated by
+    /// rename is two documents of one name: one shard, their sums).
+    pub fn shards(&self) -> Vec<ShardInfo> {
+        let scans = self.scans.lock().clone();
+        let s = self.session.read_recursive();
+        let mut out: Vec<ShardInfo> = Vec::new();
+        let mut at: BTreeMap<&str, usize> = BTreeMap::new();
+        for d in s.corpus().docs() {
+            let i = *at.entry(d.name()).or_insert_with(|| {
+                out.push(ShardInfo {
+                    name: d.name().to_string(),
+                    bytes: 0,
+                    lines: 0,
+                    scans: scans.get(d.name()).copied().unwrap_or(0),
+                });
+                out.len() - 1
+            });
+            out[i].bytes += d.data().len() as u64;
+            out[i].lines += d.lines().len();
+        }
+        out
+    }
 }
 
 impl fmt::Debug for Held {
@@ -312,11 +354,18 @@ pub fn worker_scan(held: &Held, spec: &ScanSpec, ctx: &TaskContext) -> Result<Ar
         )));
     }
     {
-        let mut scans = held.scans.lock();
+        let names: BTreeSet<String> = {
+            let s = held.session.read_recursive();
+            s.corpus()
+                .docs()
+                .iter()
+                .map(|d| d.name().to_string())
+                .collect()
+        };
         let missing: Vec<&str> = spec
             .shards
             .iter()
-            .filter(|s| !scans.contains_key(s.as_str()))
+            .filter(|s| !names.contains(s.as_str()))
             .map(String::as_str)
             .collect();
         if !missing.is_empty() {
@@ -325,10 +374,9 @@ pub fn worker_scan(held: &Held, spec: &ScanSpec, ctx: &TaskContext) -> Result<Ar
                 missing.join(", ")
             )));
         }
+        let mut scans = held.scans.lock();
         for s in &spec.shards {
-            if let Some(n) = scans.get_mut(s.as_str()) {
-                *n += 1;
-            }
+            *scans.entry(s.clone()).or_insert(0) += 1;
         }
     }
     let mut filters = spec
@@ -353,19 +401,16 @@ pub fn worker_scan(held: &Held, spec: &ScanSpec, ctx: &TaskContext) -> Result<Ar
 #[cfg(test)]
 mod tests {
     use super::*;
-    use logsieve::{Corpus, Document, Session};
-    use logsieve_sql::Local;
+    use logsieve::{Corpus, Document};
 
     fn held() -> Held {
         let mut corpus = Corpus::from_bytes("a.log", b"x ERROR 1\ny ok\n".to_vec());
         corpus.push(Document::from_bytes("b.log", b"z ERROR 2\n".to_vec()));
-        let table =
-            LogsTable::new(Local::new(Session::new(corpus)), Default::default(), true).unwrap();
-        let scans = ["a.log", "b.log"].map(|s| (s.to_string(), 0)).into();
-        Held {
-            table,
-            scans: Mutex::new(scans),
-        }
+        Held::new(
+            Arc::new(RwLock::new(Session::new(corpus))),
+            Default::default(),
+        )
+        .unwrap()
     }
 
     fn spec(shards: &[&str], fields: &[&str]) -> ScanSpec {
@@ -397,7 +442,7 @@ mod tests {
         let e = worker_scan(&h, &spec(&["a.log"], &["user"]), &ctx).unwrap_err();
         assert!(e.to_string().contains("fields"), "{e}");
         assert!(
-            h.scans.lock().values().all(|&n| n == 0),
+            h.shards().iter().all(|s| s.scans == 0),
             "a refused scan counts nothing"
         );
     }
@@ -423,8 +468,9 @@ mod tests {
             .map(|b: &datafusion::arrow::array::RecordBatch| b.num_rows())
             .sum();
         assert_eq!(rows, 1, "only b.log's ERROR line");
-        assert_eq!(h.scans.lock()["b.log"], 1);
-        assert_eq!(h.scans.lock()["a.log"], 0);
+        let counts: Vec<(String, u64)> =
+            h.shards().into_iter().map(|s| (s.name, s.scans)).collect();
+        assert_eq!(counts, [("a.log".into(), 0), ("b.log".into(), 1)]);
         // No shard (a task beyond the workers used): no row.
         let none = worker_scan(&h, &spec(&[], &[]), &ctx).unwrap();
         let n: usize = rt.block_on(async {

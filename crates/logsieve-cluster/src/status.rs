@@ -37,6 +37,10 @@ pub struct WorkerStatus {
     pub device: String,
     /// The logsieve version.
     pub version: String,
+    /// It follows its files (`--follow`): its shards grow, and new
+    /// files become shards.
+    #[serde(default)]
+    pub following: bool,
 }
 
 /// A worker's address as a URL: `HOST:PORT` or `http://HOST:PORT`.

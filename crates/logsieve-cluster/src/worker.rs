@@ -1,8 +1,10 @@
 //! A worker: one resident session, its shards' scans served through
 //! datafusion-distributed's worker service, and its status beside it on
-//! the same port.
+//! the same port. The session may grow while it serves (a follower
+//! appending lines and adding files): each scan reads it as it is then,
+//! and the status reports it as it is now.
 
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use axum::extract::State;
@@ -12,12 +14,10 @@ use axum::{Json, Router};
 use datafusion::error::DataFusionError;
 use datafusion_distributed::{DistributedExt, Worker, WorkerQueryContext};
 use logsieve::{SearchOptions, Session};
-use logsieve_sql::table::LogsTable;
-use logsieve_sql::Local;
-use parking_lot::Mutex;
+use parking_lot::RwLock;
 
 use crate::scan::{Held, ShardCodec};
-use crate::status::{ShardInfo, WorkerStatus, STATUS_PATH};
+use crate::status::{WorkerStatus, STATUS_PATH};
 
 /// What a worker serves.
 pub struct WorkerConfig {
@@ -28,15 +28,17 @@ pub struct WorkerConfig {
     pub device: String,
     /// Each engine search's options.
     pub opts: SearchOptions,
+    /// A follower appends to the session (the status says so).
+    pub following: bool,
 }
 
 struct Shared {
     held: Arc<Held>,
-    shards: Vec<ShardInfo>,
     fields: Vec<String>,
     device: String,
     listen: String,
     token: Option<String>,
+    following: bool,
 }
 
 /// `true` when `headers` carry `token` (or none is asked).
@@ -53,7 +55,7 @@ fn authorized(token: &Option<String>, headers: &http::HeaderMap) -> bool {
 /// Serves `session` on `listener` until the process ends (or the task
 /// is dropped).
 pub async fn serve(
-    session: Session,
+    session: Arc<RwLock<Session>>,
     config: WorkerConfig,
     listener: tokio::net::TcpListener,
 ) -> Result<(), String> {
@@ -61,39 +63,27 @@ pub async fn serve(
         .local_addr()
         .map(|a| a.to_string())
         .unwrap_or_default();
-    let shards: Vec<ShardInfo> = session
-        .corpus()
-        .docs()
-        .iter()
-        .map(|d| ShardInfo {
-            name: d.name().to_string(),
-            bytes: d.data().len() as u64,
-            lines: d.lines().len(),
-            scans: 0,
-        })
-        .collect();
-    let mut names = BTreeMap::new();
-    for s in &shards {
-        if names.insert(s.name.clone(), 0u64).is_some() {
-            return Err(format!(
-                "two files are named {:?}: a shard's name must be unique",
-                s.name
-            ));
+    {
+        let s = session.read();
+        let mut names = BTreeSet::new();
+        for d in s.corpus().docs() {
+            if !names.insert(d.name()) {
+                return Err(format!(
+                    "two files are named {:?}: a shard's name must be unique",
+                    d.name()
+                ));
+            }
         }
     }
-    let table = LogsTable::new(Local::new(session), config.opts, true)?;
-    let fields = table.shape().fields().to_vec();
-    let held = Arc::new(Held {
-        table,
-        scans: Mutex::new(names),
-    });
+    let held = Arc::new(Held::new(session, config.opts)?);
+    let fields = held.table.shape().fields().to_vec();
     let shared = Arc::new(Shared {
         held: held.clone(),
-        shards,
         fields,
         device: config.device,
         listen,
         token: config.token.clone(),
+        following: config.following,
     });
     let token = config.token;
     let worker = Worker::from_session_builder(move |ctx: WorkerQueryContext| {
@@ -133,20 +123,13 @@ async fn status(
             "a missing or wrong token (authorization: Bearer TOKEN)".into(),
         ));
     }
-    let scans = s.held.scans.lock().clone();
     Ok(Json(WorkerStatus {
         listen: s.listen.clone(),
-        shards: s
-            .shards
-            .iter()
-            .map(|sh| ShardInfo {
-                scans: scans.get(&sh.name).copied().unwrap_or(0),
-                ..sh.clone()
-            })
-            .collect(),
+        shards: s.held.shards(),
         fields: s.fields.clone(),
         device: s.device.clone(),
         version: env!("CARGO_PKG_VERSION").to_string(),
+        following: s.following,
     }))
 }
 

@@ -1,10 +1,12 @@
-//! `logsieve serve --follow`: the follower thread. It waits for file
+//! `logsieve serve --follow` and `logsieve cluster worker --follow`: the
+//! follower thread. It waits for file
 //! events (the `notify` crate: inotify on Linux) or its poll interval,
 //! whichever comes first — the timer is the backstop when events are lost
 //! or unavailable, and the only clock with `--follow-poll` — asks the
 //! library's [`Tracker`] what changed, applies it to the session under
-//! the state's write lock (short: the bytes were read before), and only
-//! then publishes each batch to the live hub ([`crate::live`]).
+//! its owner's write lock (short: the bytes were read before), and only
+//! then hands each batch to the owner ([`Owner::publish`]: the server's
+//! live hub, [`crate::live`]).
 
 use std::path::PathBuf;
 use std::sync::{mpsc, Arc, Weak};
@@ -13,12 +15,13 @@ use std::time::{Duration, Instant};
 use logsieve::corpus::follow::{Change, Tracker};
 use logsieve::corpus::Document;
 use logsieve::session::{Evicted, Retention};
+use logsieve::Session;
 use notify::Watcher;
+use parking_lot::RwLock;
 
 use crate::live::Appended;
 pub use crate::state::FollowStatus;
-use crate::state::{AppState, Inner};
-
+use crate::state::{AppState, Inner, Ready};
 /// How the follower watches.
 #[derive(Clone, Debug)]
 pub struct FollowSettings {
@@ -49,16 +52,120 @@ impl Default for FollowSettings {
     }
 }
 
-/// Starts the follower on a thread of its own. It stops when the server's
-/// state is dropped.
-pub fn spawn(state: &AppState, tracker: Tracker, paths: Vec<PathBuf>, settings: FollowSettings) {
-    let weak = Arc::downgrade(&state.0);
-    let _ = std::thread::Builder::new()
-        .name("logsieve-follow".into())
-        .spawn(move || run(weak, tracker, paths, settings));
+/// What a follower writes into: a session, behind its owner's lock.
+pub trait Followed: Send + Sync + 'static {
+    /// The session read.
+    fn session(&self) -> &Session;
+    /// The session written.
+    fn session_mut(&mut self) -> &mut Session;
+    /// After a batch or an eviction, still under the write lock (what
+    /// the owner counts beside the session).
+    fn changed(&mut self) {}
 }
 
-fn run(weak: Weak<Inner>, mut tracker: Tracker, paths: Vec<PathBuf>, s: FollowSettings) {
+impl Followed for Session {
+    fn session(&self) -> &Session {
+        self
+    }
+    fn session_mut(&mut self) -> &mut Session {
+        self
+    }
+}
+
+impl Followed for Ready {
+    fn session(&self) -> &Session {
+        &self.session
+    }
+    fn session_mut(&mut self) -> &mut Session {
+        &mut self.session
+    }
+    fn changed(&mut self) {
+        self.lines = self
+            .session
+            .corpus()
+            .docs()
+            .iter()
+            .map(|d| d.lines().len())
+            .sum();
+        self.backend = if self.session.has_gpu() { "gpu" } else { "cpu" }.to_string();
+    }
+}
+
+/// Who holds the followed session, and hears of each batch.
+pub trait Owner: Send + 'static {
+    /// What the lock holds.
+    type Held: Followed;
+    /// The session's lock: `Err(Gone)` once the owner is gone (the
+    /// follower stops), `Ok(None)` while it is not loaded.
+    fn lock(&self) -> Result<Option<Arc<RwLock<Self::Held>>>, Gone>;
+    /// A batch's lines, once queries see them.
+    fn publish(&self, _a: Appended) {}
+    /// The follower's state after each poll.
+    fn report(&self, _s: FollowStatus) {}
+}
+
+/// The owner of a followed session is gone.
+#[derive(Debug)]
+pub struct Gone;
+
+/// The server: appended lines go to its live tails, the state to
+/// `/health` and `/metrics`.
+struct Served(Weak<Inner>);
+
+impl Served {
+    fn state(&self) -> Result<AppState, Gone> {
+        self.0.upgrade().map(AppState).ok_or(Gone)
+    }
+}
+
+impl Owner for Served {
+    type Held = Ready;
+    fn lock(&self) -> Result<Option<Arc<RwLock<Ready>>>, Gone> {
+        Ok(self.state()?.ready_lock())
+    }
+    fn publish(&self, a: Appended) {
+        if let Ok(s) = self.state() {
+            s.live().publish(a);
+        }
+    }
+    fn report(&self, st: FollowStatus) {
+        if let Ok(s) = self.state() {
+            s.set_follow(st);
+        }
+    }
+}
+
+/// A session alone (a cluster worker's): the follower stops when the
+/// last holder of the lock drops it.
+pub struct Alone(pub Weak<RwLock<Session>>);
+
+impl Owner for Alone {
+    type Held = Session;
+    fn lock(&self) -> Result<Option<Arc<RwLock<Session>>>, Gone> {
+        self.0.upgrade().map(Some).ok_or(Gone)
+    }
+}
+
+/// Starts the server's follower on a thread of its own. It stops when
+/// the server's state is dropped.
+pub fn spawn(state: &AppState, tracker: Tracker, paths: Vec<PathBuf>, settings: FollowSettings) {
+    spawn_for(Served(Arc::downgrade(&state.0)), tracker, paths, settings);
+}
+
+/// Starts a follower of `paths` into `owner`'s session on a thread of
+/// its own; it stops when the owner is gone.
+pub fn spawn_for<O: Owner>(
+    owner: O,
+    tracker: Tracker,
+    paths: Vec<PathBuf>,
+    settings: FollowSettings,
+) {
+    let _ = std::thread::Builder::new()
+        .name("logsieve-follow".into())
+        .spawn(move || run(owner, tracker, paths, settings));
+}
+
+fn run<O: Owner>(owner: O, mut tracker: Tracker, paths: Vec<PathBuf>, s: FollowSettings) {
     let (tx, rx) = mpsc::channel::<bool>();
     let watcher = if s.force_poll {
         None
@@ -75,8 +182,10 @@ fn run(weak: Weak<Inner>, mut tracker: Tracker, paths: Vec<PathBuf>, s: FollowSe
     };
     // What the load holds past the bound goes before the first batch.
     if s.retention.is_set() {
-        if let Some(inner) = weak.upgrade() {
-            evict(&AppState(inner), &s.retention, &mut status);
+        match owner.lock() {
+            Err(Gone) => return,
+            Ok(Some(lock)) => evict(&lock, &s.retention, &mut status),
+            Ok(None) => {}
         }
     }
     loop {
@@ -96,33 +205,44 @@ fn run(weak: Weak<Inner>, mut tracker: Tracker, paths: Vec<PathBuf>, s: FollowSe
         if rescan {
             last_walk = Instant::now();
         }
-        let Some(inner) = weak.upgrade() else { return };
-        let state = AppState(inner);
+        let lock = match owner.lock() {
+            Err(Gone) => return,
+            Ok(None) => continue,
+            Ok(Some(l)) => l,
+        };
         let t0 = Instant::now();
-        if apply(&state, &mut tracker, rescan) {
+        if let Some(batch) = apply(&lock, &mut tracker, rescan) {
             let ms = t0.elapsed().as_secs_f64() * 1e3;
             status.batches += 1;
             status.last_batch_ms = ms;
             status.max_batch_ms = status.max_batch_ms.max(ms);
+            // Published after the write lock is released: queries see
+            // them now.
+            for a in batch {
+                owner.publish(a);
+            }
             if s.retention.is_set() {
-                evict(&state, &s.retention, &mut status);
+                evict(&lock, &s.retention, &mut status);
             }
         }
-        if let Some(r) = state.ready() {
-            status.held_bytes = r.session.corpus().total_bytes();
-            status.oldest_ms = r.session.columns().and_then(|c| c.oldest());
+        {
+            let r = lock.read();
+            status.held_bytes = r.session().corpus().total_bytes();
+            status.oldest_ms = r.session().columns().and_then(|c| c.oldest());
         }
         status.stats = tracker.stats();
-        state.set_follow(status);
+        owner.report(status);
     }
 }
 
-/// One poll: what changed goes into the session, then to the tails.
-/// Returns true when something was applied.
-fn apply(state: &AppState, tracker: &mut Tracker, rescan: bool) -> bool {
-    let Some(lock) = state.ready_lock() else {
-        return false;
-    };
+/// One poll: what changed goes into the session. Returns the complete
+/// lines of each change (for the tails), or `None` when nothing was
+/// applied.
+fn apply<T: Followed>(
+    lock: &RwLock<T>,
+    tracker: &mut Tracker,
+    rescan: bool,
+) -> Option<Vec<Appended>> {
     // The follower is the only writer: the corpus read here is the one
     // the changes apply to.
     // Room for the appended bytes is made here too, beside running
@@ -131,7 +251,8 @@ fn apply(state: &AppState, tracker: &mut Tracker, rescan: bool) -> bool {
     // which must not run under the write lock.
     let (changes, errors, mut rooms) = {
         let r = lock.read();
-        let (changes, errors) = tracker.poll(r.session.corpus(), rescan);
+        let session = r.session();
+        let (changes, errors) = tracker.poll(session.corpus(), rescan);
         let mut need: std::collections::BTreeMap<usize, (usize, usize)> = Default::default();
         for c in &changes {
             if let Change::Append { doc, bytes } = c {
@@ -142,7 +263,7 @@ fn apply(state: &AppState, tracker: &mut Tracker, rescan: bool) -> bool {
         }
         let rooms: Vec<_> = need
             .into_iter()
-            .filter_map(|(doc, (b, l))| r.session.make_room(doc, b, l).map(|room| (doc, room)))
+            .filter_map(|(doc, (b, l))| session.make_room(doc, b, l).map(|room| (doc, room)))
             .collect();
         (changes, errors, rooms)
     };
@@ -153,44 +274,32 @@ fn apply(state: &AppState, tracker: &mut Tracker, rescan: bool) -> bool {
         tracing::info!("follow: {n}");
     }
     if changes.is_empty() {
-        return false;
+        return None;
     }
     let mut out = Vec::with_capacity(changes.len());
     {
         let mut w = lock.write();
-        let ready = &mut *w;
+        let held = &mut *w;
+        let session = held.session_mut();
         // The old buffers go back into `rooms`, dropped after the lock.
         for (doc, room) in &mut rooms {
-            *room = ready.session.take_room(*doc, std::mem::take(room));
+            *room = session.take_room(*doc, std::mem::take(room));
         }
         for c in changes {
             let (doc, res) = match c {
                 Change::NewDoc { doc, name, bytes } => {
                     let d = Document::from_bytes(name, bytes);
-                    let res = ready.session.push_document(d).map(|i| {
+                    let res = session.push_document(d).map(|i| {
                         debug_assert_eq!(i, doc);
-                        (0, 0)
+                        0
                     });
                     (doc, res)
                 }
-                Change::Append { doc, bytes } => {
-                    let before = ready
-                        .session
-                        .corpus()
-                        .docs()
-                        .get(doc)
-                        .map_or(0, |d| d.lines().len());
-                    let res = ready
-                        .session
-                        .append_lines(doc, &bytes)
-                        .map(|first| (first, before));
-                    (doc, res)
-                }
+                Change::Append { doc, bytes } => (doc, session.append_lines(doc, &bytes)),
             };
             match res {
-                Ok((first, before)) => {
-                    let d = &ready.session.corpus().docs()[doc];
-                    ready.lines += d.lines().len() - before;
+                Ok(first) => {
+                    let d = &session.corpus().docs()[doc];
                     // Tails get the changed lines that are complete: a
                     // last line without a terminator (a settled file, an
                     // idle writer) waits for its end, and a line it
@@ -213,19 +322,10 @@ fn apply(state: &AppState, tracker: &mut Tracker, rescan: bool) -> bool {
                 Err(e) => tracing::warn!("follow: {e}"),
             }
         }
-        ready.backend = if ready.session.has_gpu() {
-            "gpu"
-        } else {
-            "cpu"
-        }
-        .to_string();
+        held.changed();
     }
     drop(rooms);
-    // Published after the write lock is released: queries see them now.
-    for a in out {
-        state.live().publish(a);
-    }
-    true
+    Some(out)
 }
 
 /// After a batch: the oldest lines past the retention bound evicted.
@@ -233,8 +333,8 @@ fn apply(state: &AppState, tracker: &mut Tracker, rescan: bool) -> bool {
 /// lock, beside queries; the write lock only swaps it in. The old
 /// buffers are freed after the lock. Published batches and tails' cursors
 /// count lines of the whole file, so nothing is renumbered.
-fn evict(state: &AppState, retention: &Retention, status: &mut FollowStatus) {
-    if let Some((ev, prepare_ms, lock_ms)) = evict_now(state, retention) {
+fn evict<T: Followed>(lock: &RwLock<T>, retention: &Retention, status: &mut FollowStatus) {
+    if let Some((ev, prepare_ms, lock_ms)) = evict_in(lock, retention) {
         status.evictions += 1;
         status.evicted_bytes += ev.bytes;
         status.evicted_lines += ev.lines;
@@ -248,11 +348,14 @@ fn evict(state: &AppState, retention: &Retention, status: &mut FollowStatus) {
 /// the preparation's time beside queries and the time under the write
 /// lock (ms); `None` when nothing went.
 pub fn evict_now(state: &AppState, retention: &Retention) -> Option<(Evicted, f64, f64)> {
-    let lock = state.ready_lock()?;
+    evict_in(&*state.ready_lock()?, retention)
+}
+
+fn evict_in<T: Followed>(lock: &RwLock<T>, retention: &Retention) -> Option<(Evicted, f64, f64)> {
     let t0 = Instant::now();
     // The follower is the only writer: what is prepared here still
     // matches the corpus when the write lock is taken (checked).
-    let prepared = lock.read().session.prepare_eviction(retention);
+    let prepared = lock.read().session().prepare_eviction(retention);
     let mut e = match prepared {
         Ok(Some(e)) => e,
         Ok(None) => return None,
@@ -268,16 +371,10 @@ pub fn evict_now(state: &AppState, retention: &Retention) -> Option<(Evicted, f6
     let t1 = Instant::now();
     let done = {
         let mut w = lock.write();
-        let ready = &mut *w;
-        let done = ready.session.apply_eviction(&mut e);
-        if let Some(ev) = done {
-            ready.lines = ready.lines.saturating_sub(ev.lines);
-            ready.backend = if ready.session.has_gpu() {
-                "gpu"
-            } else {
-                "cpu"
-            }
-            .to_string();
+        let held = &mut *w;
+        let done = held.session_mut().apply_eviction(&mut e);
+        if done.is_some() {
+            held.changed();
         }
         done
     };

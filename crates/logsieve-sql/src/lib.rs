@@ -97,7 +97,13 @@ pub struct Local(
 impl Local {
     /// Wraps `session`.
     pub fn new(session: Session) -> Arc<Local> {
-        Arc::new(Local(Arc::new(RwLock::new(session)), Default::default()))
+        Local::over(Arc::new(RwLock::new(session)))
+    }
+
+    /// Over a session another writer changes too (a follower appending
+    /// lines): each scan reads it as it is when the scan starts.
+    pub fn over(session: Arc<RwLock<Session>>) -> Arc<Local> {
+        Arc::new(Local(session, Default::default()))
     }
 }
 

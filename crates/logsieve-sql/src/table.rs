@@ -15,7 +15,7 @@
 
 use std::any::Any;
 use std::fmt;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use datafusion::arrow::array::{
@@ -36,6 +36,7 @@ use datafusion::physical_plan::{
     SendableRecordBatchStream,
 };
 use logsieve::SearchOptions;
+use parking_lot::Mutex;
 
 use crate::pushdown::{translate, ColumnKind, Pred};
 use crate::select::{field_value, time, DocSel, Eval};
@@ -241,7 +242,7 @@ impl LogsTable {
             partitions,
             batch_size: batch_size.max(1),
             props: Arc::new(props),
-            scanned: Arc::new(OnceLock::new()),
+            scanned: Arc::new(Mutex::new(ScanState::Pending)),
         }))
     }
 }
@@ -303,7 +304,23 @@ pub struct LogScanExec {
     partitions: usize,
     batch_size: usize,
     props: Arc<PlanProperties>,
-    scanned: Arc<OnceLock<Result<Arc<Scanned>, String>>>,
+    scanned: Arc<Mutex<ScanState>>,
+}
+
+/// Where a scan's selection is. The plan holds the session's snapshot
+/// (its read lock) only until every partition has started: then the
+/// partitions' streams hold it, and it goes with the last of them. A
+/// plan kept after its query (a cluster worker keeps its tasks' plans a
+/// while) must not keep a follower from appending.
+enum ScanState {
+    /// Not computed yet.
+    Pending,
+    /// Computed; the partitions started so far.
+    Held(Arc<Scanned>, Vec<bool>),
+    /// Every partition started: what statistics and `EXPLAIN` show.
+    Released { total: u64, backends: Vec<String> },
+    /// The engine's error.
+    Failed(String),
 }
 
 impl fmt::Debug for LogScanExec {
@@ -316,47 +333,95 @@ impl fmt::Debug for LogScanExec {
 }
 
 impl LogScanExec {
-    /// The selection, computed on first use (statistics or execution).
-    fn scanned(&self) -> Result<Arc<Scanned>> {
-        self.scanned
-            .get_or_init(|| {
-                if let Some(p) = &self.pred {
-                    for q in crate::select::queries(p)? {
-                        self.source.prepare(&q, &self.opts);
-                    }
-                }
-                let snap = self.source.snapshot()?;
-                let session = snap.session();
-                let mut ev = Eval {
-                    session,
-                    opts: &self.opts,
-                    backends: Vec::new(),
-                };
-                let docs = session.corpus().docs();
-                // No column read (`count(*)`): a count is enough.
-                let sel = ev.scan(self.pred.as_ref(), self.cols.is_empty())?;
-                let mut left = self.limit.map_or(u64::MAX, |l| l as u64);
-                let rows: Vec<u64> = sel
-                    .iter()
-                    .zip(docs)
-                    .map(|(s, d)| {
-                        let n = s.len(d.lines().len()).min(left);
-                        left -= n;
-                        n
-                    })
-                    .collect();
-                let total = rows.iter().sum();
-                let backends = std::mem::take(&mut ev.backends);
-                Ok(Arc::new(Scanned {
-                    snap: snap.clone(),
-                    sel,
-                    rows,
-                    total,
-                    backends,
-                }))
+    /// The selection, computed on first use (statistics or execution),
+    /// as `state` holds it (locked).
+    fn compute(&self, state: &mut ScanState) -> Result<()> {
+        if matches!(state, ScanState::Pending) {
+            *state = match self.select() {
+                Ok(s) => ScanState::Held(s, vec![false; self.partitions]),
+                Err(e) => ScanState::Failed(e),
+            };
+        }
+        match state {
+            ScanState::Failed(e) => Err(DataFusionError::Execution(e.clone())),
+            _ => Ok(()),
+        }
+    }
+
+    /// The engine's selection over the session as it is now.
+    fn select(&self) -> Result<Arc<Scanned>, String> {
+        if let Some(p) = &self.pred {
+            for q in crate::select::queries(p)? {
+                self.source.prepare(&q, &self.opts);
+            }
+        }
+        let snap = self.source.snapshot()?;
+        let session = snap.session();
+        let mut ev = Eval {
+            session,
+            opts: &self.opts,
+            backends: Vec::new(),
+        };
+        let docs = session.corpus().docs();
+        // No column read (`count(*)`): a count is enough.
+        let sel = ev.scan(self.pred.as_ref(), self.cols.is_empty())?;
+        let mut left = self.limit.map_or(u64::MAX, |l| l as u64);
+        let rows: Vec<u64> = sel
+            .iter()
+            .zip(docs)
+            .map(|(s, d)| {
+                let n = s.len(d.lines().len()).min(left);
+                left -= n;
+                n
             })
-            .clone()
-            .map_err(DataFusionError::Execution)
+            .collect();
+        let total = rows.iter().sum();
+        let backends = std::mem::take(&mut ev.backends);
+        Ok(Arc::new(Scanned {
+            snap: snap.clone(),
+            sel,
+            rows,
+            total,
+            backends,
+        }))
+    }
+
+    /// Rows of the scan.
+    fn total(&self) -> Result<u64> {
+        let mut st = self.scanned.lock();
+        self.compute(&mut st)?;
+        Ok(match &*st {
+            ScanState::Held(s, _) => s.total,
+            ScanState::Released { total, .. } => *total,
+            ScanState::Pending | ScanState::Failed(_) => 0,
+        })
+    }
+
+    /// The selection for partition `p`'s stream; the plan lets go of it
+    /// once every partition has one.
+    fn start(&self, p: usize) -> Result<Arc<Scanned>> {
+        let mut st = self.scanned.lock();
+        self.compute(&mut st)?;
+        let (s, done) = match &mut *st {
+            ScanState::Held(s, started) => {
+                if let Some(b) = started.get_mut(p) {
+                    *b = true;
+                }
+                (s.clone(), started.iter().all(|&b| b))
+            }
+            _ => {
+                return Err(DataFusionError::Execution(
+                    "this scan's partitions all ran already: plan the query again".into(),
+                ))
+            }
+        };
+        if done {
+            *st = ScanState::Released {
+                total: s.total,
+                backends: s.backends.clone(),
+            };
+        }
+        Ok(s)
     }
 
     /// Partition `p`'s share of the rows: `[from, to)` in scan order.
@@ -384,10 +449,15 @@ impl DisplayAs for LogScanExec {
         if let Some(l) = self.limit {
             write!(f, ", limit={l}")?;
         }
-        if let Some(Ok(s)) = self.scanned.get() {
-            write!(f, ", rows={}", s.total)?;
-            if !s.backends.is_empty() {
-                write!(f, ", backends=[{}]", s.backends.join(", "))?;
+        let shown = match &*self.scanned.lock() {
+            ScanState::Held(s, _) => Some((s.total, s.backends.clone())),
+            ScanState::Released { total, backends } => Some((*total, backends.clone())),
+            ScanState::Pending | ScanState::Failed(_) => None,
+        };
+        if let Some((total, backends)) = shown {
+            write!(f, ", rows={total}")?;
+            if !backends.is_empty() {
+                write!(f, ", backends=[{}]", backends.join(", "))?;
             }
         }
         Ok(())
@@ -399,11 +469,11 @@ impl ExecutionPlan for LogScanExec {
 
     #[allow(deprecated)]
     fn partition_statistics(&self, partition: Option<usize>) -> Result<Arc<Statistics>> {
-        let s = self.scanned()?;
+        let total = self.total()?;
         let rows = match partition {
-            None => s.total,
+            None => total,
             Some(p) => {
-                let (a, b) = self.share(s.total, p);
+                let (a, b) = self.share(total, p);
                 b - a
             }
         };
@@ -417,7 +487,7 @@ impl ExecutionPlan for LogScanExec {
         partition: usize,
         _context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
-        let s = self.scanned()?;
+        let s = self.start(partition)?;
         let (from, to) = self.share(s.total, partition);
         let batches = Batches {
             s,
@@ -565,5 +635,55 @@ impl LogScanExec {
     /// `self` as `Any` (tests find the scan in a plan).
     pub fn as_any(&self) -> &dyn Any {
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::logical_expr::{col, lit};
+    use futures::TryStreamExt;
+    use logsieve::{Corpus, Session};
+    use parking_lot::RwLock;
+
+    /// A scan's plan kept after its streams end (a cluster worker keeps
+    /// its tasks' plans a while) holds no read of the session: a writer
+    /// (the follower) gets the lock, and a partition started again is
+    /// refused rather than read from a session that changed.
+    #[test]
+    fn a_plan_lets_go_of_the_session_once_its_partitions_ran() {
+        let log = b"a ERROR 1\nb ok\nc ERROR 2\nd ERROR 3\n".to_vec();
+        let lock = Arc::new(RwLock::new(Session::new(Corpus::from_bytes("x.log", log))));
+        let table =
+            LogsTable::new(crate::Local::over(lock.clone()), Default::default(), true).unwrap();
+        let filter = col("line").like(lit("%ERROR%"));
+        let plan = table.exec(None, &[filter], None, 2, 1).unwrap();
+        let ctx = Arc::new(TaskContext::default());
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let first = plan.execute(0, ctx.clone()).unwrap();
+        assert!(
+            lock.try_write().is_none(),
+            "held while a partition is to start"
+        );
+        let second = plan.execute(1, ctx.clone()).unwrap();
+        let rows: usize = rt.block_on(async {
+            let mut n = 0;
+            for s in [first, second] {
+                let b: Vec<RecordBatch> = s.try_collect().await.unwrap();
+                n += b.iter().map(|b| b.num_rows()).sum::<usize>();
+            }
+            n
+        });
+        assert_eq!(rows, 3);
+        assert!(lock.try_write().is_some(), "the kept plan holds no read");
+        let shown = format!(
+            "{}",
+            datafusion::physical_plan::displayable(plan.as_ref()).one_line()
+        );
+        assert!(shown.contains("rows=3"), "{shown}");
+        let again = plan.execute(0, ctx).err().unwrap().to_string();
+        assert!(again.contains("ran already"), "{again}");
     }
 }

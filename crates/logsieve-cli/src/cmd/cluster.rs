@@ -2,12 +2,16 @@
 //!
 //! A worker loads its share of the files once (each file a shard; on the
 //! GPU as `--gpu` says), prints `listening on ADDR` and serves their
-//! scans until it is stopped (`sql --cluster` is in `cmd/sql.rs`).
+//! scans until it is stopped (`sql --cluster` is in `cmd/sql.rs`). With
+//! `--follow` the server's follower appends to its session as files
+//! grow, and new files are new shards.
 
 use std::io::Write;
+use std::sync::Arc;
 
 use logsieve::{SearchOptions, Tuning};
 use logsieve_cluster::{Cluster, WorkerStatus};
+use parking_lot::RwLock;
 
 use crate::exit::{err, EXIT_ERROR};
 use crate::flags::cluster::{ClusterArgs, ClusterCommand, StatusArgs, WorkerArgs};
@@ -35,13 +39,36 @@ fn worker(a: &WorkerArgs, tuning: &Tuning) -> Result<i32, String> {
     let keep = a
         .shard_of
         .map(|(i, n)| move |k: usize| logsieve_cluster::holds(k, i, n, replicas));
-    let (corpus, had_error) = crate::input::load_share(
-        &a.paths,
-        a.input,
-        &a.walk,
-        keep.as_ref().map(|f| f as &dyn Fn(usize) -> bool),
-    );
-    if corpus.docs().is_empty() {
+    let follow = a.follow.settings()?;
+    // The follower's warnings (a file that cannot be read) go to stderr.
+    logsieve_server::init_tracing();
+    let (corpus, had_error, tracker) = match &follow {
+        Some(settings) => {
+            let (t, corpus, errors) = logsieve::corpus::follow::Tracker::start(
+                &a.paths,
+                logsieve::corpus::follow::FollowOptions {
+                    walk: a.walk.options(),
+                    load: a.input.load_options(),
+                    idle_flush: settings.idle,
+                    ..Default::default()
+                },
+            );
+            for e in &errors {
+                err(e);
+            }
+            (corpus, !errors.is_empty(), Some(t))
+        }
+        None => {
+            let (corpus, had_error) = crate::input::load_share(
+                &a.paths,
+                a.input,
+                &a.walk,
+                keep.as_ref().map(|f| f as &dyn Fn(usize) -> bool),
+            );
+            (corpus, had_error, None)
+        }
+    };
+    if corpus.docs().is_empty() && follow.is_none() {
         return Err(match a.shard_of {
             Some((i, n)) => {
                 format!("--shard-of {i}/{n}: no file is this worker's (fewer files than workers?)")
@@ -62,19 +89,22 @@ fn worker(a: &WorkerArgs, tuning: &Tuning) -> Result<i32, String> {
             threads: a.engine.threads,
             ..Default::default()
         },
+        following: follow.is_some(),
     };
+    let shards = session.corpus().docs().len();
+    let bytes = session.corpus().total_bytes();
+    let session = Arc::new(RwLock::new(session));
+    if let (Some(t), Some(settings)) = (tracker, follow) {
+        let owner = logsieve_server::follow::Alone(Arc::downgrade(&session));
+        logsieve_server::follow::spawn_for(owner, t, a.paths.clone(), settings);
+    }
     let rt = runtime()?;
     rt.block_on(async {
         let listener = tokio::net::TcpListener::bind(a.listen)
             .await
             .map_err(|e| format!("--listen {}: {e}", a.listen))?;
         let addr = listener.local_addr().map_err(|e| e.to_string())?;
-        let shards = session.corpus().docs().len();
-        eprintln!(
-            "{shards} shard(s), {} bytes, on {}",
-            session.corpus().total_bytes(),
-            config.device
-        );
+        eprintln!("{shards} shard(s), {bytes} bytes, on {}", config.device);
         println!("listening on {addr}");
         let _ = std::io::stdout().flush();
         logsieve_cluster::worker::serve(session, config, listener).await
@@ -123,6 +153,9 @@ fn print_status(u: &url::Url, s: &WorkerStatus) {
         s.shards.len(),
         s.fields.join(", ")
     );
+    if s.following {
+        println!("  following its files");
+    }
     for sh in &s.shards {
         println!(
             "  {}  {} bytes  {} lines  {} scan(s)",

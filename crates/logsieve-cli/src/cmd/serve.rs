@@ -23,20 +23,18 @@ pub fn run(a: &ServeArgs, tuning: &Tuning) -> i32 {
         ));
         return EXIT_ERROR;
     }
-    for (flag, v) in [
-        ("--follow-idle", a.follow_idle),
-        ("--follow-interval", a.follow_interval),
-    ] {
-        if !(v > 0.0 && v.is_finite()) {
-            err(format!("{flag} {v}: expected a positive number of seconds"));
+    let follow = match a.follow.settings() {
+        Ok(f) => f,
+        Err(e) => {
+            err(e);
             return EXIT_ERROR;
         }
-    }
+    };
     limit_malloc_arenas();
     logsieve_server::init_tracing();
     let source = if a.demo {
         Source::Demo { lines: a.lines }
-    } else if a.follow_files {
+    } else if let Some(settings) = follow {
         Source::Follow {
             paths: if a.paths.is_empty() {
                 vec!["./".into()]
@@ -45,16 +43,7 @@ pub fn run(a: &ServeArgs, tuning: &Tuning) -> i32 {
             },
             walk: a.walk.options(),
             load: a.input.load_options(),
-            settings: logsieve_server::follow::FollowSettings {
-                idle: Duration::from_secs_f64(a.follow_idle),
-                interval: Duration::from_secs_f64(a.follow_interval),
-                force_poll: a.follow_poll,
-                retention: logsieve::session::Retention {
-                    max_age_ms: a.retain,
-                    max_bytes: a.max_resident,
-                },
-                ..Default::default()
-            },
+            settings,
         }
     } else {
         Source::Paths {

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use super::serve::GpuArg;
+use super::serve::{FollowArgs, GpuArg};
 use super::shared::{ColumnArgs, EngineArgs, InputArgs};
 use super::walk::WalkArgs;
 
@@ -28,8 +28,10 @@ pub enum ClusterCommand {
     Status(StatusArgs),
 }
 
-/// `logsieve cluster worker --listen ADDR [PATH]...`.
+/// `logsieve cluster worker --listen ADDR [PATH]...`. `--follow` follows
+/// growing files here; following symbolic links is `--follow-links`.
 #[derive(Args, Debug)]
+#[command(mut_arg("follow", |a| a.long("follow-links")))]
 pub struct WorkerArgs {
     /// Files and directories (walked as `search` walks them); each file
     /// is a shard, named by its path as given.
@@ -54,7 +56,10 @@ pub struct WorkerArgs {
     /// This worker is I of N (0-based) started with the same paths: it
     /// keeps the files (in sorted path order) k with k mod N = I, and
     /// with --replicas R those of the R-1 workers before it too.
-    #[arg(long = "shard-of", value_name = "I/N", value_parser = parse_share)]
+    /// (Not with --follow: files come and go; give each worker the paths
+    /// it follows, and two workers the same paths for two replicas.)
+    #[arg(long = "shard-of", value_name = "I/N", value_parser = parse_share,
+          conflicts_with = "follow_files")]
     pub shard_of: Option<(usize, usize)>,
 
     /// Workers holding each file (with --shard-of): 2 keeps every shard
@@ -62,6 +67,11 @@ pub struct WorkerArgs {
     #[arg(long, value_name = "R", default_value_t = 1, requires = "shard_of",
           value_parser = clap::value_parser!(u32).range(1..))]
     pub replicas: u32,
+
+    /// --follow: appended lines and new files in the given directories
+    /// are served as they come (new files are new shards).
+    #[command(flatten)]
+    pub follow: FollowArgs,
 
     /// --field, --time-format, --year (the same on every worker).
     #[command(flatten)]

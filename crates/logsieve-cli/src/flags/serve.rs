@@ -41,7 +41,7 @@ pub struct ServeArgs {
     pub paths: Vec<PathBuf>,
 
     /// Serve generated logs instead of files.
-    #[arg(long, conflicts_with = "paths")]
+    #[arg(long, conflicts_with_all = ["paths", "follow_files"])]
     pub demo: bool,
 
     /// Lines to generate with --demo.
@@ -77,48 +77,9 @@ pub struct ServeArgs {
     #[arg(long = "web-dir", value_name = "DIR")]
     pub web_dir: Option<PathBuf>,
 
-    /// Follow the served files: appended lines become searchable, new
-    /// files in served directories are picked up, rotation (rename or
-    /// copytruncate) and truncation are handled.
-    #[arg(long = "follow", conflicts_with = "demo")]
-    pub follow_files: bool,
-
-    /// With --follow: a last line without its newline is held back until
-    /// it completes or the file has not grown for this many seconds.
-    #[arg(long = "follow-idle", value_name = "SECS", default_value_t = 5.0)]
-    pub follow_idle: f64,
-
-    /// With --follow: poll the files at least this often, in seconds (the
-    /// backstop when file events are lost).
-    #[arg(long = "follow-interval", value_name = "SECS", default_value_t = 0.25)]
-    pub follow_interval: f64,
-
-    /// With --follow: no file events (inotify); poll on the timer only.
-    #[arg(long = "follow-poll")]
-    pub follow_poll: bool,
-
-    /// With --follow: evict lines older than this before the newest line
-    /// (its time, the log's clock: 7d, 12h, 1h30m). Evicted lines are
-    /// dropped from memory and the GPU and no longer searchable; kept
-    /// lines keep their line numbers and offsets (those of the whole
-    /// file). Evicts once the oldest line is 1/8 older than the bound. A
-    /// line without a timestamp has the time of the stamped line before
-    /// it; a file without timestamps is bounded by --max-resident only.
-    #[arg(long = "retain", value_name = "DURATION", requires = "follow_files",
-          value_parser = parse_retain)]
-    pub retain: Option<i64>,
-
-    /// With --follow: hold at most this many bytes of lines (512M, 8G;
-    /// K, M, G, T: powers of 1024). Past it the oldest lines are evicted
-    /// down to 7/8 of it (as --retain: no longer searchable, numbers
-    /// kept). The newest line is never evicted, so a single line larger
-    /// than the bound stays, alone. An eviction copies the kept lines
-    /// (and uploads them to the GPU) beside the held ones: keep the bound
-    /// under half of the memory (and GPU memory) available, or the
-    /// corpus is searched on the CPU after the eviction.
-    #[arg(long = "max-resident", value_name = "SIZE", requires = "follow_files",
-          value_parser = logsieve::gpu::parse_size)]
-    pub max_resident: Option<u64>,
+    /// --follow and how it follows.
+    #[command(flatten)]
+    pub follow: FollowArgs,
 
     /// Keep the corpus on the GPU: auto, on, off.
     #[arg(long, value_enum, default_value_t = GpuArg::Auto)]
@@ -158,6 +119,80 @@ pub struct ServeArgs {
     /// Which files a directory walk reads.
     #[command(flatten)]
     pub walk: WalkArgs,
+}
+
+/// `--follow` and its settings (`serve`, `cluster worker`).
+#[derive(Args, Debug)]
+pub struct FollowArgs {
+    /// Follow the files: appended lines become searchable, new
+    /// files in served directories are picked up, rotation (rename or
+    /// copytruncate) and truncation are handled.
+    #[arg(long = "follow")]
+    pub follow_files: bool,
+
+    /// With --follow: a last line without its newline is held back until
+    /// it completes or the file has not grown for this many seconds.
+    #[arg(long = "follow-idle", value_name = "SECS", default_value_t = 5.0)]
+    pub follow_idle: f64,
+
+    /// With --follow: poll the files at least this often, in seconds (the
+    /// backstop when file events are lost).
+    #[arg(long = "follow-interval", value_name = "SECS", default_value_t = 0.25)]
+    pub follow_interval: f64,
+
+    /// With --follow: no file events (inotify); poll on the timer only.
+    #[arg(long = "follow-poll")]
+    pub follow_poll: bool,
+
+    /// With --follow: evict lines older than this before the newest line
+    /// (its time, the log's clock: 7d, 12h, 1h30m). Evicted lines are
+    /// dropped from memory and the GPU and no longer searchable; kept
+    /// lines keep their line numbers and offsets (those of the whole
+    /// file). Evicts once the oldest line is 1/8 older than the bound. A
+    /// line without a timestamp has the time of the stamped line before
+    /// it; a file without timestamps is bounded by --max-resident only.
+    #[arg(long = "retain", value_name = "DURATION", requires = "follow_files",
+          value_parser = parse_retain)]
+    pub retain: Option<i64>,
+
+    /// With --follow: hold at most this many bytes of lines (512M, 8G;
+    /// K, M, G, T: powers of 1024). Past it the oldest lines are evicted
+    /// down to 7/8 of it (as --retain: no longer searchable, numbers
+    /// kept). The newest line is never evicted, so a single line larger
+    /// than the bound stays, alone. An eviction copies the kept lines
+    /// (and uploads them to the GPU) beside the held ones: keep the bound
+    /// under half of the memory (and GPU memory) available, or the
+    /// corpus is searched on the CPU after the eviction.
+    #[arg(long = "max-resident", value_name = "SIZE", requires = "follow_files",
+          value_parser = logsieve::gpu::parse_size)]
+    pub max_resident: Option<u64>,
+}
+
+impl FollowArgs {
+    /// The follower's settings (`None` without --follow), or what is
+    /// wrong with them.
+    pub fn settings(&self) -> Result<Option<logsieve_server::follow::FollowSettings>, String> {
+        for (flag, v) in [
+            ("--follow-idle", self.follow_idle),
+            ("--follow-interval", self.follow_interval),
+        ] {
+            if !(v > 0.0 && v.is_finite()) {
+                return Err(format!("{flag} {v}: expected a positive number of seconds"));
+            }
+        }
+        Ok(self
+            .follow_files
+            .then(|| logsieve_server::follow::FollowSettings {
+                idle: std::time::Duration::from_secs_f64(self.follow_idle),
+                interval: std::time::Duration::from_secs_f64(self.follow_interval),
+                force_poll: self.follow_poll,
+                retention: logsieve::session::Retention {
+                    max_age_ms: self.retain,
+                    max_bytes: self.max_resident,
+                },
+                ..Default::default()
+            }))
+    }
 }
 
 /// `--keep-warm`: a duration such as `2ms` or `1s`, above zero and at
