@@ -614,3 +614,270 @@ fn a_following_worker_answers_appended_lines_and_new_files_as_one_node_over_them
     let e = String::from_utf8_lossy(&out.stderr);
     assert!(e.contains("--shard-of"), "{e}");
 }
+
+/// A `logsieve serve ARGS` process in `dir` (killed when dropped), once
+/// it answers `/api/v1/health` as ready.
+fn serve(dir: &Path, args: &[String]) -> Worker {
+    let mut child = Command::new(bin())
+        .current_dir(dir)
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("listening on http://")
+        .and_then(|a| a.strip_suffix('/'))
+        .unwrap_or_else(|| panic!("serve printed {line:?}"))
+        .to_string();
+    let w = Worker { child, addr };
+    for _ in 0..600 {
+        if http(&w.addr, "GET", "/api/v1/health", "").2["status"] == "ready" {
+            return w;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("serve {args:?} never became ready");
+}
+
+/// One HTTP/1.0 request (no chunking): status, headers, and the body as
+/// JSON (NDJSON: an array of its records; other text: a string).
+fn http(addr: &str, method: &str, path: &str, body: &str) -> (u16, String, serde_json::Value) {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        s,
+        "{method} {path} HTTP/1.0\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).unwrap();
+    let text = String::from_utf8_lossy(&out).to_string();
+    let (head, rest) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head[9..12].parse().unwrap();
+    let v = serde_json::from_str(rest).unwrap_or_else(|_| {
+        let recs: Option<Vec<serde_json::Value>> =
+            rest.lines().map(|l| serde_json::from_str(l).ok()).collect();
+        recs.map_or(serde_json::Value::String(rest.to_string()), |r| r.into())
+    });
+    (status, head.to_lowercase(), v)
+}
+
+/// A header's value.
+fn header(head: &str, name: &str) -> Option<String> {
+    head.lines()
+        .find_map(|l| l.strip_prefix(&format!("{name}: ")))
+        .map(|v| v.trim().to_string())
+}
+
+/// The records of a lines answer that do not depend on timing: matches
+/// and only-matches whole, `end`s without their stats.
+fn records(v: &serde_json::Value) -> Vec<serde_json::Value> {
+    let all = v.as_array().cloned().unwrap_or_default();
+    all.into_iter()
+        .filter_map(|mut r| match r["type"].as_str() {
+            Some("match" | "only_match" | "begin") => Some(r),
+            Some("end") => {
+                r["data"]["stats"] = serde_json::Value::Null;
+                Some(r)
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The searches both servers answer: literals, regexes, `-i -w -x -v`,
+/// several patterns, files, `-m` and windows.
+const SEARCHES: &[&str] = &[
+    r#"{"patterns":["ERROR"]}"#,
+    r#"{"patterns":["error"],"ignore_case":true}"#,
+    r#"{"patterns":["failed","timeout"],"syntax":"literal","word":true}"#,
+    r#"{"patterns":["status=5[0-9]{2}"]}"#,
+    r#"{"patterns":["latency_ms=[0-9]{3}"],"invert":true}"#,
+    r#"{"patterns":["ok"],"syntax":"literal","files":["edge.log","a.log"]}"#,
+    r#"{"patterns":["ERROR","WARN"],"max_count":3}"#,
+    r#"{"patterns":["INFO"],"since":"20m"}"#,
+    r#"{"patterns":["sshd"],"since":"2026-11-20T10:00","until":"2026-11-20T10:10"}"#,
+    r#"{"patterns":[".*ERROR.*"],"line":true}"#,
+    r#"{"patterns":["u7"],"syntax":"literal","word":true}"#,
+    r#"{"patterns":["bytes"],"files":["edge.log"]}"#,
+    r#"{"patterns":["preamble"],"since":"2026-11-20T10:00"}"#,
+    r#"{"patterns":["no such text anywhere"]}"#,
+];
+
+/// The stats both servers answer.
+const STATS: &[&str] = &[
+    r#"{}"#,
+    r#"{"count_by":["level"]}"#,
+    r#"{"patterns":["ERROR"],"count_by":["host","level"],"histogram":"1m"}"#,
+    r#"{"histogram":"5m","since":"30m"}"#,
+    r#"{"files":["b.log","edge.log"],"count_by":["user"],"histogram":"1h"}"#,
+    r#"{"patterns":["error"],"ignore_case":true,"invert":true,"count_by":["level"],"histogram":"10m","until":"15m"}"#,
+];
+
+#[test]
+fn serve_in_front_of_a_cluster_answers_search_stats_and_sql_as_a_served_node() {
+    let ws = cluster_of(2, 1);
+    let front = serve(logs(), &["--cluster".into(), addrs(&ws)]);
+    let mut args: Vec<String> = ["--gpu", "off", "--year", "2026", "--field", FIELD]
+        .map(String::from)
+        .to_vec();
+    args.extend(names().iter().map(|n| n.to_string()));
+    let node = serve(logs(), &args);
+    let (f, n) = (front.addr.as_str(), node.addr.as_str());
+
+    let (hf, hn) = (
+        http(f, "GET", "/api/v1/health", "").2,
+        http(n, "GET", "/api/v1/health", "").2,
+    );
+    for k in ["files", "lines", "bytes", "status"] {
+        assert_eq!(hf[k], hn[k], "health {k}: {hf} vs {hn}");
+    }
+    assert_eq!(hf["backend"], "cluster");
+
+    let mut with_lines = 0;
+    for s in SEARCHES {
+        let body = |extra: &str| format!("{},{extra}}}", &s[..s.len() - 1]);
+        // Counts, per file.
+        let (a, b) = (
+            http(f, "POST", "/api/v1/search", &body(r#""output":"count""#)),
+            http(n, "POST", "/api/v1/search", &body(r#""output":"count""#)),
+        );
+        assert_eq!((a.0, b.0), (200, 200), "{s}: {} / {}", a.2, b.2);
+        assert_eq!(a.2["total"], b.2["total"], "{s}");
+        assert_eq!(a.2["files"], b.2["files"], "{s}");
+        let (a, b) = (
+            http(
+                f,
+                "POST",
+                "/api/v1/search",
+                &body(r#""output":"files_with_matches""#),
+            ),
+            http(
+                n,
+                "POST",
+                "/api/v1/search",
+                &body(r#""output":"files_with_matches""#),
+            ),
+        );
+        assert_eq!(a.2["files"], b.2["files"], "{s}");
+        // Lines, two pages, and only the matches.
+        let mut cursor = String::new();
+        for page in 0..2 {
+            let extra = format!(r#""output":"lines","limit":40{cursor}"#);
+            let (a, b) = (
+                http(f, "POST", "/api/v1/search", &body(&extra)),
+                http(n, "POST", "/api/v1/search", &body(&extra)),
+            );
+            assert_eq!((a.0, b.0), (200, 200), "{s} page {page}");
+            for h in ["x-logsieve-total", "x-logsieve-next-cursor"] {
+                assert_eq!(header(&a.1, h), header(&b.1, h), "{s} page {page}: {h}");
+            }
+            assert_eq!(records(&a.2), records(&b.2), "{s} page {page}");
+            with_lines += usize::from(!records(&b.2).is_empty());
+            match header(&b.1, "x-logsieve-next-cursor") {
+                Some(c) => cursor = format!(r#","cursor":"{c}""#),
+                None => break,
+            }
+        }
+        let extra = r#""output":"only_matching","limit":25"#;
+        let (a, b) = (
+            http(f, "POST", "/api/v1/search", &body(extra)),
+            http(n, "POST", "/api/v1/search", &body(extra)),
+        );
+        assert_eq!(records(&a.2), records(&b.2), "{s} only matching");
+    }
+    assert!(with_lines >= 12, "{with_lines} pages had lines");
+
+    for s in STATS {
+        let (mut a, mut b) = (
+            http(f, "POST", "/api/v1/stats", s),
+            http(n, "POST", "/api/v1/stats", s),
+        );
+        assert_eq!((a.0, b.0), (200, 200), "{s}: {} / {}", a.2, b.2);
+        a.2["backend"] = serde_json::Value::Null;
+        b.2["backend"] = serde_json::Value::Null;
+        for k in [
+            "selected", "since", "until", "oldest", "newest", "count_by", "groups",
+        ] {
+            assert_eq!(a.2[k], b.2[k], "{s}: {k}");
+        }
+        let buckets = |v: &serde_json::Value| {
+            v["histogram"]["buckets"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        };
+        let (x, y) = (buckets(&a.2), buckets(&b.2));
+        assert_eq!(x.len(), y.len(), "{s}: buckets");
+        if let Some(i) = (0..x.len()).find(|&i| x[i] != y[i]) {
+            panic!("{s}: bucket {i}: {} vs {}", x[i], y[i]);
+        }
+        assert_eq!(a.2, b.2, "{s}");
+    }
+
+    for q in table()
+        .into_iter()
+        .filter(|q| q.contains("ORDER BY"))
+        .take(12)
+    {
+        let body = serde_json::json!({ "query": q }).to_string();
+        let (a, b) = (
+            http(f, "POST", "/api/v1/sql", &body),
+            http(n, "POST", "/api/v1/sql", &body),
+        );
+        assert_eq!((a.0, b.0), (200, 200), "{q}: {} / {}", a.2, b.2);
+        assert_eq!(a.2["rows"], b.2["rows"], "{q}");
+    }
+
+    // What the node answers and the front refuses (501), what both
+    // refuse (the same 4xx).
+    for (path, body) in [
+        ("/api/v1/search", r#"{"patterns":["ERROR"],"before":2}"#),
+        (
+            "/api/v1/search",
+            r#"{"patterns":["ERR*"],"syntax":"wildcard"}"#,
+        ),
+        ("/api/v1/tail", r#"{"patterns":["ERROR"]}"#),
+        ("/api/v1/patterns", r#"{"patterns":["ERROR"]}"#),
+        ("/loki/api/v1/labels", ""),
+    ] {
+        let method = if body.is_empty() { "GET" } else { "POST" };
+        let (st, _, v) = http(f, method, path, body);
+        assert_eq!(st, 501, "{path} {body}: {v}");
+        assert!(v.to_string().contains("cluster"), "{path}: {v}");
+    }
+    for body in [
+        r#"{"patterns":["(unclosed"]}"#,
+        r#"{"patterns":[]}"#,
+        r#"{"patterns":["x"],"files":["nope.log"]}"#,
+        r#"{"patterns":["x"],"since":"yesterday"}"#,
+        r#"{"patterns":["x"],"nope":1}"#,
+        r#"{"patterns":["x"],"cursor":"abc","output":"lines"}"#,
+    ] {
+        let (a, b) = (
+            http(f, "POST", "/api/v1/search", body),
+            http(n, "POST", "/api/v1/search", body),
+        );
+        assert_eq!(a.0, b.0, "{body}: {} / {}", a.2, b.2);
+        assert_eq!(a.2["error"]["kind"], b.2["error"]["kind"], "{body}");
+    }
+    let (st, _, v) = http(f, "POST", "/api/v1/stats", r#"{"count_by":["nope"]}"#);
+    assert_eq!(st, 400, "{v}");
+
+    // A worker gone: the front says so (503), never a smaller count.
+    drop(ws);
+    let (st, _, v) = http(
+        f,
+        "POST",
+        "/api/v1/search",
+        r#"{"patterns":["ERROR"],"output":"count"}"#,
+    );
+    assert_eq!(st, 503, "{v}");
+}

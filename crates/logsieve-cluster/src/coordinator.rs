@@ -318,6 +318,7 @@ impl ClusterEngine {
             pushdown: limits.pushdown,
         });
         ctx.register_table("logs", table.clone()).map_err(df)?;
+        ctx.register_udf(logsieve_sql::grep());
         Ok(ClusterEngine {
             cluster,
             ctx,

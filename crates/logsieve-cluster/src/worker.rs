@@ -12,6 +12,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::routing::get;
 use axum::{Json, Router};
 use datafusion::error::DataFusionError;
+use datafusion::execution::FunctionRegistry;
 use datafusion_distributed::{DistributedExt, Worker, WorkerQueryContext};
 use logsieve::{SearchOptions, Session};
 use parking_lot::RwLock;
@@ -97,7 +98,9 @@ pub async fn serve(
             }
             let mut b = ctx.builder;
             b.config().get_or_insert_default().set_extension(held);
-            Ok(b.with_distributed_user_codec(ShardCodec).build())
+            let mut state = b.with_distributed_user_codec(ShardCodec).build();
+            state.register_udf(Arc::new(logsieve_sql::grep()))?;
+            Ok(state)
         }
     });
     let status = Router::new()

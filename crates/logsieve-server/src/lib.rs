@@ -98,6 +98,9 @@ pub struct ServeConfig {
     /// `--web-dir`: the wasm bundle of the page at `/` (built by
     /// `scripts/build-web.sh`); `None`: looked for in [`page::default_dirs`].
     pub web_dir: Option<PathBuf>,
+    /// `--cluster ADDR[,ADDR...]` and the workers' token: answer from a
+    /// cluster's workers instead of loading files.
+    pub cluster: Option<(String, Option<String>)>,
 }
 
 /// A failure of `logsieve serve` before or while serving (exit 2).
@@ -282,6 +285,33 @@ pub fn init_tracing() {
         .try_init();
 }
 
+/// Makes `state` the front of the cluster of `addrs` (exit 2 when no
+/// worker answers).
+#[cfg(feature = "cluster")]
+async fn front(
+    state: &AppState,
+    addrs: &str,
+    token: Option<String>,
+    threads: usize,
+) -> Result<(), ServeError> {
+    let urls =
+        logsieve_cluster::worker_urls(addrs).map_err(|e| ServeError(format!("--cluster: {e}")))?;
+    let cluster = std::sync::Arc::new(logsieve_cluster::Cluster::new(urls, token));
+    let f = api::cluster::Front::connect(cluster, threads)
+        .await
+        .map_err(|e| ServeError(format!("--cluster: {e}")))?;
+    state.set_front(f);
+    Ok(())
+}
+
+#[cfg(not(feature = "cluster"))]
+async fn front(_: &AppState, _: &str, _: Option<String>, _: usize) -> Result<(), ServeError> {
+    Err(ServeError(
+        "--cluster: this build has no cluster front (cargo feature `cluster` of logsieve-server)"
+            .into(),
+    ))
+}
+
 /// `logsieve serve`: checks, binds, prints the address, loads in the
 /// background, serves until a signal. An `Err` is exit code 2.
 pub fn run(config: ServeConfig) -> Result<(), ServeError> {
@@ -292,7 +322,9 @@ pub fn run(config: ServeConfig) -> Result<(), ServeError> {
         .transpose()
         .map_err(ServeError)?;
     auth::check_listen(&config.listen, token.is_some()).map_err(ServeError)?;
-    load::check(&config.load).map_err(ServeError)?;
+    if config.cluster.is_none() {
+        load::check(&config.load).map_err(ServeError)?;
+    }
     let cors = (!config.cors.is_empty())
         .then(|| cors_layer(&config.cors))
         .transpose()?;
@@ -310,7 +342,7 @@ pub fn run(config: ServeConfig) -> Result<(), ServeError> {
         ));
     }
     // `--gpu on` fails before anything is served when there is no GPU.
-    if config.load.gpu == GpuMode::On {
+    if config.load.gpu == GpuMode::On && config.cluster.is_none() {
         logsieve::gpu::GpuContext::shared_with(&config.load.tuning.gpu)
             .map_err(|e| ServeError(format!("--gpu on: {e}")))?;
     }
@@ -326,6 +358,9 @@ pub fn run(config: ServeConfig) -> Result<(), ServeError> {
             .local_addr()
             .map_err(|e| ServeError(e.to_string()))?;
         let state = AppState::new(config.limits.clone(), token);
+        if let Some((addrs, token)) = &config.cluster {
+            front(&state, addrs, token.clone(), config.limits.threads).await?;
+        }
         let mut app = router_with_page(state.clone(), page::Page::find(config.web_dir.as_deref()));
         if let Some(c) = cors {
             app = app.layer(c);
@@ -333,7 +368,7 @@ pub fn run(config: ServeConfig) -> Result<(), ServeError> {
         // A load that fails (`--gpu on` whose upload fails) stops the
         // server with its error.
         let (fail_tx, fail_rx) = tokio::sync::oneshot::channel::<String>();
-        {
+        if config.cluster.is_none() {
             let state = state.clone();
             let load = config.load.clone();
             std::thread::Builder::new()

@@ -181,6 +181,9 @@ pub(crate) struct Inner {
     /// `POST /api/v1/sql`'s engine, made at the first query.
     #[cfg(feature = "sql")]
     pub sql: OnceLock<Result<Arc<logsieve_sql::SqlEngine>, String>>,
+    /// With `serve --cluster`: the cluster every answer comes from.
+    #[cfg(feature = "cluster")]
+    pub front: OnceLock<Arc<crate::api::cluster::Front>>,
 }
 
 /// The handlers' shared state: cheap to clone.
@@ -207,7 +210,22 @@ impl AppState {
             live: LiveHub::default(),
             #[cfg(feature = "sql")]
             sql: OnceLock::new(),
+            #[cfg(feature = "cluster")]
+            front: OnceLock::new(),
         }))
+    }
+
+    /// Makes this server a front of `front`'s cluster (`serve --cluster`):
+    /// it loads nothing. A second call is ignored.
+    #[cfg(feature = "cluster")]
+    pub fn set_front(&self, front: crate::api::cluster::Front) {
+        let _ = self.0.front.set(Arc::new(front));
+    }
+
+    /// The cluster this server fronts, with `serve --cluster`.
+    #[cfg(feature = "cluster")]
+    pub fn front(&self) -> Option<Arc<crate::api::cluster::Front>> {
+        self.0.front.get().cloned()
     }
 
     /// Records the load's progress (`/health`, `/metrics`).

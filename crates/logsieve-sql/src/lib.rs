@@ -4,7 +4,8 @@ the engine.
 
 The table `logs` ([`table::LogsTable`]) is a session's corpus, one row per
 line. A `WHERE` conjunct on `line` (`LIKE`/`ILIKE`, `contains`, `strpos`,
-`starts_with`, `ends_with`, `regexp_like`, `~`/`~*`, `=`/`IN`), on `time`
+`starts_with`, `ends_with`, `regexp_like`, `~`/`~*`, `=`/`IN`, and
+`grep(line, 'pattern' [, 'flags'])`, the command line's search), on `time`
 (comparisons, `BETWEEN`), on a field (`=`, `IN`, `IS NULL`) or on `file`,
 and AND/OR/NOT of these, is answered by the engine through the session's
 one route (the GPU when the corpus is resident) and reported exact to
@@ -223,6 +224,7 @@ impl SqlEngine {
         ctx.register_table("logs", Arc::new(logs))
             .map_err(|e| e.to_string())?;
         ctx.register_udf(ScalarUDF::new_from_impl(udf::Matches::new(source.clone())));
+        ctx.register_udf(grep());
         let e = SqlEngine {
             ctx,
             limits,
@@ -291,6 +293,13 @@ impl SqlEngine {
         self.sync_watchlists()?;
         run(&self.ctx, sql, &self.limits, max_rows).await
     }
+}
+
+/// `grep(line, 'pattern' [, 'flags'])` (flags `F`, `i`, `w`, `x`, as the
+/// command line's): every engine registers it, and so does a cluster's
+/// coordinator and worker.
+pub fn grep() -> ScalarUDF {
+    ScalarUDF::new_from_impl(udf::Grep::new())
 }
 
 /// DataFusion's session as `limits` say (memory pool, partitions, the

@@ -37,8 +37,38 @@ pub struct Text {
     pub regex: bool,
     /// Case-insensitive (`ILIKE`, `~*`, `regexp_like(.., 'i')`).
     pub fold: bool,
-    /// The whole line equals the literal (`line = '...'`).
+    /// The whole line equals the literal (`line = '...'`), or matches
+    /// the regex whole (`grep(.., 'x')`).
     pub whole: bool,
+    /// Only matches that are whole words (`grep(.., 'w')`, as `-w`).
+    pub word: bool,
+}
+
+/// `grep(line, 'pattern', 'flags')` as an engine text test: the pattern
+/// is a regex unless the flags hold `F`; `i` ignores case, `w` selects
+/// whole words and `x` whole lines, as the command line's `-F -i -w -x`.
+pub fn grep_text(pattern: &str, flags: &str) -> Result<Text, String> {
+    let mut t = Text {
+        pattern: pattern.to_string(),
+        regex: true,
+        fold: false,
+        whole: false,
+        word: false,
+    };
+    for c in flags.chars() {
+        match c {
+            'F' => t.regex = false,
+            'i' => t.fold = true,
+            'w' => t.word = true,
+            'x' => t.whole = true,
+            _ => {
+                return Err(format!(
+                    "grep(line, pattern, flags): unknown flag {c:?} (F: literal, i: ignore case, w: words, x: whole lines)"
+                ))
+            }
+        }
+    }
+    Ok(t)
 }
 
 /// One predicate the engine answers.
@@ -222,8 +252,11 @@ fn text_function(
         regex,
         fold: false,
         whole: false,
+        word: false,
     };
     match (name, args.len()) {
+        ("grep", 2) => grep_text(&arg, "").ok(),
+        ("grep", 3) => grep_text(&arg, &string(&args[2])?).ok(),
         ("contains", 2) => Some(lit(arg, false)),
         ("starts_with", 2) => Some(lit(format!("^{}", regex_syntax_escape(&arg)), true)),
         ("ends_with", 2) => Some(lit(format!("{}$", regex_syntax_escape(&arg)), true)),
@@ -275,6 +308,7 @@ fn binary(
                 regex: true,
                 fold: op == Operator::RegexIMatch,
                 whole: false,
+                word: false,
             };
             Some(Pred::Leaf(Leaf::Text(t), neg))
         }
@@ -284,6 +318,7 @@ fn binary(
                 regex: true,
                 fold: op == Operator::RegexNotIMatch,
                 whole: false,
+                word: false,
             };
             Some(Pred::Leaf(Leaf::Text(t), !neg))
         }
@@ -330,6 +365,7 @@ fn whole(v: String) -> Text {
         regex: false,
         fold: false,
         whole: true,
+        word: false,
     }
 }
 
@@ -377,6 +413,7 @@ fn like(p: &str, escape: char, fold: bool) -> Option<Option<Text>> {
         regex,
         fold,
         whole,
+        word: false,
     };
     Some(Some(match lits {
         Some(s) if lead > 0 && trail > 0 => text(s, false, false),
@@ -485,6 +522,7 @@ mod tests {
             regex,
             fold,
             whole,
+            word: false,
         }))
     }
 

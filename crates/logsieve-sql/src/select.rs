@@ -173,7 +173,10 @@ impl Eval<'_> {
                     let Pred::Leaf(Leaf::Text(t), _) = c else {
                         unreachable!("partitioned above")
                     };
-                    match groups.iter_mut().find(|g| g[0].fold == t.fold) {
+                    match groups
+                        .iter_mut()
+                        .find(|g| (g[0].fold, g[0].word) == (t.fold, t.word))
+                    {
                         Some(g) => g.push(t),
                         None => groups.push(vec![t]),
                     }
@@ -211,7 +214,10 @@ impl Eval<'_> {
                         _ => return Ok(None),
                     }
                 }
-                if out.iter().any(|t| t.fold != out[0].fold) {
+                if out
+                    .iter()
+                    .any(|t| (t.fold, t.word) != (out[0].fold, out[0].word))
+                {
                     return Ok(None);
                 }
                 out
@@ -411,7 +417,7 @@ fn mergeable(t: &Text) -> bool {
 }
 
 /// The engine query of `texts` (any of them).
-fn query(texts: &[&Text]) -> Result<Query, String> {
+pub(crate) fn query(texts: &[&Text]) -> Result<Query, String> {
     let t0 = texts[0];
     let mut b = QueryBuilder::new();
     b.syntax(if t0.regex {
@@ -420,6 +426,7 @@ fn query(texts: &[&Text]) -> Result<Query, String> {
         Syntax::Fixed
     })
     .case_insensitive(t0.fold)
+    .word(t0.word)
     .whole_line(t0.whole);
     let pats: Vec<&str> = texts.iter().map(|t| t.pattern.as_str()).collect();
     b.build(&pats).map_err(|e| e.to_string())
@@ -519,6 +526,7 @@ mod tests {
                 regex: false,
                 fold: false,
                 whole: false,
+                word: false,
             }),
             false,
         )

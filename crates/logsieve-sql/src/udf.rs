@@ -1,9 +1,10 @@
-//! SQL functions over the session: `matches(line, 'watchlist')`.
+//! SQL functions over the session: `matches(line, 'watchlist')`, and
+//! `grep(line, 'pattern' [, 'flags'])`, the command line's search.
 
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, ListBuilder, UInt32Builder};
+use datafusion::arrow::array::{Array, BooleanArray, ListBuilder, UInt32Builder};
 use datafusion::arrow::datatypes::{DataType, Field};
 use datafusion::common::{exec_err, Result, ScalarValue};
 use datafusion::logical_expr::{
@@ -122,5 +123,94 @@ impl ScalarUDFImpl for Matches {
             return exec_err!("matches: the first argument is a string or binary column");
         }
         Ok(ColumnarValue::Array(Arc::new(out.finish())))
+    }
+}
+
+/// `grep(line, 'pattern' [, 'flags'])`: the line matches as `logsieve
+/// [-F] [-i] [-w] [-x] pattern` selects it ([`crate::pushdown::grep_text`]
+/// reads the flags). Pushed down, the engine answers it; elsewhere (a
+/// projection, an `OR` with a test the engine does not answer) each line
+/// is tested here, by the same query's CPU matcher.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct Grep {
+    signature: Signature,
+}
+
+impl Grep {
+    /// The function.
+    pub fn new() -> Grep {
+        let sig = |a: DataType, n: usize| {
+            let mut v = vec![a];
+            v.extend(std::iter::repeat_n(DataType::Utf8, n));
+            TypeSignature::Exact(v)
+        };
+        Grep {
+            signature: Signature::one_of(
+                vec![
+                    sig(DataType::Utf8, 1),
+                    sig(DataType::Binary, 1),
+                    sig(DataType::Utf8, 2),
+                    sig(DataType::Binary, 2),
+                ],
+                Volatility::Immutable,
+            ),
+        }
+    }
+}
+
+impl Default for Grep {
+    fn default() -> Grep {
+        Grep::new()
+    }
+}
+
+impl ScalarUDFImpl for Grep {
+    fn name(&self) -> &str {
+        "grep"
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _args: &[DataType]) -> Result<DataType> {
+        Ok(DataType::Boolean)
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let text = |i: usize| match args.args.get(i) {
+            None => Ok(String::new()),
+            Some(ColumnarValue::Scalar(ScalarValue::Utf8(Some(s)))) => Ok(s.clone()),
+            Some(_) => exec_err!(
+                "grep(line, pattern, flags): the pattern and the flags are string literals"
+            ),
+        };
+        let t = crate::pushdown::grep_text(&text(1)?, &text(2)?)
+            .map_err(datafusion::common::DataFusionError::Execution)?;
+        let q = crate::select::query(&[&t])
+            .map_err(|e| datafusion::common::DataFusionError::Execution(format!("grep: {e}")))?;
+        let arrays = ColumnarValue::values_to_arrays(&args.args[..1])?;
+        let lines = &arrays[0];
+        let out: BooleanArray = if let Some(a) = lines
+            .as_any()
+            .downcast_ref::<datafusion::arrow::array::StringArray>()
+        {
+            (0..a.len())
+                .map(|i| {
+                    a.is_valid(i)
+                        .then(|| q.is_match_line(a.value(i).as_bytes()))
+                })
+                .collect()
+        } else if let Some(a) = lines
+            .as_any()
+            .downcast_ref::<datafusion::arrow::array::BinaryArray>()
+        {
+            (0..a.len())
+                .map(|i| a.is_valid(i).then(|| q.is_match_line(a.value(i))))
+                .collect()
+        } else {
+            return exec_err!("grep: the first argument is a string or binary column");
+        };
+        Ok(ColumnarValue::Array(Arc::new(out)))
     }
 }

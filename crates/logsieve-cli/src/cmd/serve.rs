@@ -30,6 +30,16 @@ pub fn run(a: &ServeArgs, tuning: &Tuning) -> i32 {
             return EXIT_ERROR;
         }
     };
+    let cluster = match &a.cluster {
+        None => None,
+        Some(addrs) => match crate::input::token(&a.cluster_token_file) {
+            Ok(t) => Some((addrs.clone(), t)),
+            Err(e) => {
+                err(format!("--cluster-token-file: {e}"));
+                return EXIT_ERROR;
+            }
+        },
+    };
     limit_malloc_arenas();
     logsieve_server::init_tracing();
     let source = if a.demo {
@@ -79,6 +89,7 @@ pub fn run(a: &ServeArgs, tuning: &Tuning) -> i32 {
             tuning: tuning.clone(),
         },
         web_dir: a.web_dir.clone(),
+        cluster,
     };
     match logsieve_server::run(config) {
         Ok(()) => 0,

@@ -44,6 +44,16 @@ pub struct ServeArgs {
     #[arg(long, conflicts_with_all = ["paths", "follow_files"])]
     pub demo: bool,
 
+    /// Answer from the cluster of these workers (`logsieve cluster
+    /// worker`) instead of loading files: health, search (no context
+    /// lines), stats, SQL and the page; other routes answer 501.
+    #[arg(long, value_name = "ADDR[,ADDR...]", conflicts_with_all = ["paths", "follow_files", "demo"])]
+    pub cluster: Option<String>,
+
+    /// A file whose first line is the cluster workers' token.
+    #[arg(long = "cluster-token-file", value_name = "FILE", requires = "cluster")]
+    pub cluster_token_file: Option<PathBuf>,
+
     /// Lines to generate with --demo.
     #[arg(long, value_name = "N", default_value_t = 1_000_000, requires = "demo")]
     pub lines: u64,

@@ -120,6 +120,10 @@ pub struct Health {
 /// Whether the corpus is loaded, and how far the load is.
 #[utoipa::path(get, path = "/api/v1/health", responses((status = 200, body = Health)))]
 pub async fn health(State(state): State<AppState>) -> Json<Health> {
+    #[cfg(feature = "cluster")]
+    if let Some(f) = state.front() {
+        return Json(super::cluster::health(&f).await);
+    }
     let p = state.progress();
     Json(match state.ready() {
         Some(r) => Health {

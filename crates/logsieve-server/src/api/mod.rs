@@ -29,6 +29,8 @@ use utoipa::{OpenApi, ToSchema};
 use crate::error::{ApiError, ErrorBody};
 use crate::state::{AppState, Ready, ReadyRef};
 
+#[cfg(feature = "cluster")]
+pub mod cluster;
 mod health;
 mod patterns;
 mod search;
@@ -54,7 +56,7 @@ pub use types::*;
 #[openapi(
     info(
         title = "logsieve serve",
-        description = "A log corpus loaded once and searched many times: lines as NDJSON in ripgrep's --json schema, counts, stats and per-pattern counts as JSON. With --token-file every route needs `Authorization: Bearer TOKEN`."
+        description = "A log corpus loaded once and searched many times: lines as NDJSON in ripgrep's --json schema, counts, stats and per-pattern counts as JSON. With --token-file every route needs `Authorization: Bearer TOKEN`. In front of a cluster (`serve --cluster`) health, search (without context lines, wildcard or fuzzy syntax), stats and sql are answered from the workers; every other route answers 501 `not_over_cluster`, and a shard no live worker holds 503 `cluster_unavailable`."
     ),
     components(schemas(
         Health,
@@ -151,6 +153,10 @@ fn parse_body<T: serde::de::DeserializeOwned>(
 
 /// The session, or 503 while loading.
 fn ready(state: &AppState) -> Result<ReadyRef, ApiError> {
+    #[cfg(feature = "cluster")]
+    if state.front().is_some() {
+        return Err(cluster::not_here("this route"));
+    }
     state.ready().ok_or_else(|| {
         let p = state.progress().fraction() * 90.0;
         ApiError::new(
@@ -288,7 +294,7 @@ fn build_query(
     word: bool,
     line: bool,
     invert: bool,
-    ready: &Ready,
+    cpu_multi: logsieve::CpuMulti,
 ) -> Result<Query, ApiError> {
     if patterns.is_empty() {
         return Err(ApiError::bad_request(
@@ -309,7 +315,7 @@ fn build_query(
         .word(word)
         .whole_line(line)
         .invert(invert)
-        .cpu_multi(ready.session.tuning().cpu_multi)
+        .cpu_multi(cpu_multi)
         .build(patterns)
         .map_err(ApiError::from_lib)
 }
@@ -343,7 +349,7 @@ fn build_query_shared(
             word,
             line,
             invert,
-            ready,
+            ready.session.tuning().cpu_multi,
         )
     })
 }
@@ -369,15 +375,23 @@ fn backend_info(route: &Route, report: &logsieve::BackendReport, explain: bool) 
     }
 }
 
-/// A time spec resolved against the newest line, or 400.
-fn window(ready: &Ready, spec: Option<&str>, name: &str) -> Result<Option<i64>, ApiError> {
+/// A time spec (`since`, `until`) as given, or 400.
+fn time_spec(spec: Option<&str>, name: &str) -> Result<Option<TimeSpec>, ApiError> {
     // An empty bound is no bound, as an omitted one (forms and clients
     // send `until=""`; REGRESSION: the API fuzzer's 400 on a valid body).
     let Some(s) = spec.filter(|s| !s.trim().is_empty()) else {
         return Ok(None);
     };
-    let t = TimeSpec::parse(s)
-        .map_err(|e| ApiError::bad_request("invalid_time", format!("{name}: {e}")))?;
+    TimeSpec::parse(s)
+        .map(Some)
+        .map_err(|e| ApiError::bad_request("invalid_time", format!("{name}: {e}")))
+}
+
+/// A time spec resolved against the newest line, or 400.
+fn window(ready: &Ready, spec: Option<&str>, name: &str) -> Result<Option<i64>, ApiError> {
+    let Some(t) = time_spec(spec, name)? else {
+        return Ok(None);
+    };
     let newest = ready
         .session
         .columns()

@@ -79,7 +79,7 @@ fn run_patterns(
                 req.word,
                 req.line,
                 false,
-                ready,
+                ready.session.tuning().cpu_multi,
             )?;
             (None, Some(q))
         }

@@ -168,6 +168,10 @@ async fn search_inner(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let req: SearchRequest = parse_body(body)?;
+    #[cfg(feature = "cluster")]
+    if let Some(f) = state.front() {
+        return super::cluster::search(state, &f, req).await;
+    }
     let ready = ready(state)?;
     let held = hold(state)?;
     // Fires when this handler is dropped (the client hung up) or, for a

@@ -173,6 +173,26 @@ pub async fn sql(State(state): State<AppState>, body: Result<Bytes, BytesRejecti
                 format!("max_rows {max_rows}: between 1 and {MAX_ROWS}"),
             ));
         }
+        #[cfg(feature = "cluster")]
+        if let Some(f) = state.front() {
+            let _held = hold(&state)?;
+            let t0 = Instant::now();
+            let timeout = state.limits().timeout;
+            let answer = match tokio::time::timeout(timeout, f.engine().query_capped(&req.query, Some(max_rows))).await {
+                Err(_) => return Err(ApiError::new(StatusCode::GATEWAY_TIMEOUT, "timeout", format!("the query took longer than {:.3} s (--timeout)", timeout.as_secs_f64()))),
+                Ok(Err(e)) => {
+                    // A cluster that cannot place every shard is 503; the
+                    // rest is the query's own error.
+                    return Err(match f.engine().cluster().placement().await {
+                        Err(p) => ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "cluster_unavailable", p),
+                        Ok(_) => ApiError::bad_request("invalid_sql", e),
+                    });
+                }
+                Ok(Ok(a)) => a,
+            };
+            state.0.metrics.query("sql", "cluster", t0.elapsed());
+            return respond(&answer, req.format, t0.elapsed());
+        }
         let _ready = ready(&state)?;
         let engine = engine(&state)?;
         let held = hold(&state)?;
@@ -196,43 +216,63 @@ pub async fn sql(State(state): State<AppState>, body: Result<Bytes, BytesRejecti
         .await?;
         let elapsed = t0.elapsed();
         state.0.metrics.query("sql", "sql", elapsed);
-        match req.format {
-            SqlFormat::Arrow => {
-                let mut out = Vec::new();
-                logsieve_sql::format::write(&mut out, &answer, logsieve_sql::format::Format::Arrow)
-                    .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))?;
-                let mut r = (StatusCode::OK, out).into_response();
-                let h = r.headers_mut();
-                h.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/vnd.apache.arrow.stream"));
-                h.insert("x-logsieve-truncated", HeaderValue::from_static(if answer.truncated { "true" } else { "false" }));
-                Ok(r)
-            }
-            SqlFormat::Json => {
-                let mut out = Vec::new();
-                logsieve_sql::format::write(&mut out, &answer, logsieve_sql::format::Format::Json)
-                    .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))?;
-                let rows: Value = serde_json::from_slice(&out)
-                    .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))?;
-                let columns = answer
-                    .schema
-                    .fields()
-                    .iter()
-                    .map(|f| SqlColumn {
-                        name: f.name().clone(),
-                        r#type: f.data_type().to_string(),
-                    })
-                    .collect();
-                Ok(Json(SqlResponse {
-                    columns,
-                    rows,
-                    row_count: answer.rows,
-                    truncated: answer.truncated,
-                    elapsed_ms: elapsed.as_secs_f64() * 1000.0,
-                })
-                .into_response())
-            }
-        }
+        respond(&answer, req.format, elapsed)
     }
     .await;
     res.unwrap_or_else(|e| counted(&state, e))
+}
+
+/// The answer in the request's format.
+fn respond(
+    answer: &logsieve_sql::Answer,
+    format: SqlFormat,
+    elapsed: Duration,
+) -> Result<Response, ApiError> {
+    match format {
+        SqlFormat::Arrow => {
+            let mut out = Vec::new();
+            logsieve_sql::format::write(&mut out, answer, logsieve_sql::format::Format::Arrow)
+                .map_err(|e| {
+                    ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string())
+                })?;
+            let mut r = (StatusCode::OK, out).into_response();
+            let h = r.headers_mut();
+            h.insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/vnd.apache.arrow.stream"),
+            );
+            h.insert(
+                "x-logsieve-truncated",
+                HeaderValue::from_static(if answer.truncated { "true" } else { "false" }),
+            );
+            Ok(r)
+        }
+        SqlFormat::Json => {
+            let mut out = Vec::new();
+            logsieve_sql::format::write(&mut out, answer, logsieve_sql::format::Format::Json)
+                .map_err(|e| {
+                    ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string())
+                })?;
+            let rows: Value = serde_json::from_slice(&out).map_err(|e| {
+                ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string())
+            })?;
+            let columns = answer
+                .schema
+                .fields()
+                .iter()
+                .map(|f| SqlColumn {
+                    name: f.name().clone(),
+                    r#type: f.data_type().to_string(),
+                })
+                .collect();
+            Ok(Json(SqlResponse {
+                columns,
+                rows,
+                row_count: answer.rows,
+                truncated: answer.truncated,
+                elapsed_ms: elapsed.as_secs_f64() * 1000.0,
+            })
+            .into_response())
+        }
+    }
 }

@@ -19,6 +19,10 @@ use super::*;
 pub async fn stats(State(state): State<AppState>, body: Result<Bytes, BytesRejection>) -> Response {
     let res = async {
         let req: StatsRequest = parse_body(body)?;
+        #[cfg(feature = "cluster")]
+        if let Some(f) = state.front() {
+            return super::cluster::stats(&state, &f, req).await;
+        }
         let ready = ready(&state)?;
         let held = hold(&state)?;
         let cancel = Cancel::new();

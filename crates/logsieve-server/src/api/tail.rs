@@ -130,7 +130,7 @@ impl TailRequest {
                     self.word,
                     self.line,
                     self.invert,
-                    ready,
+                    ready.session.tuning().cpu_multi,
                 )?),
                 None,
             ),

@@ -124,6 +124,13 @@ fn finish(state: &AppState, r: Answer) -> Response {
 }
 
 fn ready(state: &AppState) -> Result<ReadyRef, LokiError> {
+    #[cfg(feature = "cluster")]
+    if state.front().is_some() {
+        return Err(LokiError {
+            status: StatusCode::NOT_IMPLEMENTED,
+            message: "the Loki API is not answered in front of a cluster (`serve --cluster` answers /api/v1/health, search, stats and sql; serve the files for Loki)".into(),
+        });
+    }
     state.ready().ok_or_else(|| LokiError {
         status: StatusCode::SERVICE_UNAVAILABLE,
         message: "logsieve is still loading its corpus (GET /ready says when it is ready)".into(),

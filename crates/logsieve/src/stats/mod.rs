@@ -544,30 +544,10 @@ impl Plan {
                 .checked_mul(cols.fields()[f].cardinality())
                 .ok_or_else(|| Error::query("too many distinct count-by keys"))?;
         }
-        let hist = match q.histogram {
-            None => None,
-            Some(b) if b <= 0 => {
-                return Err(Error::query("the histogram bucket must be positive"));
-            }
-            Some(b) => {
-                let lo = q.since.or(span.0);
-                let hi = q.until.or(span.1.map(|n| n.saturating_add(1)));
-                match (lo, hi) {
-                    (Some(lo), Some(hi)) if hi > lo => {
-                        let start = lo.div_euclid(b) * b;
-                        let n = (hi as i128 - start as i128 + b as i128 - 1) / b as i128;
-                        if n > MAX_BUCKETS as i128 {
-                            return Err(Error::query(format!(
-                                "--histogram: {n} buckets of {b} ms; at most {MAX_BUCKETS} (use a wider bucket or a narrower window)"
-                            )));
-                        }
-                        Some((start, b, n as u64))
-                    }
-                    (Some(lo), _) => Some((lo.div_euclid(b) * b, b, 0)),
-                    _ => Some((0, b, 0)),
-                }
-            }
-        };
+        let hist = q
+            .histogram
+            .map(|b| histogram_frame(span, q.since, q.until, b))
+            .transpose()?;
         Ok(Plan {
             fields: q.count_by.clone(),
             strides,
@@ -617,9 +597,39 @@ impl Plan {
     }
 }
 
-/// Per-thread counters of the CPU path.
+/// The histogram's buckets, `(start, bucket, n)`, for buckets of `b` ms
+/// over lines whose oldest and newest times are `span`: from the window's
+/// start (or the oldest line's) down to a multiple of `b`, to its end (or
+/// past the newest line). Every front end's histogram is this one.
+pub fn histogram_frame(
+    span: (Option<i64>, Option<i64>),
+    since: Option<i64>,
+    until: Option<i64>,
+    b: i64,
+) -> Result<(i64, i64, u64), Error> {
+    if b <= 0 {
+        return Err(Error::query("the histogram bucket must be positive"));
+    }
+    let lo = since.or(span.0);
+    let hi = until.or(span.1.map(|n| n.saturating_add(1)));
+    Ok(match (lo, hi) {
+        (Some(lo), Some(hi)) if hi > lo => {
+            let start = lo.div_euclid(b) * b;
+            let n = (hi as i128 - start as i128 + b as i128 - 1) / b as i128;
+            if n > MAX_BUCKETS as i128 {
+                return Err(Error::query(format!(
+                    "--histogram: {n} buckets of {b} ms; at most {MAX_BUCKETS} (use a wider bucket or a narrower window)"
+                )));
+            }
+            (start, b, n as u64)
+        }
+        (Some(lo), _) => (lo.div_euclid(b) * b, b, 0),
+        _ => (0, b, 0),
+    })
+}
+
 /// Count-by rows by count descending, then key ascending (no value last).
-pub(crate) fn sort_groups(groups: &mut [Group]) {
+pub fn sort_groups(groups: &mut [Group]) {
     groups.sort_by(|a, b| {
         b.count.cmp(&a.count).then_with(|| {
             // No value sorts last.
