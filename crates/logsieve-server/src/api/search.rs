@@ -234,15 +234,7 @@ async fn search_inner(
 type Page = (Vec<(usize, u64)>, Option<u64>);
 
 fn page(s: &Searched, req: &SearchRequest) -> Result<Page, ApiError> {
-    let skip = match req.cursor.as_deref() {
-        None | Some("") => 0,
-        Some(c) => c.parse::<u64>().map_err(|_| {
-            ApiError::bad_request(
-                "invalid_query",
-                format!("cursor {c:?}: not a cursor this server gave"),
-            )
-        })?,
-    };
+    let skip = cursor(req)?;
     let limit = req.limit.unwrap_or(u64::MAX);
     let mut out = Vec::new();
     let mut seen = 0u64;
@@ -260,6 +252,21 @@ fn page(s: &Searched, req: &SearchRequest) -> Result<Page, ApiError> {
         }
     }
     Ok((out, next))
+}
+
+/// Where a page starts: the request's `cursor` (a previous answer's
+/// `x-logsieve-next-cursor`, the count of selected lines before it), or
+/// 400.
+pub(super) fn cursor(req: &SearchRequest) -> Result<u64, ApiError> {
+    Ok(match req.cursor.as_deref() {
+        None | Some("") => 0,
+        Some(c) => c.parse::<u64>().map_err(|_| {
+            ApiError::bad_request(
+                "invalid_query",
+                format!("cursor {c:?}: not a cursor this server gave"),
+            )
+        })?,
+    })
 }
 
 /// Header-safe: visible ASCII only.

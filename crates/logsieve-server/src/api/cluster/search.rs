@@ -125,15 +125,7 @@ async fn lines(
     max_count: Option<u64>,
     t0: Instant,
 ) -> Result<Response, ApiError> {
-    let skip = match req.cursor.as_deref() {
-        None | Some("") => 0,
-        Some(c) => c.parse::<u64>().map_err(|_| {
-            ApiError::bad_request(
-                "invalid_query",
-                format!("cursor {c:?}: not a cursor this server gave"),
-            )
-        })?,
-    };
+    let skip = super::super::search::cursor(req)?;
     let limit = req.limit.unwrap_or(u64::MAX);
     // Files in the answer's order: a served corpus lists its documents
     // as loaded (sorted paths), the cluster by name.
